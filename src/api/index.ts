@@ -1,0 +1,3 @@
+export * from './capi.js';
+export * from './hcs.js';
+export * from './core.js';

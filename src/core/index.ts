@@ -1,0 +1,4 @@
+export * from './clock.js';
+export * from './rng.js';
+export * from './events.js';
+export * from './errors.js';

@@ -1,0 +1,333 @@
+import type { Clock } from '../core/clock.js';
+import { rfc3339 } from '../core/clock.js';
+import type { EventLog } from '../core/events.js';
+import type { Rng } from '../core/rng.js';
+import type { KubeClient, ListOptions, PatchType } from './client.js';
+import { KubeApiError, type FieldCause } from './errors.js';
+import { applyJsonPatch, applyMergePatch, jsonEqual } from './patch.js';
+import { resourceForKind } from './resources.js';
+import { describeRef, keyOf, labelsMatch, type KubeObject, type ObjectRef, type WatchEvent } from './types.js';
+
+/** Validating admission: returns the causes of a rejection (empty = admitted). */
+export type Validator = (op: 'CREATE' | 'UPDATE', obj: KubeObject, old: KubeObject | undefined) => FieldCause[];
+/** Mutating admission / defaulting: may change `obj` in place. */
+export type Defaulter = (obj: KubeObject) => void;
+
+export interface EmbeddedStoreOptions {
+  clock: Clock;
+  rng: Rng;
+  /** Shown in events: "management" or the workload cluster's name. */
+  clusterName: string;
+  events?: EventLog;
+}
+
+type Handler = (e: WatchEvent) => void;
+
+/**
+ * An in-process Kubernetes API with the semantics controllers depend on:
+ * resourceVersion + optimistic concurrency (409), generation bumped on spec
+ * changes only, status subresource, finalizers + deletionTimestamp, ownerReference
+ * garbage collection (background), label selectors, watch. Handlers run
+ * synchronously after each write, which keeps simulations deterministic.
+ */
+export class EmbeddedStore implements KubeClient {
+  private readonly objects = new Map<string, Map<string, KubeObject>>();
+  private readonly handlers = new Map<string, Set<Handler>>();
+  /** owner uid -> dependents (kind + key). */
+  private readonly dependents = new Map<string, Set<string>>();
+  private readonly validators = new Map<string, Validator[]>();
+  private readonly defaulters = new Map<string, Defaulter[]>();
+  private rv = 0;
+  private readonly uids: Rng;
+
+  constructor(private readonly opts: EmbeddedStoreOptions) {
+    this.uids = opts.rng.fork(`uids/${opts.clusterName}`);
+  }
+
+  get clusterName(): string {
+    return this.opts.clusterName;
+  }
+
+  addValidator(kind: string, v: Validator): void {
+    this.validators.set(kind, [...(this.validators.get(kind) ?? []), v]);
+  }
+
+  addDefaulter(kind: string, d: Defaulter): void {
+    this.defaulters.set(kind, [...(this.defaulters.get(kind) ?? []), d]);
+  }
+
+  /** Current resourceVersion of the whole store. */
+  resourceVersion(): string {
+    return String(this.rv);
+  }
+
+  // ---- reads ---------------------------------------------------------------
+
+  async get<T extends KubeObject>(ref: ObjectRef): Promise<T | undefined> {
+    return this.getSync<T>(ref);
+  }
+
+  getSync<T extends KubeObject>(ref: ObjectRef): T | undefined {
+    const o = this.bucket(ref.kind).get(this.key(ref));
+    return o ? (structuredClone(o) as T) : undefined;
+  }
+
+  async list<T extends KubeObject>(kind: string, opts: ListOptions = {}): Promise<T[]> {
+    return this.listSync<T>(kind, opts);
+  }
+
+  listSync<T extends KubeObject>(kind: string, opts: ListOptions = {}): T[] {
+    const out: T[] = [];
+    for (const o of this.bucket(kind).values()) {
+      if (opts.namespace && o.metadata.namespace !== opts.namespace) continue;
+      if (opts.labelSelector && !labelsMatch(o.metadata.labels, opts.labelSelector)) continue;
+      out.push(structuredClone(o) as T);
+    }
+    return out.sort((a, b) => keyOf(a.metadata).localeCompare(keyOf(b.metadata)));
+  }
+
+  /** Number of stored objects of a kind (cheap; no copies). */
+  count(kind: string): number {
+    return this.bucket(kind).size;
+  }
+
+  // ---- writes --------------------------------------------------------------
+
+  async create<T extends KubeObject>(obj: T): Promise<T> {
+    const info = resourceForKind(obj.kind);
+    const o = structuredClone(obj) as KubeObject;
+    if (!o.metadata?.name) {
+      if (o.metadata?.generateName) o.metadata.name = o.metadata.generateName + this.uids.string(5);
+      else throw KubeApiError.invalid(obj.kind, '', [{ field: 'metadata.name', message: 'Required value: name or generateName is required' }]);
+    }
+    if (info.namespaced && !o.metadata.namespace) o.metadata.namespace = 'default';
+    if (!info.namespaced) delete o.metadata.namespace;
+    const ref = { kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name };
+    const bucket = this.bucket(o.kind);
+    const key = this.key(ref);
+    if (bucket.has(key)) throw new KubeApiError('AlreadyExists', `${info.plural} "${o.metadata.name}" already exists`);
+    for (const d of this.defaulters.get(o.kind) ?? []) d(o);
+    this.validate('CREATE', o, undefined);
+    o.apiVersion = o.apiVersion || `${info.group ? info.group + '/' : ''}${info.version}`;
+    o.metadata.uid = this.uids.uuid();
+    o.metadata.creationTimestamp = rfc3339(this.opts.clock.now());
+    o.metadata.generation = 1;
+    o.metadata.resourceVersion = this.nextRv();
+    delete o.metadata.deletionTimestamp;
+    bucket.set(key, o);
+    this.indexOwners(o);
+    this.opts.events?.record({
+      source: 'kube',
+      type: 'object.created',
+      message: `[${this.opts.clusterName}] created ${describeRef(ref)}`,
+      data: { cluster: this.opts.clusterName, kind: o.kind, namespace: ref.namespace, name: ref.name },
+    });
+    this.emit('ADDED', o);
+    return structuredClone(o) as T;
+  }
+
+  async update<T extends KubeObject>(obj: T): Promise<T> {
+    return this.write(obj, 'main');
+  }
+
+  async updateStatus<T extends KubeObject>(obj: T): Promise<T> {
+    return this.write(obj, 'status');
+  }
+
+  async patch<T extends KubeObject>(
+    ref: ObjectRef,
+    type: PatchType,
+    patch: unknown,
+    opts: { subresource?: 'status' } = {},
+  ): Promise<T> {
+    const cur = this.bucket(ref.kind).get(this.key(ref));
+    if (!cur) throw KubeApiError.notFound(resourceForKind(ref.kind).plural, ref.name);
+    const patched = (type === 'merge' ? applyMergePatch(cur, patch) : applyJsonPatch(cur, patch)) as KubeObject;
+    if (typeof patched !== 'object' || patched === null || !patched.metadata) {
+      throw new KubeApiError('BadRequest', 'patch removed the object metadata');
+    }
+    // A patch is not a conditional write unless it carries a resourceVersion itself.
+    const carriesRv = JSON.stringify(patch).includes('"resourceVersion"');
+    if (!carriesRv) patched.metadata.resourceVersion = cur.metadata.resourceVersion;
+    return this.write(patched as T, opts.subresource === 'status' ? 'status' : 'main');
+  }
+
+  async delete(ref: ObjectRef, opts: { ignoreNotFound?: boolean } = {}): Promise<void> {
+    const bucket = this.bucket(ref.kind);
+    const key = this.key(ref);
+    const cur = bucket.get(key);
+    if (!cur) {
+      if (opts.ignoreNotFound) return;
+      throw KubeApiError.notFound(resourceForKind(ref.kind).plural, ref.name);
+    }
+    if (cur.metadata.finalizers?.length) {
+      if (cur.metadata.deletionTimestamp) return;
+      cur.metadata.deletionTimestamp = rfc3339(this.opts.clock.now());
+      cur.metadata.generation = (cur.metadata.generation ?? 1) + 1;
+      cur.metadata.resourceVersion = this.nextRv();
+      this.opts.events?.record({
+        source: 'kube',
+        type: 'object.deleting',
+        message: `[${this.opts.clusterName}] ${describeRef(ref)} marked for deletion (finalizers: ${cur.metadata.finalizers.join(', ')})`,
+        data: { cluster: this.opts.clusterName, kind: ref.kind, namespace: ref.namespace, name: ref.name },
+      });
+      this.emit('MODIFIED', cur);
+      return;
+    }
+    this.remove(cur);
+  }
+
+  watch<T extends KubeObject>(kind: string, handler: (e: WatchEvent<T>) => void): () => void {
+    const set = this.handlers.get(kind) ?? new Set<Handler>();
+    this.handlers.set(kind, set);
+    set.add(handler as Handler);
+    return () => set.delete(handler as Handler);
+  }
+
+  // ---- internals -----------------------------------------------------------
+
+  private write<T extends KubeObject>(obj: T, part: 'main' | 'status'): T {
+    const info = resourceForKind(obj.kind);
+    const ref = { kind: obj.kind, namespace: info.namespaced ? obj.metadata.namespace ?? 'default' : undefined, name: obj.metadata.name };
+    const bucket = this.bucket(obj.kind);
+    const key = this.key(ref);
+    const cur = bucket.get(key);
+    if (!cur) throw KubeApiError.notFound(info.plural, ref.name);
+    if (obj.metadata.resourceVersion && obj.metadata.resourceVersion !== cur.metadata.resourceVersion) {
+      throw new KubeApiError(
+        'Conflict',
+        `Operation cannot be fulfilled on ${info.plural} "${ref.name}": the object has been modified; please apply your changes to the latest version and try again`,
+      );
+    }
+    const next = structuredClone(cur);
+    if (part === 'status' || !info.statusSubresource) {
+      if (obj.status === undefined) delete next.status;
+      else next.status = structuredClone(obj.status);
+    }
+    if (part === 'main') {
+      const incoming = structuredClone(obj) as KubeObject;
+      // Everything but status (for kinds with a status subresource) and server-owned metadata.
+      for (const k of Object.keys(next)) if (k !== 'metadata' && k !== 'status' && k !== 'apiVersion' && k !== 'kind') delete (next as unknown as Record<string, unknown>)[k];
+      for (const [k, v] of Object.entries(incoming)) {
+        if (k === 'metadata' || k === 'status' || k === 'apiVersion' || k === 'kind') continue;
+        (next as unknown as Record<string, unknown>)[k] = v;
+      }
+      const m = incoming.metadata;
+      next.metadata = {
+        ...cur.metadata,
+        labels: m.labels,
+        annotations: m.annotations,
+        finalizers: m.finalizers,
+        ownerReferences: m.ownerReferences,
+      };
+      for (const k of ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const) {
+        if (next.metadata[k] === undefined) delete next.metadata[k];
+      }
+      if (cur.metadata.deletionTimestamp) {
+        const added = (m.finalizers ?? []).filter((f) => !(cur.metadata.finalizers ?? []).includes(f));
+        if (added.length) {
+          throw new KubeApiError('Forbidden', `${info.plural} "${ref.name}": no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`);
+        }
+      }
+      for (const d of this.defaulters.get(obj.kind) ?? []) d(next);
+      this.validate('UPDATE', next, cur);
+      // Generation follows spec-ish content (everything but metadata and status), as for CRDs.
+      if (!jsonEqual(this.specPart(next), this.specPart(cur))) next.metadata.generation = (cur.metadata.generation ?? 1) + 1;
+    }
+    if (jsonEqual(next, cur)) return structuredClone(cur) as T; // no-op writes do not bump resourceVersion
+    next.metadata.resourceVersion = this.nextRv();
+    this.unindexOwners(cur);
+    bucket.set(key, next);
+    this.indexOwners(next);
+    if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
+      this.remove(next);
+      return structuredClone(next) as T;
+    }
+    this.emit('MODIFIED', next);
+    return structuredClone(next) as T;
+  }
+
+  private specPart(o: KubeObject): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(o)) if (k !== 'metadata' && k !== 'status' && k !== 'apiVersion' && k !== 'kind') out[k] = v;
+    return out;
+  }
+
+  private validate(op: 'CREATE' | 'UPDATE', obj: KubeObject, old: KubeObject | undefined): void {
+    const causes: FieldCause[] = [];
+    for (const v of this.validators.get(obj.kind) ?? []) causes.push(...v(op, obj, old));
+    if (causes.length) throw KubeApiError.invalid(obj.kind, obj.metadata.name, causes);
+  }
+
+  private remove(o: KubeObject): void {
+    const ref = { kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name };
+    this.bucket(o.kind).delete(this.key(ref));
+    this.unindexOwners(o);
+    this.opts.events?.record({
+      source: 'kube',
+      type: 'object.deleted',
+      message: `[${this.opts.clusterName}] deleted ${describeRef(ref)}`,
+      data: { cluster: this.opts.clusterName, kind: o.kind, namespace: ref.namespace, name: ref.name },
+    });
+    o.metadata.resourceVersion = this.nextRv();
+    this.emit('DELETED', o);
+    this.collectGarbage(o.metadata.uid);
+  }
+
+  /** Background cascading deletion: dependents whose every owner is gone are deleted. */
+  private collectGarbage(ownerUid: string | undefined): void {
+    if (!ownerUid) return;
+    const deps = this.dependents.get(ownerUid);
+    if (!deps) return;
+    this.dependents.delete(ownerUid);
+    for (const id of [...deps].sort()) {
+      const [kind, key] = id.split('\u0000') as [string, string];
+      const dep = this.bucket(kind).get(key);
+      if (!dep) continue;
+      const alive = (dep.metadata.ownerReferences ?? []).some((r) => r.uid !== ownerUid && this.uidExists(r.kind, r.uid));
+      if (!alive) void this.delete({ kind, namespace: dep.metadata.namespace, name: dep.metadata.name }, { ignoreNotFound: true });
+    }
+  }
+
+  private uidExists(kind: string, uid: string): boolean {
+    for (const o of this.bucket(kind).values()) if (o.metadata.uid === uid) return true;
+    return false;
+  }
+
+  private indexOwners(o: KubeObject): void {
+    for (const r of o.metadata.ownerReferences ?? []) {
+      const set = this.dependents.get(r.uid) ?? new Set<string>();
+      this.dependents.set(r.uid, set);
+      set.add(`${o.kind}\u0000${this.key({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name })}`);
+    }
+  }
+
+  private unindexOwners(o: KubeObject): void {
+    const id = `${o.kind}\u0000${this.key({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name })}`;
+    for (const r of o.metadata.ownerReferences ?? []) this.dependents.get(r.uid)?.delete(id);
+  }
+
+  private emit(type: WatchEvent['type'], o: KubeObject): void {
+    const hs = this.handlers.get(o.kind);
+    if (!hs || hs.size === 0) return;
+    for (const h of [...hs]) h({ type, object: structuredClone(o) });
+  }
+
+  private bucket(kind: string): Map<string, KubeObject> {
+    let b = this.objects.get(kind);
+    if (!b) {
+      resourceForKind(kind);
+      b = new Map();
+      this.objects.set(kind, b);
+    }
+    return b;
+  }
+
+  private key(ref: ObjectRef): string {
+    return keyOf(ref);
+  }
+
+  private nextRv(): string {
+    return String(++this.rv);
+  }
+}

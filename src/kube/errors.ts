@@ -1,0 +1,59 @@
+/** Errors shaped like the apiserver's Status responses, shared by all backends. */
+export type StatusReason =
+  | 'NotFound'
+  | 'AlreadyExists'
+  | 'Conflict'
+  | 'Invalid'
+  | 'BadRequest'
+  | 'Forbidden'
+  | 'Gone'
+  | 'MethodNotAllowed';
+
+const CODES: Record<StatusReason, number> = {
+  NotFound: 404,
+  AlreadyExists: 409,
+  Conflict: 409,
+  Invalid: 422,
+  BadRequest: 400,
+  Forbidden: 403,
+  Gone: 410,
+  MethodNotAllowed: 405,
+};
+
+export interface FieldCause {
+  field: string;
+  message: string;
+  /** SPEC rule ID, when the rejection comes from a documented rule. */
+  rule?: string;
+}
+
+export class KubeApiError extends Error {
+  readonly code: number;
+  constructor(
+    readonly reason: StatusReason,
+    message: string,
+    readonly causes: FieldCause[] = [],
+  ) {
+    super(message);
+    this.name = 'KubeApiError';
+    this.code = CODES[reason];
+  }
+
+  static notFound(kind: string, name: string): KubeApiError {
+    return new KubeApiError('NotFound', `${kind} "${name}" not found`);
+  }
+
+  /** Build an Invalid error the way the apiserver words it: `Kind "name" is invalid: field: msg`. */
+  static invalid(kind: string, name: string, causes: FieldCause[]): KubeApiError {
+    const detail = causes.map((c) => `${c.field}: ${c.rule ? `${c.rule}: ` : ''}${c.message}`).join(', ');
+    return new KubeApiError('Invalid', `${kind} "${name}" is invalid: ${detail}`, causes);
+  }
+}
+
+export function isNotFound(e: unknown): boolean {
+  return e instanceof KubeApiError && e.reason === 'NotFound';
+}
+
+export function isConflict(e: unknown): boolean {
+  return e instanceof KubeApiError && e.reason === 'Conflict';
+}

@@ -1,0 +1,78 @@
+/**
+ * The resources the testbed knows: kind -> API group/version/plural. Both
+ * backends (embedded store, real apiserver via client-node) use this table to
+ * turn a kind into a REST path.
+ */
+export interface ResourceInfo {
+  kind: string;
+  group: string; // '' for core
+  version: string;
+  plural: string;
+  namespaced: boolean;
+  /** Has a status subresource: `update` ignores status, `updateStatus` ignores everything else. */
+  statusSubresource: boolean;
+  shortNames?: string[];
+}
+
+const INFRA = 'infrastructure.cluster.x-k8s.io';
+const CAPI = 'cluster.x-k8s.io';
+const BOOTSTRAP = 'bootstrap.cluster.x-k8s.io';
+const CONTROLPLANE = 'controlplane.cluster.x-k8s.io';
+const APPRELEASE = 'app.alauda.io';
+
+function r(
+  kind: string,
+  group: string,
+  version: string,
+  plural: string,
+  namespaced = true,
+  statusSubresource = true,
+  shortNames?: string[],
+): ResourceInfo {
+  return { kind, group, version, plural, namespaced, statusSubresource, ...(shortNames ? { shortNames } : {}) };
+}
+
+export const RESOURCES: readonly ResourceInfo[] = [
+  r('Namespace', '', 'v1', 'namespaces', false, true, ['ns']),
+  r('Secret', '', 'v1', 'secrets', true, false),
+  r('ConfigMap', '', 'v1', 'configmaps', true, false, ['cm']),
+  r('Node', '', 'v1', 'nodes', false, true, ['no']),
+  r('Event', '', 'v1', 'events', true, false, ['ev']),
+  r('Cluster', CAPI, 'v1beta1', 'clusters', true, true, ['cl']),
+  r('Machine', CAPI, 'v1beta1', 'machines', true, true, ['ma']),
+  r('MachineSet', CAPI, 'v1beta1', 'machinesets', true, true, ['ms']),
+  r('MachineDeployment', CAPI, 'v1beta1', 'machinedeployments', true, true, ['md']),
+  r('KubeadmConfig', BOOTSTRAP, 'v1beta1', 'kubeadmconfigs', true, true),
+  r('KubeadmConfigTemplate', BOOTSTRAP, 'v1beta1', 'kubeadmconfigtemplates', true, false),
+  r('KubeadmControlPlane', CONTROLPLANE, 'v1beta1', 'kubeadmcontrolplanes', true, true, ['kcp']),
+  r('HCSCluster', INFRA, 'v1beta1', 'hcsclusters', true, true),
+  r('HCSMachine', INFRA, 'v1beta1', 'hcsmachines', true, true),
+  r('HCSMachineTemplate', INFRA, 'v1beta1', 'hcsmachinetemplates', true, false),
+  r('HCSMachineConfigPool', INFRA, 'v1beta1', 'hcsmachineconfigpools', true, true),
+  r('AppRelease', APPRELEASE, 'v1', 'appreleases', true, true),
+];
+
+const byKind = new Map(RESOURCES.map((x) => [x.kind, x]));
+const byName = new Map<string, ResourceInfo>();
+for (const x of RESOURCES) {
+  byName.set(x.plural, x);
+  byName.set(x.kind.toLowerCase(), x);
+  for (const s of x.shortNames ?? []) byName.set(s, x);
+  if (x.group) byName.set(`${x.plural}.${x.group}`, x);
+}
+
+export function resourceForKind(kind: string): ResourceInfo {
+  const info = byKind.get(kind);
+  if (!info) throw new Error(`unknown kind "${kind}" (known: ${[...byKind.keys()].join(', ')})`);
+  return info;
+}
+
+/** Resolve what a kubectl user types ("machines", "md", "hcsmachineconfigpool") to a resource. */
+export function resourceForName(name: string): ResourceInfo | undefined {
+  const n = name.toLowerCase();
+  return byName.get(n) ?? byName.get(n.replace(/s$/, '')) ?? byName.get(n.split('.')[0] ?? n);
+}
+
+export function apiVersionOf(info: ResourceInfo): string {
+  return info.group ? `${info.group}/${info.version}` : info.version;
+}

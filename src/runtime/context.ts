@@ -1,0 +1,114 @@
+import type { Clock } from '../core/clock.js';
+import { rfc3339 } from '../core/clock.js';
+import type { EventLog, EventSource } from '../core/events.js';
+import type { Rng } from '../core/rng.js';
+import type { KubeClient } from '../kube/client.js';
+import type { KubeObject } from '../kube/types.js';
+import type { Manager } from './manager.js';
+
+/** Access to the simulated (or real) workload clusters' APIs. */
+export interface WorkloadClusters {
+  /** The workload cluster's API (created on first use in the embedded backend). */
+  client(namespace: string, clusterName: string): KubeClient;
+  /** Known workload clusters as "namespace/name". */
+  names(): string[];
+}
+
+export interface LogLine {
+  t: string;
+  level: 'info' | 'error';
+  controller: string;
+  msg: string;
+  [k: string]: unknown;
+}
+
+/**
+ * Structured controller logs, one stream per controller deployment
+ * (OPS-3: `kubectl logs -n cpaas-system deployment/hcs-controller-manager`).
+ */
+export class ControllerLogs {
+  private readonly lines = new Map<string, LogLine[]>();
+
+  constructor(private readonly clock: Clock) {}
+
+  logger(deployment: string, controller: string): Logger {
+    const push = (level: LogLine['level'], msg: string, kv?: Record<string, unknown>): void => {
+      const arr = this.lines.get(deployment) ?? [];
+      this.lines.set(deployment, arr);
+      arr.push({ t: rfc3339(this.clock.now()), level, controller, msg, ...kv });
+    };
+    return {
+      info: (msg, kv) => push('info', msg, kv),
+      error: (msg, kv) => push('error', msg, kv),
+    };
+  }
+
+  /** Log lines of a deployment (e.g. "hcs-controller-manager"), as JSON lines like a zap logger prints them. */
+  text(deployment: string): string {
+    return (this.lines.get(deployment) ?? []).map((l) => JSON.stringify(l)).join('\n');
+  }
+
+  deployments(): string[] {
+    return [...this.lines.keys()].sort();
+  }
+}
+
+export interface Logger {
+  info(msg: string, kv?: Record<string, unknown>): void;
+  error(msg: string, kv?: Record<string, unknown>): void;
+}
+
+/** Kubernetes Events (shown by `kubectl describe`) plus a copy in the run's event log. */
+export class EventRecorder {
+  private seq = 0;
+  constructor(
+    private readonly client: KubeClient,
+    private readonly events: EventLog,
+    private readonly clock: Clock,
+  ) {}
+
+  async record(
+    source: EventSource,
+    component: string,
+    obj: KubeObject,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    message: string,
+    rules?: string[],
+  ): Promise<void> {
+    this.events.record({
+      source,
+      type: `event.${reason}`,
+      message: `${obj.kind} ${obj.metadata.namespace ? obj.metadata.namespace + '/' : ''}${obj.metadata.name}: ${reason}: ${message}`,
+      data: { kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace, eventType: type, reason },
+      ...(rules ? { rules } : {}),
+    });
+    const now = rfc3339(this.clock.now());
+    await this.client.create({
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: `${obj.metadata.name}.${(++this.seq).toString(16).padStart(8, '0')}`, namespace: obj.metadata.namespace ?? 'default' },
+      involvedObject: { kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace, uid: obj.metadata.uid, apiVersion: obj.apiVersion },
+      type,
+      reason,
+      message,
+      source: { component },
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    } as KubeObject);
+  }
+}
+
+/** Everything a controller needs, passed in explicitly (no globals). */
+export interface ControllerContext {
+  clock: Clock;
+  rng: Rng;
+  events: EventLog;
+  /** The management cluster API. */
+  mgmt: KubeClient;
+  workloads: WorkloadClusters;
+  manager: Manager;
+  logs: ControllerLogs;
+  recorder: EventRecorder;
+}

@@ -1,0 +1,3 @@
+export * from './manager.js';
+export * from './simulation.js';
+export * from './context.js';

@@ -1,0 +1,179 @@
+import type { Clock, TimerId } from '../core/clock.js';
+import { errorMessage } from '../core/errors.js';
+import type { EventLog } from '../core/events.js';
+
+/**
+ * A small controller runtime in the style of controller-runtime: controllers
+ * own a reconcile(key) function; watches enqueue keys; reconcile returns
+ * "requeue after" instead of sleeping. One work item runs at a time, in FIFO
+ * order, so embedded runs are deterministic.
+ */
+export interface Result {
+  /** Reconcile this key again after this many milliseconds (on the injected clock). */
+  requeueAfter?: number;
+}
+
+export interface Controller {
+  readonly name: string;
+  reconcile(key: string): Promise<Result | void>;
+}
+
+export interface ManagerOptions {
+  clock: Clock;
+  events?: EventLog;
+  /** Base delay of the per-item exponential backoff after an error (controller-runtime: 5ms). */
+  backoffBaseMs?: number;
+  /** Cap of that backoff (controller-runtime: 1000s). */
+  backoffMaxMs?: number;
+  /** Safety valve: more reconciles than this in one drain means a hot loop. */
+  maxReconcilesPerDrain?: number;
+}
+
+interface Item {
+  controller: string;
+  key: string;
+}
+
+export class LivelockError extends Error {
+  constructor(readonly recent: string[]) {
+    super(`controllers did not settle: over the reconcile budget in one drain without time moving; last items: ${recent.join(', ')}`);
+  }
+}
+
+export class Manager {
+  private readonly controllers = new Map<string, Controller>();
+  private readonly queue: Item[] = [];
+  private head = 0;
+  private readonly queued = new Set<string>();
+  private readonly failures = new Map<string, number>();
+  private readonly delayed = new Map<string, { timer: TimerId; due: number }>();
+  private readonly stopped = new Set<string>();
+  private wake: (() => void) | undefined;
+  private reconciles = 0;
+
+  constructor(private readonly opts: ManagerOptions) {}
+
+  register(c: Controller): void {
+    if (this.controllers.has(c.name)) throw new Error(`controller "${c.name}" registered twice`);
+    this.controllers.set(c.name, c);
+  }
+
+  controllerNames(): string[] {
+    return [...this.controllers.keys()];
+  }
+
+  /** Total reconciles run so far (for progress and benchmarks). */
+  reconcileCount(): number {
+    return this.reconciles;
+  }
+
+  enqueue(controller: string, key: string): void {
+    const id = `${controller}\u0000${key}`;
+    if (this.queued.has(id)) return;
+    this.queued.add(id);
+    this.queue.push({ controller, key });
+    this.wake?.();
+  }
+
+  /** Enqueue after a delay; an earlier pending requeue of the same key wins (like a rate-limited workqueue's AddAfter). */
+  enqueueAfter(controller: string, key: string, delayMs: number): void {
+    if (delayMs <= 0) return this.enqueue(controller, key);
+    const id = `${controller}\u0000${key}`;
+    const due = this.opts.clock.now() + delayMs;
+    const prev = this.delayed.get(id);
+    if (prev && prev.due <= due) return;
+    if (prev) this.opts.clock.clearTimer(prev.timer);
+    const timer = this.opts.clock.setTimer(
+      delayMs,
+      () => {
+        this.delayed.delete(id);
+        this.enqueue(controller, key);
+      },
+      `requeue ${controller} ${key}`,
+    );
+    this.delayed.set(id, { timer, due });
+  }
+
+  hasWork(): boolean {
+    return this.head < this.queue.length;
+  }
+
+  /**
+   * Simulate a controller crash: its queued and delayed work is lost (as a
+   * process restart loses its workqueue). `restart` brings it back with a full
+   * resync of the given keys.
+   */
+  crash(controller: string): void {
+    this.stopped.add(controller);
+    for (const [id, d] of [...this.delayed]) {
+      if (id.startsWith(`${controller}\u0000`)) {
+        this.opts.clock.clearTimer(d.timer);
+        this.delayed.delete(id);
+      }
+    }
+    this.opts.events?.record({ source: 'runtime', type: 'controller.crashed', message: `controller ${controller} crashed` });
+  }
+
+  restart(controller: string, resyncKeys: string[]): void {
+    this.stopped.delete(controller);
+    this.opts.events?.record({ source: 'runtime', type: 'controller.restarted', message: `controller ${controller} restarted (resync of ${resyncKeys.length} objects)` });
+    for (const k of resyncKeys) this.enqueue(controller, k);
+  }
+
+  /** Run queued work until the queue is empty. Returns how many reconciles ran. */
+  async drain(): Promise<number> {
+    const budget = this.opts.maxReconcilesPerDrain ?? 2_000_000;
+    let n = 0;
+    const recent: string[] = [];
+    while (this.head < this.queue.length) {
+      const item = this.queue[this.head++]!;
+      if (this.head > 4096 && this.head * 2 > this.queue.length) {
+        this.queue.splice(0, this.head);
+        this.head = 0;
+      }
+      const id = `${item.controller}\u0000${item.key}`;
+      this.queued.delete(id);
+      if (this.stopped.has(item.controller)) continue;
+      const c = this.controllers.get(item.controller);
+      if (!c) throw new Error(`work item for unknown controller "${item.controller}"`);
+      n++;
+      this.reconciles++;
+      if (n > budget - 20) recent.push(`${item.controller}/${item.key}`);
+      if (n > budget) throw new LivelockError(recent.slice(-20));
+      try {
+        const res = await c.reconcile(item.key);
+        this.failures.delete(id);
+        if (res?.requeueAfter !== undefined) this.enqueueAfter(item.controller, item.key, res.requeueAfter);
+      } catch (e) {
+        const count = (this.failures.get(id) ?? 0) + 1;
+        this.failures.set(id, count);
+        const base = this.opts.backoffBaseMs ?? 5;
+        const max = this.opts.backoffMaxMs ?? 1_000_000;
+        const delay = Math.min(max, base * 2 ** (count - 1));
+        this.opts.events?.record({
+          source: 'runtime',
+          type: 'reconcile.error',
+          message: `${item.controller} ${item.key}: ${errorMessage(e)} (retry ${count} in ${delay}ms)`,
+          data: { controller: item.controller, key: item.key, attempt: count },
+        });
+        this.enqueueAfter(item.controller, item.key, delay);
+      }
+    }
+    this.queue.length = 0;
+    this.head = 0;
+    return n;
+  }
+
+  /** Live mode: process work as it arrives until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await this.drain();
+      if (signal.aborted) break;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      this.wake = undefined;
+    }
+  }
+}

@@ -1,0 +1,57 @@
+import type { VirtualClock } from '../core/clock.js';
+import type { Manager } from './manager.js';
+
+export interface RunResult {
+  ok: boolean;
+  /** Virtual time when the run stopped. */
+  at: number;
+}
+
+/**
+ * Drives a Manager on a VirtualClock: run everything runnable now, then jump
+ * time to the next due timer (a requeue, a cloud transition, a drain timeout),
+ * and repeat. Wall time depends only on the amount of work, never on the
+ * durations being simulated.
+ */
+export class Simulation {
+  constructor(
+    readonly clock: VirtualClock,
+    readonly manager: Manager,
+  ) {}
+
+  /** Run all work that is runnable at the current virtual instant. */
+  async settle(): Promise<void> {
+    for (;;) {
+      await this.manager.drain();
+      if (this.clock.fireDue() === 0 && !this.manager.hasWork()) return;
+    }
+  }
+
+  /**
+   * Advance until `done()` holds (checked whenever the system is quiescent at
+   * an instant) or `timeoutMs` of virtual time has passed.
+   */
+  async runUntil(done: () => boolean | Promise<boolean>, timeoutMs: number, onInstant?: () => void | Promise<void>): Promise<RunResult> {
+    const deadline = this.clock.now() + timeoutMs;
+    for (;;) {
+      await this.settle();
+      if (onInstant) await onInstant();
+      if (await done()) return { ok: true, at: this.clock.now() };
+      const next = this.clock.nextDue();
+      if (next === undefined || next > deadline) {
+        if (this.clock.now() < deadline) {
+          this.clock.advanceTo(deadline);
+          await this.settle();
+          if (onInstant) await onInstant();
+        }
+        return { ok: await done(), at: this.clock.now() };
+      }
+      this.clock.advanceTo(next);
+    }
+  }
+
+  /** Let `ms` of virtual time pass, running everything that falls due. */
+  async advance(ms: number, onInstant?: () => void | Promise<void>): Promise<void> {
+    await this.runUntil(() => false, ms, onInstant);
+  }
+}
