@@ -1,0 +1,71 @@
+import { VirtualClock, DEFAULT_EPOCH_MS } from '../core/clock.js';
+import { EventLog } from '../core/events.js';
+import { SeededRng, type Rng } from '../core/rng.js';
+import { EmbeddedStore } from '../kube/embedded-store.js';
+import type { KubeClient } from '../kube/client.js';
+import { ControllerLogs, EventRecorder, type ControllerContext, type WorkloadClusters } from '../runtime/context.js';
+import { Manager } from '../runtime/manager.js';
+import { Simulation } from '../runtime/simulation.js';
+
+/** Simulated workload clusters: one embedded store per Cluster, created on first use. */
+export class EmbeddedWorkloadClusters implements WorkloadClusters {
+  private readonly stores = new Map<string, EmbeddedStore>();
+  private readonly listeners = new Set<(key: string, store: EmbeddedStore) => void>();
+
+  constructor(
+    private readonly clock: VirtualClock,
+    private readonly rng: Rng,
+    private readonly events: EventLog,
+  ) {}
+
+  client(namespace: string, clusterName: string): KubeClient {
+    return this.store(namespace, clusterName);
+  }
+
+  store(namespace: string, clusterName: string): EmbeddedStore {
+    const key = `${namespace}/${clusterName}`;
+    let s = this.stores.get(key);
+    if (!s) {
+      s = new EmbeddedStore({ clock: this.clock, rng: this.rng, clusterName: `workload:${clusterName}`, events: this.events });
+      this.stores.set(key, s);
+      for (const l of this.listeners) l(key, s);
+    }
+    return s;
+  }
+
+  /** Called for every workload cluster created from now on (e.g. to attach watches). */
+  onCreate(l: (key: string, store: EmbeddedStore) => void): void {
+    this.listeners.add(l);
+  }
+
+  names(): string[] {
+    return [...this.stores.keys()].sort();
+  }
+}
+
+export interface EmbeddedEnv {
+  clock: VirtualClock;
+  rng: SeededRng;
+  events: EventLog;
+  mgmt: EmbeddedStore;
+  workloads: EmbeddedWorkloadClusters;
+  manager: Manager;
+  sim: Simulation;
+  logs: ControllerLogs;
+  ctx: ControllerContext;
+}
+
+/** The embedded management cluster and its runtime, on virtual time, for one seed. */
+export function createEmbeddedEnv(opts: { seed: number; startMs?: number }): EmbeddedEnv {
+  const clock = new VirtualClock(opts.startMs ?? DEFAULT_EPOCH_MS);
+  const rng = new SeededRng(opts.seed);
+  const events = new EventLog(clock);
+  const mgmt = new EmbeddedStore({ clock, rng, clusterName: 'management', events });
+  const workloads = new EmbeddedWorkloadClusters(clock, rng, events);
+  const manager = new Manager({ clock, events });
+  const sim = new Simulation(clock, manager);
+  const logs = new ControllerLogs(clock);
+  const recorder = new EventRecorder(mgmt, events, clock);
+  const ctx: ControllerContext = { clock, rng, events, mgmt, workloads, manager, logs, recorder };
+  return { clock, rng, events, mgmt, workloads, manager, sim, logs, ctx };
+}
