@@ -1,0 +1,155 @@
+#!/usr/bin/env node
+/**
+ * hcs-testbed command line. `hcs-testbed --help` for usage.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { errorMessage, InputError } from '../core/errors.js';
+import { ConsoleReporter } from '../report/console.js';
+import { writeJsonReports } from '../report/json.js';
+import { writeJunit } from '../report/junit.js';
+import { loadScenario } from '../scenario/parse.js';
+import { runScenario, type ScenarioResult } from '../scenario/runner.js';
+import type { Scenario } from '../scenario/types.js';
+import { embeddedTestbedFactory } from '../testbed/index.js';
+
+const HELP = `hcs-testbed — a simulated Huawei Cloud Stack provider and Cluster API testbed
+
+Usage:
+  hcs-testbed run [PATH...] [options]    replay scenarios (files, or directories of *.yaml)
+  hcs-testbed validate [PATH...]         parse and check scenario files without running them
+  hcs-testbed --help
+
+Run options:
+  --seed N                 override every scenario's seed (replays a failing run exactly)
+  --report LIST            comma-separated: console,json,junit (default: console)
+  --out DIR                where json/junit reports go (default: out/)
+  --verbose, -v            show check verdicts and command output for passing steps too
+  --no-color               plain output
+
+PATH defaults to scenarios/. Exit codes: 0 all scenarios passed, 1 a scenario
+failed, 2 bad input (unreadable or invalid scenario or manifest).
+
+Examples:
+  hcs-testbed run                                        # the whole library, embedded backend
+  hcs-testbed run scenarios/scale-out-workers.yaml -v
+  hcs-testbed run scenarios/scale-out-workers.yaml --seed 7 --report console,json,junit --out out/
+`;
+
+function scenarioFiles(paths: string[]): string[] {
+  const out: string[] = [];
+  for (const p of paths.length ? paths : ['scenarios']) {
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      throw new InputError('no such file or directory', p);
+    }
+    if (st.isDirectory()) {
+      const files = readdirSync(p).filter((f) => /\.ya?ml$/.test(f)).sort();
+      if (files.length === 0) throw new InputError('directory holds no scenario files (*.yaml)', p);
+      out.push(...files.map((f) => join(p, f)));
+    } else out.push(p);
+  }
+  return out;
+}
+
+export async function main(argv: string[], write: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === '-h' || command === 'help') {
+    write(HELP);
+    return command ? 0 : 2;
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: {
+        seed: { type: 'string' },
+        report: { type: 'string', default: 'console' },
+        out: { type: 'string', default: 'out' },
+        verbose: { type: 'boolean', short: 'v', default: false },
+        'no-color': { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (e) {
+    write(`error: ${errorMessage(e)}\n\n${HELP}`);
+    return 2;
+  }
+  const o = parsed.values;
+  if (o.help) {
+    write(HELP);
+    return 0;
+  }
+  if (command !== 'run' && command !== 'validate') {
+    write(`error: unknown command "${command}"\n\n${HELP}`);
+    return 2;
+  }
+  let seed: number | undefined;
+  if (o.seed !== undefined) {
+    seed = Number(o.seed);
+    if (!Number.isInteger(seed)) {
+      write(`error: --seed must be an integer, got "${o.seed}"\n`);
+      return 2;
+    }
+  }
+  const reports = (o.report ?? 'console').split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = reports.filter((r) => !['console', 'json', 'junit'].includes(r));
+  if (bad.length) {
+    write(`error: --report: unknown report "${bad.join(', ')}" (known: console, json, junit)\n`);
+    return 2;
+  }
+
+  let scenarios: Scenario[];
+  try {
+    scenarios = scenarioFiles(parsed.positionals).map((f) => loadScenario(relative(process.cwd(), resolve(f)) || f));
+  } catch (e) {
+    write(`error: ${errorMessage(e)}\n`);
+    return 2;
+  }
+  if (command === 'validate') {
+    for (const s of scenarios) write(`ok ${s.file}: ${s.name}, ${s.steps.length} steps, rules ${s.rules.join(' ') || '-'}\n`);
+    return 0;
+  }
+
+  const color = !o['no-color'] && !!process.stdout.isTTY && !process.env.NO_COLOR;
+  const reporter = new ConsoleReporter({ write, verbose: !!o.verbose, color });
+  const results: ScenarioResult[] = [];
+  for (const s of scenarios) {
+    const effectiveSeed = seed ?? s.seed;
+    reporter.scenarioStart(s.name, s.file, effectiveSeed, s.steps.length);
+    let r: ScenarioResult;
+    try {
+      r = await runScenario(s, embeddedTestbedFactory(), {
+        ...(seed !== undefined ? { seed } : {}),
+        onStep: (phase, _step, res) => {
+          if (phase === 'end' && res) reporter.stepEnd(res);
+        },
+      });
+    } catch (e) {
+      write(`error: ${errorMessage(e)}\n`);
+      return e instanceof InputError ? 2 : 1;
+    }
+    reporter.scenarioEnd(r, `npx hcs-testbed run ${s.file} --seed ${effectiveSeed}`);
+    results.push(r);
+  }
+  if (reports.includes('json')) for (const f of writeJsonReports(o.out ?? 'out', results)) write(`wrote ${f}\n`);
+  if (reports.includes('junit')) write(`wrote ${writeJunit(o.out ?? 'out', results)}\n`);
+  reporter.summary(results);
+  if (results.every((r) => r.ok)) return 0;
+  return results.some((r) => r.steps.some((s) => s.inputError)) ? 2 : 1;
+}
+
+const isMain = process.argv[1] && resolve(process.argv[1]).replace(/\.[cm]?[jt]s$/, '') === resolve(new URL(import.meta.url).pathname).replace(/\.[cm]?[jt]s$/, '');
+if (isMain) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e) => {
+      process.stderr.write(`internal error: ${(e as Error).stack ?? String(e)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,2 @@
+export * from './kubectl.js';
+export * from './tokenize.js';

@@ -1,0 +1,359 @@
+import { stringify } from 'yaml';
+import type { Clock } from '../core/clock.js';
+import { formatDuration } from '../core/clock.js';
+import { errorMessage } from '../core/errors.js';
+import type { KubeClient, PatchType } from '../kube/client.js';
+import { KubeApiError } from '../kube/errors.js';
+import { resourceForName, type ResourceInfo } from '../kube/resources.js';
+import type { KubeObject } from '../kube/types.js';
+import type { WorkloadClusters } from '../runtime/context.js';
+import { applyObject, loadManifestPath } from '../manifests/index.js';
+import { tokenize } from './tokenize.js';
+
+/**
+ * A built-in interpreter for the kubectl subset the procedure documents use
+ * (OPS-1): get (table, -o yaml|json|jsonpath, -l, -w prints the current
+ * state), patch --type json|merge, apply -f, annotate --overwrite, scale,
+ * delete, logs deployment/<name>. Nodes and AppReleases live in the workload
+ * cluster (select it with --context <cluster> when there are several).
+ */
+export interface KubectlEnv {
+  mgmt: KubeClient;
+  workloads: WorkloadClusters;
+  clock: Clock;
+  logs(deployment: string): string | undefined;
+  /** Directory relative paths (apply -f) are resolved against. */
+  cwd: string;
+}
+
+export interface KubectlResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+interface Flags {
+  namespace?: string;
+  selector?: Record<string, string>;
+  output?: string;
+  type?: string;
+  patch?: string;
+  filenames: string[];
+  overwrite: boolean;
+  watch: boolean;
+  context?: string;
+  replicas?: number;
+  positional: string[];
+}
+
+const WORKLOAD_KINDS = new Set(['Node', 'AppRelease']);
+
+function parseFlags(args: string[]): Flags {
+  const f: Flags = { filenames: [], overwrite: false, watch: false, positional: [] };
+  const take = (i: number, name: string): string => {
+    const v = args[i + 1];
+    if (v === undefined) throw new Error(`flag needs an argument: ${name}`);
+    return v;
+  };
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const [name, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const val = (): string => {
+      if (inline !== undefined) return inline;
+      const v = take(i, name);
+      i++;
+      return v;
+    };
+    switch (name) {
+      case '-n': case '--namespace': f.namespace = val(); break;
+      case '-l': case '--selector': {
+        const sel: Record<string, string> = {};
+        for (const part of val().split(',')) {
+          const [k, v] = part.split('=');
+          if (!k || v === undefined) throw new Error(`unsupported selector "${part}": use key=value`);
+          sel[k] = v;
+        }
+        f.selector = sel;
+        break;
+      }
+      case '-o': case '--output': f.output = val(); break;
+      case '--type': f.type = val(); break;
+      case '-p': case '--patch': f.patch = val(); break;
+      case '-f': case '--filename': f.filenames.push(val()); break;
+      case '--overwrite': f.overwrite = inline === undefined || inline === 'true'; break;
+      case '-w': case '--watch': f.watch = true; break;
+      case '--context': f.context = val(); break;
+      case '--replicas': f.replicas = Number(val()); break;
+      default:
+        if (a.startsWith('-o') && a.length > 2) f.output = a.slice(2);
+        else if (a.startsWith('-') && a !== '-') throw new Error(`unknown flag: ${a}`);
+        else f.positional.push(a);
+    }
+  }
+  return f;
+}
+
+function age(clock: Clock, o: KubeObject): string {
+  const t = o.metadata.creationTimestamp ? Date.parse(o.metadata.creationTimestamp) : clock.now();
+  return formatDuration(Math.max(0, clock.now() - t)).replace(/(\d+[hm])\d+s$/, '$1');
+}
+
+function get(o: unknown, path: string): unknown {
+  let cur = o;
+  for (const p of path.split('.')) {
+    if (typeof cur !== 'object' || cur === null) return undefined;
+    cur = (cur as Record<string, unknown>)[p];
+  }
+  return cur;
+}
+
+type Column = [string, (o: KubeObject) => unknown];
+
+/** Printer columns, as the CRDs declare them (cluster-api config/crd). */
+function columns(kind: string, clock: Clock): Column[] {
+  const ageCol: Column = ['AGE', (o) => age(clock, o)];
+  switch (kind) {
+    case 'Machine':
+      return [['CLUSTER', (o) => get(o, 'spec.clusterName')], ['NODENAME', (o) => get(o, 'status.nodeRef.name')], ['PROVIDERID', (o) => get(o, 'spec.providerID')], ['PHASE', (o) => get(o, 'status.phase')], ageCol, ['VERSION', (o) => get(o, 'spec.version')]];
+    case 'MachineDeployment':
+      return [['CLUSTER', (o) => get(o, 'spec.clusterName')], ['REPLICAS', (o) => get(o, 'status.replicas')], ['READY', (o) => get(o, 'status.readyReplicas')], ['UPDATED', (o) => get(o, 'status.updatedReplicas')], ['UNAVAILABLE', (o) => get(o, 'status.unavailableReplicas')], ['PHASE', (o) => get(o, 'status.phase')], ageCol, ['VERSION', (o) => get(o, 'spec.template.spec.version')]];
+    case 'MachineSet':
+      return [['CLUSTER', (o) => get(o, 'spec.clusterName')], ['REPLICAS', (o) => get(o, 'spec.replicas')], ['READY', (o) => get(o, 'status.readyReplicas')], ['AVAILABLE', (o) => get(o, 'status.availableReplicas')], ageCol, ['VERSION', (o) => get(o, 'spec.template.spec.version')]];
+    case 'Cluster':
+      return [['PHASE', (o) => get(o, 'status.phase')], ageCol];
+    case 'HCSMachine':
+      return [['CLUSTER', (o) => o.metadata.labels?.['cluster.x-k8s.io/cluster-name']], ['HOSTNAME', (o) => get(o, 'status.hostname')], ['SERVERID', (o) => get(o, 'spec.serverId')], ['READY', (o) => get(o, 'status.ready')], ageCol];
+    case 'HCSMachineConfigPool':
+      return [['TOTAL', (o) => get(o, 'status.total')], ['AVAILABLE', (o) => get(o, 'status.available')], ageCol];
+    case 'Node':
+      return [
+        ['STATUS', (o) => ((o.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? 'Ready' : 'NotReady')],
+        ['ROLES', (o) => (Object.keys(o.metadata.labels ?? {}).some((k) => k === 'node-role.kubernetes.io/control-plane') ? 'control-plane' : '<none>')],
+        ageCol,
+        ['VERSION', (o) => get(o, 'status.nodeInfo.kubeletVersion')],
+      ];
+    default:
+      return [ageCol];
+  }
+}
+
+function table(kind: string, items: KubeObject[], clock: Clock, withNamespace: boolean): string {
+  if (items.length === 0) return '';
+  const cols = columns(kind, clock);
+  const header = [...(withNamespace ? ['NAMESPACE'] : []), 'NAME', ...cols.map((c) => c[0])];
+  const rows = items.map((o) => [...(withNamespace ? [o.metadata.namespace ?? ''] : []), o.metadata.name, ...cols.map((c) => {
+    const v = c[1](o);
+    return v === undefined || v === null || v === '' ? '' : String(v);
+  })]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  return [header, ...rows].map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]! + 3))).join('').trimEnd()).join('\n') + '\n';
+}
+
+/** kubectl's jsonpath subset: {.a.b}, {.a[0].b}, {.a.*.b}, {"\n"} and literal text. */
+export function jsonpath(template: string, obj: unknown): string {
+  let out = '';
+  const re = /\{([^}]*)\}/g;
+  let last = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(template)) !== null) {
+    out += template.slice(last, m.index);
+    last = re.lastIndex;
+    const expr = m[1]!.trim();
+    if (/^".*"$/.test(expr)) {
+      out += JSON.parse(expr) as string;
+      continue;
+    }
+    let vals: unknown[] = [obj];
+    for (const seg of expr.replace(/^\./, '').split(/\.(?![^[]*\])/).filter(Boolean)) {
+      const mm = /^([^[]*)(?:\[(\d+|\*)\])?$/.exec(seg);
+      const key = mm?.[1] ?? seg;
+      const idx = mm?.[2];
+      vals = vals.flatMap((v) => {
+        if (typeof v !== 'object' || v === null) return [];
+        if (key === '*') return Array.isArray(v) ? v : Object.values(v);
+        const next = key === '' ? v : (v as Record<string, unknown>)[key];
+        if (idx === undefined) return next === undefined ? [] : [next];
+        if (!Array.isArray(next)) return [];
+        return idx === '*' ? next : next[Number(idx)] === undefined ? [] : [next[Number(idx)]];
+      });
+    }
+    out += vals.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v))).join(' ');
+  }
+  return out + template.slice(last);
+}
+
+function resolveResource(name: string | undefined): ResourceInfo {
+  if (!name) throw new Error('you must specify the type of resource to get');
+  const info = resourceForName(name);
+  if (!info) throw new Error(`the server doesn't have a resource type "${name}"`);
+  return info;
+}
+
+function clientFor(env: KubectlEnv, kind: string, f: Flags, ns: string): KubeClient {
+  if (!WORKLOAD_KINDS.has(kind)) return env.mgmt;
+  const names = env.workloads.names();
+  if (f.context) {
+    const hit = names.find((n) => n.endsWith(`/${f.context}`)) ?? `${ns}/${f.context}`;
+    const [wns, wname] = hit.split('/') as [string, string];
+    return env.workloads.client(wns, wname);
+  }
+  if (names.length === 1) {
+    const [wns, wname] = names[0]!.split('/') as [string, string];
+    return env.workloads.client(wns, wname);
+  }
+  throw new Error(names.length === 0 ? `no workload cluster exists yet to read ${kind} from` : `several workload clusters (${names.join(', ')}): choose one with --context <cluster>`);
+}
+
+export async function runKubectl(commandLine: string | string[], env: KubectlEnv): Promise<KubectlResult> {
+  let argv: string[];
+  try {
+    argv = Array.isArray(commandLine) ? commandLine : tokenize(commandLine);
+  } catch (e) {
+    return { code: 1, stdout: '', stderr: `error: ${errorMessage(e)}\n` };
+  }
+  if (argv[0] === 'kubectl') argv = argv.slice(1);
+  try {
+    const verb = argv[0];
+    const f = parseFlags(argv.slice(1));
+    const ns = f.namespace ?? 'default';
+    switch (verb) {
+      case 'get': return await cmdGet(env, f, ns);
+      case 'patch': return await cmdPatch(env, f, ns);
+      case 'apply': return await cmdApply(env, f, ns);
+      case 'annotate': return await cmdAnnotate(env, f, ns);
+      case 'scale': return await cmdScale(env, f, ns);
+      case 'delete': return await cmdDelete(env, f, ns);
+      case 'logs': return cmdLogs(env, f);
+      default:
+        return { code: 1, stdout: '', stderr: `error: unknown or unsupported command "${verb ?? ''}" (supported: get, patch, apply, annotate, scale, delete, logs)\n` };
+    }
+  } catch (e) {
+    const msg = e instanceof KubeApiError ? `Error from server (${e.reason}): ${e.message}` : `error: ${errorMessage(e)}`;
+    return { code: 1, stdout: '', stderr: msg + '\n' };
+  }
+}
+
+function splitTypeName(f: Flags): { info: ResourceInfo; name?: string } {
+  const [first, second] = f.positional;
+  if (first?.includes('/')) {
+    const [t, n] = first.split('/');
+    return { info: resolveResource(t), ...(n ? { name: n } : {}) };
+  }
+  return { info: resolveResource(first), ...(second ? { name: second } : {}) };
+}
+
+async function cmdGet(env: KubectlEnv, f: Flags, ns: string): Promise<KubectlResult> {
+  const { info, name } = splitTypeName(f);
+  const client = clientFor(env, info.kind, f, ns);
+  const namespace = info.namespaced ? ns : undefined;
+  let items: KubeObject[];
+  if (name) {
+    const o = await client.get({ kind: info.kind, namespace, name });
+    if (!o) throw KubeApiError.notFound(info.group ? `${info.plural}.${info.group}` : info.plural, name);
+    items = [o];
+  } else {
+    items = await client.list(info.kind, { ...(namespace ? { namespace } : {}), ...(f.selector ? { labelSelector: f.selector } : {}) });
+  }
+  const single = !!name;
+  const o = f.output;
+  let stdout: string;
+  if (!o || o === 'wide') {
+    stdout = table(info.kind, items, env.clock, false);
+    if (!stdout) return { code: 0, stdout: '', stderr: `No resources found${namespace ? ` in ${namespace} namespace` : ''}.\n` };
+  } else if (o === 'yaml') {
+    stdout = stringify(single ? items[0] : { apiVersion: 'v1', kind: 'List', items });
+  } else if (o === 'json') {
+    stdout = JSON.stringify(single ? items[0] : { apiVersion: 'v1', kind: 'List', items }, null, 4) + '\n';
+  } else if (o.startsWith('jsonpath=')) {
+    stdout = jsonpath(o.slice('jsonpath='.length), single ? items[0] : { items });
+  } else if (o === 'name') {
+    stdout = items.map((i) => `${info.kind.toLowerCase()}.${info.group || ''}/${i.metadata.name}`.replace('./', '/')).join('\n') + '\n';
+  } else throw new Error(`unable to match a printer suitable for the output format "${o}"`);
+  return { code: 0, stdout, stderr: f.watch ? '(watch: the built-in interpreter prints the current state; use the real kubectl against the facade to stream)\n' : '' };
+}
+
+async function cmdPatch(env: KubectlEnv, f: Flags, ns: string): Promise<KubectlResult> {
+  const { info, name } = splitTypeName(f);
+  if (!name) throw new Error('resource name may not be empty');
+  if (f.patch === undefined) throw new Error('must specify -p to patch');
+  const type = (f.type ?? 'strategic') as string;
+  if (type !== 'json' && type !== 'merge') {
+    if (info.group) throw new Error(`strategic merge patch is not supported for custom resources (${info.kind}); use --type merge or --type json`);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(f.patch);
+  } catch (e) {
+    throw new Error(`unable to parse "${f.patch}": ${errorMessage(e)}`);
+  }
+  const client = clientFor(env, info.kind, f, ns);
+  const before = await client.get({ kind: info.kind, namespace: info.namespaced ? ns : undefined, name });
+  if (!before) throw KubeApiError.notFound(info.plural, name);
+  const after = await client.patch({ kind: info.kind, namespace: info.namespaced ? ns : undefined, name }, (type === 'json' ? 'json' : 'merge') as PatchType, body);
+  const changed = after.metadata.resourceVersion !== before.metadata.resourceVersion;
+  return { code: 0, stdout: `${info.kind.toLowerCase()}.${info.group ? info.group : ''}/${name} ${changed ? 'patched' : 'patched (no change)'}\n`.replace('./', '/'), stderr: '' };
+}
+
+async function cmdApply(env: KubectlEnv, f: Flags, ns: string): Promise<KubectlResult> {
+  if (f.filenames.length === 0) throw new Error('must specify one of -f and -k');
+  let out = '';
+  for (const file of f.filenames) {
+    const path = file.startsWith('/') ? file : `${env.cwd}/${file}`;
+    for (const m of loadManifestPath(path)) {
+      const res = await applyObject(env.mgmt, m.obj, f.namespace ?? m.obj.metadata.namespace);
+      const info = resolveResource(m.obj.kind);
+      out += `${info.kind.toLowerCase()}${info.group ? '.' + info.group : ''}/${m.obj.metadata.name} ${res.action}\n`;
+    }
+  }
+  return { code: 0, stdout: out, stderr: '' };
+}
+
+async function cmdAnnotate(env: KubectlEnv, f: Flags, ns: string): Promise<KubectlResult> {
+  const [typeArg, nameArg, ...pairs] = f.positional;
+  const info = resolveResource(typeArg);
+  if (!nameArg) throw new Error('one or more resources must be specified');
+  const client = clientFor(env, info.kind, f, ns);
+  const ref = { kind: info.kind, namespace: info.namespaced ? ns : undefined, name: nameArg };
+  const cur = await client.get(ref);
+  if (!cur) throw KubeApiError.notFound(info.plural, nameArg);
+  const patch: Record<string, string | null> = {};
+  for (const p of pairs) {
+    if (p.endsWith('-') && !p.includes('=')) {
+      patch[p.slice(0, -1)] = null;
+      continue;
+    }
+    const eq = p.indexOf('=');
+    if (eq <= 0) throw new Error(`invalid annotation "${p}": use key=value`);
+    const k = p.slice(0, eq);
+    const v = p.slice(eq + 1);
+    if (cur.metadata.annotations?.[k] !== undefined && cur.metadata.annotations[k] !== v && !f.overwrite) {
+      throw new Error(`--overwrite is false but found the following declared annotation(s): '${k}' already has a value (${cur.metadata.annotations[k]})`);
+    }
+    patch[k] = v;
+  }
+  await client.patch(ref, 'merge', { metadata: { annotations: patch } });
+  return { code: 0, stdout: `${info.kind.toLowerCase()}${info.group ? '.' + info.group : ''}/${nameArg} annotated\n`, stderr: '' };
+}
+
+async function cmdScale(env: KubectlEnv, f: Flags, ns: string): Promise<KubectlResult> {
+  const { info, name } = splitTypeName(f);
+  if (!name || f.replicas === undefined || !Number.isInteger(f.replicas) || f.replicas < 0) throw new Error('scale needs a resource name and --replicas=N (N >= 0)');
+  await env.mgmt.patch({ kind: info.kind, namespace: ns, name }, 'merge', { spec: { replicas: f.replicas } });
+  return { code: 0, stdout: `${info.kind.toLowerCase()}${info.group ? '.' + info.group : ''}/${name} scaled\n`, stderr: '' };
+}
+
+async function cmdDelete(env: KubectlEnv, f: Flags, ns: string): Promise<KubectlResult> {
+  const { info, name } = splitTypeName(f);
+  if (!name) throw new Error('resource(s) were provided, but no name was specified');
+  const client = clientFor(env, info.kind, f, ns);
+  await client.delete({ kind: info.kind, namespace: info.namespaced ? ns : undefined, name });
+  return { code: 0, stdout: `${info.kind.toLowerCase()}${info.group ? '.' + info.group : ''} "${name}" deleted\n`, stderr: '' };
+}
+
+function cmdLogs(env: KubectlEnv, f: Flags): KubectlResult {
+  const target = f.positional[0];
+  if (!target?.startsWith('deployment/')) throw new Error('logs: the built-in interpreter serves controller deployments: kubectl logs -n cpaas-system deployment/<name>');
+  const text = env.logs(target.slice('deployment/'.length));
+  if (text === undefined) throw new KubeApiError('NotFound', `deployments.apps "${target.slice('deployment/'.length)}" not found`);
+  return { code: 0, stdout: text ? text + '\n' : '', stderr: '' };
+}

@@ -1,0 +1,2 @@
+export * from './source.js';
+export * from './manifests.js';

@@ -1,0 +1,54 @@
+import type { ScenarioResult, StepResult } from '../scenario/runner.js';
+import type { Step } from '../scenario/types.js';
+
+/** hh:mm:ss of virtual time since the scenario started. */
+export function vtime(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  const p = (n: number): string => String(n).padStart(2, '0');
+  return `${p(Math.floor(s / 3600))}:${p(Math.floor((s % 3600) / 60))}:${p(s % 60)}`;
+}
+
+export interface ConsoleOptions {
+  write: (text: string) => void;
+  /** Show check verdicts and command output under each step. */
+  verbose: boolean;
+  color: boolean;
+}
+
+export class ConsoleReporter {
+  constructor(private readonly o: ConsoleOptions) {}
+
+  private c(code: string, s: string): string {
+    return this.o.color ? `\x1b[${code}m${s}\x1b[0m` : s;
+  }
+
+  scenarioStart(name: string, file: string, seed: number, steps: number): void {
+    this.o.write(`\n${this.c('1', `▶ ${name}`)}  ${this.c('2', `${file} · seed ${seed} · ${steps} steps`)}\n`);
+  }
+
+  stepStart(_step: Step): void {}
+
+  stepEnd(r: StepResult): void {
+    const mark = r.ok ? this.c('32', '✓') : this.c('31', '✗');
+    const took = r.endMs - r.startMs;
+    const dur = took >= 1000 ? this.c('2', ` (${vtime(took)} virtual)`) : '';
+    const rules = r.rules.length ? this.c('36', ` [${r.rules.join(' ')}]`) : '';
+    this.o.write(`  ${this.c('2', `[${vtime(r.endMs)}]`)} ${mark} ${String(r.index).padStart(2)} ${r.title}${rules}${dur}\n`);
+    const lines = r.ok ? (this.o.verbose ? r.detail : []) : r.detail;
+    for (const l of lines.slice(0, 40)) this.o.write(`               ${this.c('2', l)}\n`);
+    if (lines.length > 40) this.o.write(`               ${this.c('2', `… ${lines.length - 40} more lines`)}\n`);
+    if (r.error) this.o.write(`               ${this.c('31', r.error)}\n`);
+  }
+
+  scenarioEnd(r: ScenarioResult, replay: string): void {
+    const verdict = r.ok ? this.c('32', 'PASS') : this.c('31', 'FAIL');
+    this.o.write(`  ${verdict} ${r.scenario.name}: ${r.steps.filter((s) => s.ok).length}/${r.scenario.steps.length} steps, ${vtime(r.virtualMs)} virtual in ${(r.wallMs / 1000).toFixed(2)}s wall, ${r.events.length} events\n`);
+    if (!r.ok) this.o.write(`  ${this.c('33', `replay: ${replay}`)}\n`);
+  }
+
+  summary(results: ScenarioResult[]): void {
+    const passed = results.filter((r) => r.ok).length;
+    const failed = results.length - passed;
+    this.o.write(`\n${passed} passed, ${failed} failed\n`);
+  }
+}

@@ -1,0 +1,221 @@
+import { dirname } from 'node:path';
+import { errorMessage, InputError } from '../core/errors.js';
+import type { EventLog, LogEvent } from '../core/events.js';
+import type { VirtualClock } from '../core/clock.js';
+import { runKubectl } from '../kubectl/index.js';
+import { applyError, applyObject, inlineManifest, loadManifestPath, type Manifest } from '../manifests/index.js';
+import type { Simulation } from '../runtime/simulation.js';
+import { CHECKS, describeCheck, type CheckResult } from './checks.js';
+import type { CheckSpec, Scenario, Step } from './types.js';
+import type { World } from './world.js';
+
+/** A running testbed as the scenario runner needs it. */
+export interface TestbedHandle {
+  world: World;
+  sim: Simulation;
+  clock: VirtualClock;
+  events: EventLog;
+  close(): Promise<void>;
+}
+
+export type TestbedFactory = (seed: number) => Promise<TestbedHandle>;
+
+export interface StepResult {
+  index: number;
+  kind: Step['kind'];
+  title: string;
+  line: number;
+  ok: boolean;
+  /** Virtual times (ms since the scenario started). */
+  startMs: number;
+  endMs: number;
+  /** Lines worth showing (check verdicts, command output). */
+  detail: string[];
+  error?: string;
+  /** The failure comes from bad input (a manifest or scenario field), not from the system under test. */
+  inputError?: boolean;
+  rules: string[];
+}
+
+export interface ScenarioResult {
+  scenario: Scenario;
+  seed: number;
+  ok: boolean;
+  steps: StepResult[];
+  events: readonly LogEvent[];
+  /** Virtual duration of the run. */
+  virtualMs: number;
+  wallMs: number;
+  /** Rule IDs exercised by steps that passed (header rules count once the whole scenario passed). */
+  rulesExercised: string[];
+}
+
+export interface RunOptions {
+  /** Override the scenario's seed. */
+  seed?: number;
+  /** Called when a step starts and when it ends. */
+  onStep?: (phase: 'start' | 'end', step: Step, result?: StepResult) => void;
+}
+
+function stepTitle(s: Step): string {
+  if (s.name) return s.name;
+  switch (s.kind) {
+    case 'apply': return `apply ${[...s.files.map((f) => f.split('/').slice(-2).join('/')), ...(s.inline.length ? [`${s.inline.length} inline`] : [])].join(', ')}`;
+    case 'kubectl': return s.command.replace(/\s*\\\n\s*/g, ' ').replace(/\s+/g, ' ').trim();
+    case 'wait': return `wait ${s.checks.map((c) => describeCheck(c.type, c.params)).join(', ')}`;
+    case 'expect': return `expect ${s.checks.map((c) => describeCheck(c.type, c.params)).join(', ')}`;
+    case 'write': return `write ${s.path} on ${s.hostnames.join(', ')}`;
+    case 'advance': return `advance ${s.ms / 1000}s`;
+  }
+}
+
+async function evaluate(world: World, checks: CheckSpec[]): Promise<{ ok: boolean; results: { check: CheckSpec; res: CheckResult }[] }> {
+  const results = [];
+  for (const check of checks) {
+    const def = CHECKS[check.type]!;
+    let res: CheckResult;
+    try {
+      res = await def.run(world, check.params);
+    } catch (e) {
+      res = { ok: false, detail: `check failed to run: ${errorMessage(e)}` };
+    }
+    results.push({ check, res });
+  }
+  return { ok: results.every((r) => r.res.ok), results };
+}
+
+function verdictLines(results: { check: CheckSpec; res: CheckResult }[]): string[] {
+  return results.map(({ check, res }) => `${res.ok ? '✓' : '✗'} ${describeCheck(check.type, check.params)}: ${res.detail}`);
+}
+
+/** Replay one scenario on a fresh testbed. Never throws for scenario failures; returns the verdict. */
+export async function runScenario(scenario: Scenario, factory: TestbedFactory, opts: RunOptions = {}): Promise<ScenarioResult> {
+  const seed = opts.seed ?? scenario.seed;
+  const wall0 = performance.now();
+  const tb = await factory(seed);
+  const t0 = tb.clock.now();
+  const rel = (): number => tb.clock.now() - t0;
+  const steps: StepResult[] = [];
+  const exercised = new Set<string>();
+  let ok = true;
+  try {
+    tb.events.record({ source: 'scenario', type: 'scenario.start', message: `scenario ${scenario.name} (seed ${seed})`, data: { seed } });
+    for (const step of scenario.steps) {
+      opts.onStep?.('start', step);
+      const start = rel();
+      tb.events.record({ source: 'scenario', type: 'step.start', message: `step ${step.index}: ${stepTitle(step)}`, data: { step: step.index } });
+      const res: StepResult = { index: step.index, kind: step.kind, title: stepTitle(step), line: step.line, ok: true, startMs: start, endMs: start, detail: [], rules: step.rules ?? [] };
+      try {
+        await runStep(step, tb, res, scenario);
+      } catch (e) {
+        res.ok = false;
+        res.error = errorMessage(e);
+        if (e instanceof InputError) res.inputError = true;
+      }
+      res.endMs = rel();
+      tb.events.record({
+        source: 'scenario',
+        type: res.ok ? 'step.pass' : 'step.fail',
+        message: `step ${step.index} ${res.ok ? 'passed' : 'FAILED'}: ${res.title}${res.error ? ` — ${res.error}` : ''}`,
+        data: { step: step.index },
+        ...(res.rules.length ? { rules: res.rules } : {}),
+      });
+      steps.push(res);
+      opts.onStep?.('end', step, res);
+      if (!res.ok) {
+        ok = false;
+        break;
+      }
+      for (const r of res.rules) exercised.add(r);
+    }
+    if (ok) for (const r of scenario.rules) exercised.add(r);
+    tb.events.record({ source: 'scenario', type: ok ? 'scenario.pass' : 'scenario.fail', message: `scenario ${scenario.name} ${ok ? 'passed' : 'FAILED'}` });
+  } finally {
+    await tb.close();
+  }
+  return { scenario, seed, ok, steps, events: tb.events.all(), virtualMs: rel(), wallMs: performance.now() - wall0, rulesExercised: [...exercised].sort() };
+}
+
+async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario: Scenario): Promise<void> {
+  const world = tb.world;
+  switch (step.kind) {
+    case 'apply': {
+      const manifests: Manifest[] = [
+        ...step.files.flatMap((f) => loadManifestPath(f)),
+        ...step.inline.map((o) => inlineManifest(o, scenario.file, step.line)),
+      ];
+      try {
+        for (const m of manifests) {
+          try {
+            const r = await applyObject(world.mgmt, m.obj);
+            res.detail.push(`${m.obj.kind.toLowerCase()}/${m.obj.metadata.name} ${r.action}`);
+          } catch (e) {
+            throw applyError(m, e);
+          }
+        }
+      } catch (e) {
+        if (step.expectError && errorMessage(e).includes(step.expectError)) {
+          res.detail.push(`rejected as expected: ${errorMessage(e)}`);
+          await tb.sim.settle();
+          return;
+        }
+        throw e;
+      }
+      if (step.expectError) throw new Error(`expected the apply to be rejected with "${step.expectError}", but it was accepted`);
+      await tb.sim.settle();
+      return;
+    }
+    case 'kubectl': {
+      const out = await runKubectl(step.command, {
+        mgmt: world.mgmt,
+        workloads: world.workloads,
+        clock: world.clock,
+        logs: (d) => world.controllerLog(d),
+        cwd: dirname(scenario.file),
+      });
+      res.detail.push(...(out.stdout + out.stderr).split('\n').filter(Boolean));
+      if (step.expectError) {
+        if (out.code === 0) throw new Error(`expected kubectl to fail with "${step.expectError}", but it succeeded`);
+        if (!out.stderr.includes(step.expectError)) throw new Error(`kubectl failed, but not with "${step.expectError}": ${out.stderr.trim()}`);
+      } else if (out.code !== 0) throw new Error(out.stderr.trim());
+      for (const want of step.expectOutput ?? []) {
+        if (!out.stdout.includes(want)) throw new Error(`output does not contain ${JSON.stringify(want)}`);
+      }
+      await tb.sim.settle();
+      return;
+    }
+    case 'wait': {
+      let last: Awaited<ReturnType<typeof evaluate>> | undefined;
+      const r = await tb.sim.runUntil(async () => {
+        last = await evaluate(world, step.checks);
+        return last.ok;
+      }, step.timeoutMs);
+      res.detail.push(...verdictLines(last?.results ?? []));
+      if (!r.ok) throw new Error(`timed out after ${step.timeoutMs / 1000}s of virtual time: ${last?.results.filter((x) => !x.res.ok).map((x) => `${x.check.type}: ${x.res.detail}`).join('; ')}`);
+      return;
+    }
+    case 'expect': {
+      await tb.sim.settle();
+      const r = await evaluate(world, step.checks);
+      res.detail.push(...verdictLines(r.results));
+      if (!r.ok) throw new Error(r.results.filter((x) => !x.res.ok).map((x) => `${x.check.type}: ${x.res.detail}`).join('; '));
+      return;
+    }
+    case 'write': {
+      for (const hostname of step.hostnames) {
+        const content = step.content.replaceAll('{hostname}', hostname);
+        const mounts = world.guests.mounts(hostname);
+        if (mounts.length === 0) throw new InputError(`no running node with hostname "${hostname}" to write to`, scenario.file, step.line, 'write.hostnames');
+        world.guests.writeFile(hostname, step.path, content);
+        const mount = mounts.filter((m) => step.path === m.mountPath || step.path.startsWith(m.mountPath.endsWith('/') ? m.mountPath : m.mountPath + '/')).sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+        if (!mount) throw new Error(`node ${hostname} has no mount for ${step.path}`);
+        world.markers.push({ hostname, path: step.path, content, volumeId: mount.volumeId, persistent: mount.persistent, mountPath: mount.mountPath });
+        res.detail.push(`${hostname}:${step.path} on ${mount.persistent ? 'persistent' : 'ephemeral'} volume ${mount.volumeId}`);
+      }
+      return;
+    }
+    case 'advance':
+      await tb.sim.advance(step.ms);
+      return;
+  }
+}

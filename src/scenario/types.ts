@@ -1,0 +1,70 @@
+/** The scenario language (YAML). See docs/scenarios.md for the reference. */
+
+export interface CheckSpec {
+  /** Check type, e.g. "machines", "nodes", "persistentDisks". */
+  type: string;
+  params: Record<string, unknown>;
+  /** Where it was written, for messages. */
+  line: number;
+}
+
+interface StepBase {
+  index: number;
+  name?: string;
+  line: number;
+  /** SPEC rule IDs this step exercises. */
+  rules?: string[];
+}
+
+export interface ApplyStep extends StepBase {
+  kind: 'apply';
+  /** Manifest files, resolved relative to the scenario file. */
+  files: string[];
+  /** Inline manifests (objects). */
+  inline: unknown[];
+  /** When set, the apply must be rejected and the error must contain this text (e.g. a rule ID). */
+  expectError?: string;
+}
+
+export interface KubectlStep extends StepBase {
+  kind: 'kubectl';
+  command: string;
+  /** Substrings that must appear in the command's output. */
+  expectOutput?: string[];
+  expectError?: string;
+}
+
+export interface WaitStep extends StepBase {
+  kind: 'wait';
+  checks: CheckSpec[];
+  timeoutMs: number;
+}
+
+export interface ExpectStep extends StepBase {
+  kind: 'expect';
+  checks: CheckSpec[];
+}
+
+export interface WriteStep extends StepBase {
+  kind: 'write';
+  hostnames: string[];
+  path: string;
+  /** Content; "{hostname}" is replaced by each hostname. */
+  content: string;
+}
+
+export interface AdvanceStep extends StepBase {
+  kind: 'advance';
+  ms: number;
+}
+
+export type Step = ApplyStep | KubectlStep | WaitStep | ExpectStep | WriteStep | AdvanceStep;
+
+export interface Scenario {
+  file: string;
+  name: string;
+  description: string;
+  rules: string[];
+  seed: number;
+  steps: Step[];
+}
