@@ -57,7 +57,11 @@ function parseFlags(args: string[]): Flags {
   };
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    const [name, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    // pflag accepts --flag=value and, for shorthands, -p=value.
+    const [name, inline] =
+      a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]
+      : /^-[a-zA-Z]=/.test(a) ? [a.slice(0, 2), a.slice(3)]
+      : [a, undefined];
     const val = (): string => {
       if (inline !== undefined) return inline;
       const v = take(i, name);
@@ -164,9 +168,10 @@ export function jsonpath(template: string, obj: unknown): string {
       continue;
     }
     let vals: unknown[] = [obj];
-    for (const seg of expr.replace(/^\./, '').split(/\.(?![^[]*\])/).filter(Boolean)) {
+    // Segments split on unescaped dots ("cpaas\\.io/kube-ovn-version" is one key).
+    for (const seg of expr.replace(/^\./, '').split(/(?<!\\)\.(?![^[]*\])/).filter(Boolean)) {
       const mm = /^([^[]*)(?:\[(\d+|\*)\])?$/.exec(seg);
-      const key = mm?.[1] ?? seg;
+      const key = (mm?.[1] ?? seg).replace(/\\\./g, '.');
       const idx = mm?.[2];
       vals = vals.flatMap((v) => {
         if (typeof v !== 'object' || v === null) return [];

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { jsonpath, runKubectl, tokenize } from '../../src/kubectl/index.js';
+import { createEmbeddedEnv } from '../../src/testbed/embedded.js';
+
+describe('tokenize', () => {
+  it('handles the quoting and line continuations of the documents', () => {
+    const cmd = `kubectl patch machinedeployment demo-md-0 -n cpaas-system \\\n     --type='json' -p='[{"op": "replace", "path": "/spec/replicas", "value": 4}]'`;
+    expect(tokenize(cmd)).toEqual(['kubectl', 'patch', 'machinedeployment', 'demo-md-0', '-n', 'cpaas-system', '--type=json', '-p=[{"op": "replace", "path": "/spec/replicas", "value": 4}]']);
+    expect(tokenize(`kubectl get x -o jsonpath='Installed: {.a}{"\\n"}'`)).toEqual(['kubectl', 'get', 'x', '-o', 'jsonpath=Installed: {.a}{"\\n"}']);
+    expect(() => tokenize("kubectl get 'x")).toThrow(/unterminated/);
+  });
+});
+
+describe('jsonpath', () => {
+  it('evaluates the subset the documents use', () => {
+    const o = { status: { charts: { a: { installedRevision: 'v1', phase: 'Success' } } } };
+    expect(jsonpath('Installed: {.status.charts.*.installedRevision}{"\\n"}Phase: {.status.charts.*.phase}{"\\n"}', o)).toBe('Installed: v1\nPhase: Success\n');
+  });
+});
+
+describe('runKubectl', () => {
+  it('patches with --type json and merge, annotates with --overwrite, and reports errors like kubectl', async () => {
+    const env = createEmbeddedEnv({ seed: 1 });
+    await env.mgmt.create({ apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'MachineDeployment', metadata: { name: 'md', namespace: 'cpaas-system' }, spec: { clusterName: 'c', replicas: 3, template: { spec: { version: 'v1.31.6' } } } });
+    await env.mgmt.create({ apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'Cluster', metadata: { name: 'c', namespace: 'cpaas-system', annotations: { 'cpaas.io/kube-ovn-version': 'v1' } }, spec: {} });
+    const kenv = { mgmt: env.mgmt, workloads: env.workloads, clock: env.clock, logs: () => '', cwd: '.' };
+    const r1 = await runKubectl(`kubectl patch machinedeployment md -n cpaas-system --type='json' -p='[{"op": "replace", "path": "/spec/replicas", "value": 4}]'`, kenv);
+    expect(r1).toMatchObject({ code: 0, stdout: 'machinedeployment.cluster.x-k8s.io/md patched\n' });
+    const r2 = await runKubectl(`kubectl patch machinedeployment md -n cpaas-system --type='merge' -p='{"spec":{"template":{"spec":{"version":"v1.32.3"}}}}'`, kenv);
+    expect(r2.code).toBe(0);
+    const md = await env.mgmt.get<{ apiVersion: string; kind: string; metadata: { name: string }; spec: { replicas: number; template: { spec: { version: string } } } }>({ kind: 'MachineDeployment', namespace: 'cpaas-system', name: 'md' });
+    expect(md?.spec.replicas).toBe(4);
+    expect(md?.spec.template.spec.version).toBe('v1.32.3');
+    const noOverwrite = await runKubectl('kubectl annotate cluster c -n cpaas-system cpaas.io/kube-ovn-version=v2', kenv);
+    expect(noOverwrite.code).toBe(1);
+    expect(noOverwrite.stderr).toContain('--overwrite is false');
+    expect((await runKubectl('kubectl annotate cluster c -n cpaas-system cpaas.io/kube-ovn-version=v2 --overwrite', kenv)).code).toBe(0);
+    const got = await runKubectl(`kubectl get cluster c -n cpaas-system -o jsonpath='{.metadata.annotations.cpaas\\.io/kube-ovn-version}'`, kenv);
+    expect(got).toMatchObject({ code: 0, stdout: 'v2' });
+    const table = await runKubectl('kubectl get machinedeployment -n cpaas-system', kenv);
+    expect(table.stdout.split('\n')[0]).toMatch(/^NAME\s+CLUSTER\s+REPLICAS\s+READY\s+UPDATED\s+UNAVAILABLE\s+PHASE\s+AGE\s+VERSION$/);
+    const nf = await runKubectl('kubectl get machine nope -n cpaas-system', kenv);
+    expect(nf).toMatchObject({ code: 1 });
+    expect(nf.stderr).toContain('Error from server (NotFound): machines.cluster.x-k8s.io "nope" not found');
+  });
+});
