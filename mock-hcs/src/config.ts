@@ -1,0 +1,135 @@
+/**
+ * Static description of the fake cloud: projects and their AK/SK, AZs,
+ * flavors, images, VPCs/subnets and the durations of asynchronous work.
+ */
+export interface ProjectConfig {
+  id: string;
+  name: string;
+  region: string;
+  ak: string;
+  sk: string;
+}
+
+export interface FlavorConfig {
+  id: string;
+  name: string;
+  vcpus: number;
+  ramMiB: number;
+  /** AZs where the flavor is sold; omitted = every AZ (TPL-2). */
+  availabilityZones?: string[];
+}
+
+export interface ImageConfig {
+  id: string;
+  name: string;
+  /** Kubernetes version baked into the image (BOOT-4, HCS-4). */
+  kubernetesVersion: string;
+  status?: 'active' | 'queued';
+}
+
+export interface VpcConfig {
+  id: string;
+  name: string;
+  cidr: string;
+}
+
+export interface SubnetConfig {
+  id: string;
+  name: string;
+  cidr: string;
+  gateway_ip: string;
+  vpc_id: string;
+  neutron_subnet_id: string;
+  neutron_network_id: string;
+  availability_zone?: string;
+}
+
+export interface TimingConfig {
+  serverBuildMs: number;
+  serverDeleteMs: number;
+  volumeCreateMs: number;
+  volumeAttachMs: number;
+  volumeDetachMs: number;
+  volumeDeleteMs: number;
+  /** 0..1: each duration is drawn uniformly from base * [1 - jitter, 1 + jitter] with the seeded Rng. */
+  jitter: number;
+}
+
+export interface CloudConfig {
+  projects: ProjectConfig[];
+  availabilityZones: string[];
+  flavors: FlavorConfig[];
+  images: ImageConfig[];
+  vpcs: VpcConfig[];
+  subnets: SubnetConfig[];
+  timings: TimingConfig;
+  /** EVS volume types accepted by ECS/EVS (optional extension; default SATA, SAS, SSD, GPSSD, ESSD). */
+  volumeTypes?: string[];
+}
+
+export const DEFAULT_VOLUME_TYPES = ['SATA', 'SAS', 'SSD', 'GPSSD', 'ESSD'];
+
+/** The default cloud: one project "testbed", two AZs, three images (K8s 1.30/1.31/1.32), one VPC with two subnets. */
+export function defaultCloudConfig(): CloudConfig {
+  const vpcId = '3d6c4f0e-5b1a-4c8e-9f2d-7a1b2c3d4e5f';
+  return {
+    projects: [
+      {
+        id: '0a1b2c3d4e5f40718293a4b5c6d7e8f9',
+        name: 'testbed',
+        region: 'hcs-region-1',
+        ak: 'TESTBEDAK0000000000001',
+        sk: 'testbed-secret-key-0000000000000000000001',
+      },
+      {
+        id: 'f9e8d7c6b5a449382716059483726150',
+        name: 'other-tenant',
+        region: 'hcs-region-1',
+        ak: 'OTHERAK00000000000002',
+        sk: 'other-secret-key-0000000000000000000002',
+      },
+    ],
+    availabilityZones: ['az1', 'az2'],
+    flavors: [
+      { id: 's6.large.2', name: 's6.large.2', vcpus: 2, ramMiB: 4096 },
+      { id: 's6.xlarge.2', name: 's6.xlarge.2', vcpus: 4, ramMiB: 8192 },
+      { id: 's6.2xlarge.2', name: 's6.2xlarge.2', vcpus: 8, ramMiB: 16384 },
+      { id: 'c6.4xlarge.4', name: 'c6.4xlarge.4', vcpus: 16, ramMiB: 65536, availabilityZones: ['az1'] },
+    ],
+    images: [
+      { id: '6b1e2a4c-30a0-4a6f-8d3e-1f0000000130', name: 'alauda-os-v4.0-k8s-v1.30.10', kubernetesVersion: 'v1.30.10' },
+      { id: '6b1e2a4c-31a0-4a6f-8d3e-1f0000000131', name: 'alauda-os-v4.1-k8s-v1.31.6', kubernetesVersion: 'v1.31.6' },
+      { id: '6b1e2a4c-32a0-4a6f-8d3e-1f0000000132', name: 'alauda-os-v4.2-k8s-v1.32.3', kubernetesVersion: 'v1.32.3' },
+    ],
+    vpcs: [{ id: vpcId, name: 'testbed-vpc', cidr: '192.168.0.0/16' }],
+    subnets: [
+      {
+        id: '8a1f0c2e-1b1a-4c8e-9f2d-000000000001',
+        name: 'cp-subnet',
+        cidr: '192.168.1.0/24',
+        gateway_ip: '192.168.1.1',
+        vpc_id: vpcId,
+        neutron_subnet_id: '5c2e9d1a-1b1a-4c8e-9f2d-000000000001',
+        neutron_network_id: '8a1f0c2e-1b1a-4c8e-9f2d-000000000001',
+      },
+      {
+        id: '8a1f0c2e-1b1a-4c8e-9f2d-000000000010',
+        name: 'worker-subnet',
+        cidr: '192.168.10.0/24',
+        gateway_ip: '192.168.10.1',
+        vpc_id: vpcId,
+        neutron_subnet_id: '5c2e9d1a-1b1a-4c8e-9f2d-000000000010',
+        neutron_network_id: '8a1f0c2e-1b1a-4c8e-9f2d-000000000010',
+      },
+    ],
+    timings: {
+      serverBuildMs: 60_000,
+      serverDeleteMs: 20_000,
+      volumeCreateMs: 5_000,
+      volumeAttachMs: 5_000,
+      volumeDetachMs: 5_000,
+      volumeDeleteMs: 5_000,
+      jitter: 0.2,
+    },
+  };
+}

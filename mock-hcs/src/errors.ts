@@ -1,0 +1,54 @@
+/**
+ * Errors of the fake cloud, rendered as `{"error":{"code","message"}}`.
+ *
+ * The codes follow the real services' naming (Ecs.NNNN, EVS.NNNN, APIGW.NNNN).
+ * Ecs.0005/Ecs.0114/APIGW.0101/APIGW.0301 are documented codes; the others are
+ * plausible stand-ins, listed in mock-hcs/README.md, so clients must not rely
+ * on more than `code` prefix + HTTP status.
+ */
+export class CloudError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    /** SPEC rule IDs this refusal relates to (for the event log). */
+    readonly rules: string[] = [],
+  ) {
+    super(message);
+    this.name = 'CloudError';
+  }
+}
+
+export const Codes = {
+  ecsBadRequest: 'Ecs.0005',
+  ecsMalformed: 'Ecs.0000',
+  ecsForbidden: 'Ecs.0003',
+  ecsIpInUse: 'Ecs.0010',
+  ecsNoFreeIp: 'Ecs.0013',
+  ecsSubnetNotFound: 'Ecs.0020',
+  ecsVpcNotFound: 'Ecs.0021',
+  ecsFlavorUnavailable: 'Ecs.0023',
+  ecsImageNotFound: 'Ecs.0031',
+  ecsIpOutsideSubnet: 'Ecs.0039',
+  ecsJobNotFound: 'Ecs.0045',
+  ecsVolumeInUse: 'Ecs.0057',
+  ecsVolumeNotAttached: 'Ecs.0060',
+  ecsAzMismatch: 'Ecs.0062',
+  ecsDeviceInUse: 'Ecs.0063',
+  ecsServerState: 'Ecs.0100',
+  ecsVolumeNotAvailable: 'Ecs.0103',
+  ecsVolumeNotFound: 'Ecs.0104',
+  ecsServerNotFound: 'Ecs.0114',
+  evsBadRequest: 'EVS.5400',
+  evsNotFound: 'EVS.5404',
+  evsInUse: 'EVS.1046',
+  vpcNotFound: 'VPC.0202',
+  imsBadRequest: 'IMG.0001',
+  apiNotFound: 'APIGW.0101',
+  authFailed: 'APIGW.0301',
+  internal: 'Ecs.0002',
+} as const;
+
+export function errorBody(code: string, message: string): { error: { code: string; message: string } } {
+  return { error: { code, message } };
+}

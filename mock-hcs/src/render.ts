@@ -1,0 +1,243 @@
+/** Wire renderings of the fake cloud's records (snake_case, as the real APIs return them). */
+import { rfc3339 } from '../../src/core/index.js';
+import type { CloudEngine } from './cloud.js';
+import type { ImageConfig, SubnetConfig, FlavorConfig } from './config.js';
+import type { JobRec, ServerRec, SubJobRec, VolumeRec } from './state.js';
+
+/** Job times as ECS returns them: RFC 3339 with milliseconds. */
+function jobTime(ms: number | undefined): string | undefined {
+  return ms === undefined ? undefined : new Date(ms).toISOString();
+}
+
+const VM_STATE: Record<string, string> = { BUILD: 'building', ACTIVE: 'active', SHUTOFF: 'stopped', ERROR: 'error' };
+const POWER_STATE: Record<string, number> = { BUILD: 0, ACTIVE: 1, SHUTOFF: 4, ERROR: 0 };
+
+export function renderServer(e: CloudEngine, s: ServerRec): Record<string, unknown> {
+  const flavor = e.flavors.get(s.flavorId);
+  const image = e.images.get(s.imageId);
+  const addresses: Record<string, unknown[]> = {};
+  s.nics.forEach((n, i) => {
+    (addresses[s.vpcId] ??= []).push({
+      version: '4',
+      addr: n.ip,
+      'OS-EXT-IPS:type': 'fixed',
+      'OS-EXT-IPS-MAC:mac_addr': n.mac,
+      'OS-EXT-IPS:port_id': n.portId,
+      primary: i === 0,
+    });
+  });
+  return {
+    id: s.id,
+    name: s.name,
+    status: s.status,
+    addresses,
+    flavor: {
+      id: s.flavorId,
+      name: flavor?.name ?? s.flavorId,
+      vcpus: String(flavor?.vcpus ?? 0),
+      ram: String(flavor?.ramMiB ?? 0),
+      disk: '0',
+      gpus: [],
+      asic_accelerators: [],
+    },
+    image: { id: s.imageId },
+    'os-extended-volumes:volumes_attached': s.volumes.map((v) => ({
+      id: v.volumeId,
+      device: v.device,
+      delete_on_termination: String(v.deleteOnTermination || v.bootIndex === 0),
+      ...(v.bootIndex !== undefined ? { bootIndex: String(v.bootIndex) } : {}),
+    })),
+    'OS-EXT-AZ:availability_zone': s.az,
+    'OS-EXT-STS:vm_state': VM_STATE[s.status] ?? 'error',
+    'OS-EXT-STS:task_state': s.taskState,
+    'OS-EXT-STS:power_state': POWER_STATE[s.status] ?? 0,
+    'OS-EXT-SRV-ATTR:hostname': s.name,
+    'OS-EXT-SRV-ATTR:instance_name': s.instanceName,
+    'OS-EXT-SRV-ATTR:host': `hcs-host-${s.hostId.slice(0, 6)}`,
+    'OS-EXT-SRV-ATTR:hypervisor_hostname': `hcs-host-${s.hostId.slice(0, 6)}`,
+    'OS-EXT-SRV-ATTR:root_device_name': '/dev/vda',
+    'OS-EXT-SRV-ATTR:reservation_id': '',
+    'OS-SRV-USG:launched_at': s.launchedAt !== undefined ? new Date(s.launchedAt).toISOString().replace('Z', '') : '',
+    'OS-SRV-USG:terminated_at': '',
+    'OS-DCF:diskConfig': 'MANUAL',
+    metadata: {
+      ...s.metadata,
+      image_name: image?.name ?? '',
+      os_type: 'Linux',
+      vpc_id: s.vpcId,
+      charging_mode: '0',
+      'metering.image_id': s.imageId,
+      'metering.imagetype': 'private',
+    },
+    tags: s.tags.map((t) => `${t.key}=${t.value}`),
+    sys_tags: [],
+    created: rfc3339(s.created),
+    updated: rfc3339(s.updated),
+    tenant_id: s.projectId,
+    user_id: '',
+    hostId: s.hostId,
+    host_status: 'UP',
+    key_name: null,
+    security_groups: [{ name: 'default', id: '' }],
+    accessIPv4: '',
+    accessIPv6: '',
+    progress: s.status === 'BUILD' ? 0 : 100,
+    locked: false,
+    config_drive: '',
+    description: '',
+    enterprise_project_id: '0',
+    'os:scheduler_hints': {},
+  };
+}
+
+export function renderSubJob(j: SubJobRec): Record<string, unknown> {
+  return {
+    status: j.status,
+    entities: { ...j.entities },
+    job_id: j.job_id,
+    job_type: j.job_type,
+    begin_time: jobTime(j.begin_time),
+    end_time: jobTime(j.end_time) ?? '',
+    ...(j.error_code ? { error_code: j.error_code, fail_reason: j.fail_reason } : {}),
+  };
+}
+
+export function renderJob(j: JobRec, now: number): Record<string, unknown> {
+  // A job is INIT only until the cloud picked it up (any later instant): then RUNNING.
+  const status = j.status === 'INIT' && now > j.begin_time ? 'RUNNING' : j.status;
+  const entities: Record<string, unknown> = { ...j.entities };
+  if (j.sub_jobs) entities.sub_jobs = j.sub_jobs.map(renderSubJob);
+  return {
+    status,
+    entities,
+    job_id: j.job_id,
+    job_type: j.job_type,
+    begin_time: jobTime(j.begin_time),
+    end_time: jobTime(j.end_time) ?? '',
+    error_code: j.error_code ?? null,
+    fail_reason: j.fail_reason ?? null,
+  };
+}
+
+export function renderVolume(v: VolumeRec, endpoint = ''): Record<string, unknown> {
+  const attachments = v.attachment
+    ? [
+        {
+          server_id: v.attachment.serverId,
+          attachment_id: v.attachment.attachmentId,
+          attached_at: new Date(v.attachment.attachedAt).toISOString().replace('Z', '000'),
+          host_name: null,
+          volume_id: v.id,
+          device: v.attachment.device,
+          id: v.id,
+        },
+      ]
+    : [];
+  return {
+    id: v.id,
+    name: v.name,
+    size: v.size,
+    status: v.status,
+    volume_type: v.volumeType,
+    availability_zone: v.az,
+    attachments,
+    metadata: { ...v.metadata },
+    created_at: new Date(v.createdAt).toISOString().replace('Z', '000'),
+    updated_at: new Date(v.updatedAt).toISOString().replace('Z', '000'),
+    multiattach: false,
+    shareable: 'false',
+    bootable: String(v.bootable),
+    encrypted: false,
+    description: '',
+    'os-vol-tenant-attr:tenant_id': v.projectId,
+    'os-vol-host-attr:host': '',
+    replication_status: 'disabled',
+    consistencygroup_id: null,
+    source_volid: null,
+    snapshot_id: null,
+    user_id: '',
+    links: [{ href: `${endpoint}/v2/${v.projectId}/os-vendor-volumes/${v.id}`, rel: 'self' }],
+    ...(v.imageId ? { volume_image_metadata: { image_id: v.imageId } } : {}),
+  };
+}
+
+export function renderFlavor(f: FlavorConfig, azs: string[]): Record<string, unknown> {
+  const offered = f.availabilityZones ?? azs;
+  return {
+    id: f.id,
+    name: f.name,
+    vcpus: String(f.vcpus),
+    ram: f.ramMiB,
+    disk: '0',
+    swap: '',
+    links: [],
+    'OS-FLV-EXT-DATA:ephemeral': 0,
+    'OS-FLV-DISABLED:disabled': false,
+    rxtx_factor: 1,
+    rxtx_quota: null,
+    rxtx_cap: null,
+    'os-flavor-access:is_public': true,
+    os_extra_specs: {
+      'ecs:performancetype': 'normal',
+      'cond:operation:status': 'normal',
+      'cond:operation:az': offered.map((a) => `${a}(normal)`).join(','),
+    },
+  };
+}
+
+export function renderImage(i: ImageConfig, createdMs: number): Record<string, unknown> {
+  return {
+    id: i.id,
+    name: i.name,
+    status: i.status ?? 'active',
+    visibility: 'private',
+    protected: false,
+    container_format: 'bare',
+    disk_format: 'zvhd2',
+    min_disk: 40,
+    min_ram: 0,
+    size: 0,
+    __os_version: `Alauda OS (Kubernetes ${i.kubernetesVersion}) 64bit`,
+    __os_type: 'Linux',
+    __os_bit: '64',
+    __platform: 'Other',
+    __imagetype: 'private',
+    __image_source_type: 'uds',
+    __isregistered: 'true',
+    __support_kvm: 'true',
+    virtual_env_type: 'FusionCompute',
+    // Extension of this fake cloud: the Kubernetes version baked into the image (HCS-4, BOOT-4).
+    __support_kubernetes_version: i.kubernetesVersion,
+    tags: [],
+    created_at: rfc3339(createdMs),
+    updated_at: rfc3339(createdMs),
+    self: `/v2/images/${i.id}`,
+    file: `/v2/images/${i.id}/file`,
+    schema: '/v2/schemas/image',
+  };
+}
+
+export function renderSubnet(s: SubnetConfig, projectId: string, createdMs: number): Record<string, unknown> {
+  return {
+    id: s.id,
+    name: s.name,
+    description: '',
+    cidr: s.cidr,
+    gateway_ip: s.gateway_ip,
+    ipv6_enable: false,
+    dhcp_enable: true,
+    primary_dns: '100.125.1.250',
+    secondary_dns: '100.125.21.250',
+    dnsList: ['100.125.1.250', '100.125.21.250'],
+    availability_zone: s.availability_zone ?? '',
+    vpc_id: s.vpc_id,
+    status: 'ACTIVE',
+    neutron_network_id: s.neutron_network_id,
+    neutron_subnet_id: s.neutron_subnet_id,
+    extra_dhcp_opts: [],
+    scope: 'center',
+    tenant_id: projectId,
+    created_at: rfc3339(createdMs),
+    updated_at: rfc3339(createdMs),
+  };
+}

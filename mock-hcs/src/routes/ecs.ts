@@ -1,0 +1,132 @@
+/** ECS: servers, jobs, flavors, volume attach/detach (paths as in @huaweicloud/huaweicloud-sdk-ecs EcsClient). */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { CloudEngine } from '../cloud.js';
+import { CloudError, Codes } from '../errors.js';
+import { q } from '../http.js';
+import { renderFlavor, renderJob, renderServer } from '../render.js';
+import type { ServerRec } from '../state.js';
+import type { Clock } from '../../../src/core/index.js';
+
+type P = { project_id: string; server_id?: string; volume_id?: string; job_id?: string };
+
+export function ecsRoutes(engine: CloudEngine, clock: Clock) {
+  return async (app: FastifyInstance): Promise<void> => {
+    const create = async (req: FastifyRequest) => {
+      const token = req.headers['x-client-token'];
+      return engine.createServers(req.hcs.projectId, req.hcs.json, typeof token === 'string' && token.length > 0 ? token : undefined);
+    };
+    app.post('/v1.1/:project_id/cloudservers', create);
+    app.post('/v1/:project_id/cloudservers', create);
+
+    app.get('/v1/:project_id/jobs/:job_id', async (req) => {
+      const { job_id } = req.params as P;
+      const job = engine.job(req.hcs.projectId, job_id!);
+      if (!job) throw new CloudError(404, Codes.ecsJobNotFound, `Job ${job_id} could not be found.`);
+      return renderJob(job, clock.now());
+    });
+
+    app.get('/v1/:project_id/cloudservers/detail', async (req) => {
+      const limit = intParam(q(req, 'limit'), 'limit', 25, 1, 1000);
+      // ECS offset is a page number starting at 1 (0 behaves as 1), not an item offset.
+      const page = Math.max(1, intParam(q(req, 'offset'), 'offset', 1, 0, 1_000_000));
+      const matches = filterServers(engine.serversOf(req.hcs.projectId), {
+        name: q(req, 'name'),
+        status: q(req, 'status'),
+        tags: q(req, 'tags'),
+        notTags: q(req, 'not-tags'),
+        flavor: q(req, 'flavor'),
+        ip: q(req, 'ip'),
+        ipEq: q(req, 'ip_eq'),
+        serverId: q(req, 'server_id'),
+      });
+      const slice = matches.slice((page - 1) * limit, page * limit);
+      return { count: matches.length, servers: slice.map((s) => renderServer(engine, s)) };
+    });
+
+    app.get('/v1/:project_id/cloudservers/flavors', async (req) => {
+      const az = q(req, 'availability_zone');
+      const azs = engine.config.availabilityZones;
+      if (az !== undefined && !azs.includes(az)) {
+        throw new CloudError(400, Codes.ecsBadRequest, `Invalid request parameter availability_zone: "${az}" is not an availability zone (valid: ${azs.join(', ')})`, ['TPL-2']);
+      }
+      const flavors = engine.config.flavors.filter((f) => az === undefined || engine.flavorOffered(f, az));
+      return { flavors: flavors.map((f) => renderFlavor(f, azs)) };
+    });
+
+    app.get('/v1/:project_id/cloudservers/:server_id', async (req) => {
+      const { server_id } = req.params as P;
+      const s = engine.serverRec(req.hcs.projectId, server_id!);
+      if (!s) throw new CloudError(404, Codes.ecsServerNotFound, `Instance[${server_id}] could not be found.`);
+      return { server: renderServer(engine, s) };
+    });
+
+    app.post('/v1/:project_id/cloudservers/delete', async (req) => engine.deleteServers(req.hcs.projectId, req.hcs.json));
+
+    app.post('/v1/:project_id/cloudservers/:server_id/attachvolume', async (req) => {
+      const { server_id } = req.params as P;
+      return engine.attachVolume(req.hcs.projectId, server_id!, req.hcs.json);
+    });
+
+    app.delete('/v1/:project_id/cloudservers/:server_id/detachvolume/:volume_id', async (req) => {
+      const { server_id, volume_id } = req.params as P;
+      return engine.detachVolume(req.hcs.projectId, server_id!, volume_id!);
+    });
+  };
+}
+
+export function intParam(v: string | undefined, name: string, dflt: number, min: number, max: number, code: string = Codes.ecsBadRequest): number {
+  if (v === undefined || v === '') return dflt;
+  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+    throw new CloudError(400, code, `Invalid request parameter ${name}: must be an integer between ${min} and ${max}`);
+  }
+  return Number(v);
+}
+
+interface ServerFilter {
+  name?: string;
+  status?: string;
+  tags?: string;
+  notTags?: string;
+  flavor?: string;
+  ip?: string;
+  ipEq?: string;
+  serverId?: string;
+}
+
+/** Real ECS `name` is a fuzzy match: a substring match where "." matches any single character. */
+export function fuzzyName(pattern: string): RegExp {
+  const escaped = pattern.replace(/[\\^$*+?()[\]{}|/-]/g, '\\$&').replace(/\./g, '[^\\n\\r]');
+  return new RegExp(escaped);
+}
+
+function parseTagFilter(s: string): { key: string; value?: string }[] {
+  return s
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean)
+    .map((t) => {
+      const i = t.indexOf('=');
+      return i < 0 ? { key: t } : { key: t.slice(0, i), value: t.slice(i + 1) };
+    });
+}
+
+function hasTag(s: ServerRec, t: { key: string; value?: string }): boolean {
+  return s.tags.some((x) => x.key === t.key && (t.value === undefined || x.value === t.value));
+}
+
+export function filterServers(list: ServerRec[], f: ServerFilter): ServerRec[] {
+  const re = f.name !== undefined && f.name !== '' ? fuzzyName(f.name) : undefined;
+  const tags = f.tags ? parseTagFilter(f.tags) : [];
+  const notTags = f.notTags ? parseTagFilter(f.notTags) : [];
+  return list.filter(
+    (s) =>
+      (!re || re.test(s.name)) &&
+      (!f.status || s.status === f.status) &&
+      (!f.flavor || s.flavorId === f.flavor) &&
+      (!f.serverId || s.id === f.serverId) &&
+      (!f.ip || s.nics.some((n) => n.ip.includes(f.ip!))) &&
+      (!f.ipEq || s.nics.some((n) => n.ip === f.ipEq)) &&
+      tags.every((t) => hasTag(s, t)) &&
+      !notTags.some((t) => hasTag(s, t)),
+  );
+}

@@ -1,0 +1,55 @@
+/** EVS: cloud volumes (POST /v2.1/{project_id}/cloudvolumes, GET/DELETE /v2/{project_id}/cloudvolumes/...). */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { CloudEngine } from '../cloud.js';
+import { CloudError, Codes } from '../errors.js';
+import { q } from '../http.js';
+import { renderVolume } from '../render.js';
+import { intParam } from './ecs.js';
+
+type P = { project_id: string; volume_id?: string };
+
+export function evsRoutes(engine: CloudEngine) {
+  return async (app: FastifyInstance): Promise<void> => {
+    const create = async (req: FastifyRequest) => engine.createVolume(req.hcs.projectId, req.hcs.json);
+    app.post('/v2.1/:project_id/cloudvolumes', create);
+    app.post('/v2/:project_id/cloudvolumes', create);
+
+    app.get('/v2/:project_id/cloudvolumes/detail', async (req) => {
+      const limit = intParam(q(req, 'limit'), 'limit', 1000, 1, 1000, Codes.evsBadRequest);
+      const offset = intParam(q(req, 'offset'), 'offset', 0, 0, 1_000_000, Codes.evsBadRequest);
+      const name = q(req, 'name');
+      const status = q(req, 'status');
+      const az = q(req, 'availability_zone');
+      const metaText = q(req, 'metadata');
+      let meta: Record<string, unknown> = {};
+      if (metaText) {
+        try {
+          const parsed: unknown = JSON.parse(metaText);
+          if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
+          meta = parsed as Record<string, unknown>;
+        } catch {
+          throw new CloudError(400, Codes.evsBadRequest, `Invalid request parameter metadata: must be a JSON object such as {"key":"value"}`);
+        }
+      }
+      const metaPairs = Object.entries(meta).map(([k, v]) => [k, String(v)] as const);
+      const matches = engine
+        .volumesOf(req.hcs.projectId)
+        // EVS `name` is a fuzzy (substring) match, like ECS: callers must check the exact name themselves.
+        .filter((v) => (!name || v.name.includes(name)) && (!status || v.status === status) && (!az || v.az === az))
+        .filter((v) => metaPairs.every(([k, val]) => v.metadata[k] === val));
+      return { count: matches.length, volumes: matches.slice(offset, offset + limit).map((v) => renderVolume(v)) };
+    });
+
+    app.get('/v2/:project_id/cloudvolumes/:volume_id', async (req) => {
+      const { volume_id } = req.params as P;
+      const v = engine.volumeRec(req.hcs.projectId, volume_id!);
+      if (!v) throw new CloudError(404, Codes.evsNotFound, `Volume ${volume_id} could not be found.`);
+      return { volume: renderVolume(v) };
+    });
+
+    app.delete('/v2/:project_id/cloudvolumes/:volume_id', async (req) => {
+      const { volume_id } = req.params as P;
+      return engine.deleteVolume(req.hcs.projectId, volume_id!);
+    });
+  };
+}

@@ -1,0 +1,70 @@
+/** How the HCS client reaches the cloud: in-process (fastify inject) or real HTTP (fetch). */
+import type { FastifyInstance } from 'fastify';
+
+export interface HttpRequest {
+  method: string;
+  /** Path with query string, e.g. "/v1/{project}/cloudservers/detail?limit=25". */
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface HcsTransport {
+  send(req: HttpRequest): Promise<HttpResponse>;
+  /** Host (and port) the transport talks to, used for the signed host header when the client has none configured. */
+  readonly host?: string;
+}
+
+function flattenHeaders(h: Record<string, string | string[] | number | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) {
+    if (v === undefined) continue;
+    out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
+  }
+  return out;
+}
+
+/** In-process transport through `app.inject()` (no sockets). */
+export function injectTransport(app: FastifyInstance): HcsTransport {
+  return {
+    host: 'mock-hcs.local',
+    async send(req) {
+      const res = await app.inject({
+        method: req.method as 'GET',
+        url: req.path,
+        headers: req.headers,
+        ...(req.body !== undefined ? { payload: req.body } : {}),
+      });
+      return { status: res.statusCode, headers: flattenHeaders(res.headers), body: res.body };
+    },
+  };
+}
+
+/** Real HTTP through the global fetch. `endpoint` like "http://127.0.0.1:8443" (no trailing path). */
+export function fetchTransport(endpoint: string): HcsTransport {
+  const base = endpoint.replace(/\/+$/, '');
+  return {
+    host: new URL(base).host,
+    async send(req) {
+      const headers = { ...req.headers };
+      // fetch derives Host from the URL; it equals the signed host (see `host` above).
+      delete headers['host'];
+      const res = await fetch(base + req.path, {
+        method: req.method,
+        headers,
+        ...(req.body !== undefined ? { body: req.body } : {}),
+      });
+      const out: Record<string, string> = {};
+      res.headers.forEach((v, k) => {
+        out[k] = v;
+      });
+      return { status: res.status, headers: out, body: await res.text() };
+    },
+  };
+}

@@ -1,0 +1,195 @@
+/**
+ * Wire types of the HCS APIs the provider uses, with the field names exactly
+ * as they appear on the wire (snake_case and the OS-EXT-* extension keys).
+ * Only the fields the provider reads are required; the clouds send more.
+ */
+
+export type JobStatus = 'INIT' | 'RUNNING' | 'SUCCESS' | 'FAIL';
+
+export interface SubJob {
+  status: JobStatus;
+  entities: { server_id?: string; volume_id?: string; nic_id?: string; errorcode_message?: string };
+  job_id: string;
+  job_type: string;
+  begin_time?: string;
+  end_time?: string;
+  error_code?: string | null;
+  fail_reason?: string | null;
+}
+
+export interface Job {
+  status: JobStatus;
+  entities: {
+    sub_jobs_total?: number;
+    sub_jobs?: SubJob[];
+    server_id?: string;
+    volume_id?: string;
+    volume_ids?: string[];
+    [k: string]: unknown;
+  };
+  job_id: string;
+  job_type: string;
+  begin_time?: string;
+  end_time?: string;
+  error_code?: string | null;
+  fail_reason?: string | null;
+}
+
+export interface ServerAddress {
+  version: string;
+  addr: string;
+  'OS-EXT-IPS:type'?: string;
+  'OS-EXT-IPS-MAC:mac_addr'?: string;
+  'OS-EXT-IPS:port_id'?: string;
+  primary?: boolean;
+}
+
+export interface ServerVolumeAttachment {
+  id: string;
+  device?: string;
+  bootIndex?: string;
+  delete_on_termination?: string;
+}
+
+export type ServerStatus = 'BUILD' | 'ACTIVE' | 'SHUTOFF' | 'ERROR' | 'DELETED' | 'REBOOT' | 'HARD_REBOOT' | 'REBUILD' | 'MIGRATING' | 'RESIZE' | 'VERIFY_RESIZE' | 'REVERT_RESIZE';
+
+export interface ServerDetail {
+  id: string;
+  name: string;
+  status: ServerStatus | string;
+  addresses: Record<string, ServerAddress[]>;
+  flavor: { id: string; name: string; vcpus: string; ram: string; disk?: string };
+  image: { id: string };
+  'os-extended-volumes:volumes_attached': ServerVolumeAttachment[];
+  'OS-EXT-AZ:availability_zone': string;
+  'OS-EXT-STS:vm_state': string;
+  'OS-EXT-STS:task_state': string | null;
+  'OS-EXT-STS:power_state'?: number;
+  metadata: Record<string, string>;
+  tags?: string[];
+  created: string;
+  updated: string;
+  tenant_id?: string;
+  fault?: { code?: number; message?: string; details?: string; created?: string };
+  [k: string]: unknown;
+}
+
+export interface ServerNic {
+  subnet_id: string;
+  ip_address?: string;
+}
+
+export interface CreateServersBody {
+  server: {
+    name: string;
+    imageRef: string;
+    flavorRef: string;
+    availability_zone?: string;
+    vpcid: string;
+    nics: ServerNic[];
+    root_volume: { volumetype: string; size?: number };
+    data_volumes?: { volumetype: string; size: number; delete_on_termination?: boolean; metadata?: Record<string, string> }[];
+    /** base64-encoded cloud-init data. */
+    user_data?: string;
+    metadata?: Record<string, string>;
+    server_tags?: { key: string; value: string }[];
+    count?: number;
+    [k: string]: unknown;
+  };
+  dry_run?: boolean;
+}
+
+export interface CreateServersResponse {
+  job_id: string;
+  serverIds: string[];
+}
+
+export type VolumeStatus = 'creating' | 'available' | 'attaching' | 'in-use' | 'detaching' | 'deleting' | 'error' | 'error_deleting' | string;
+
+export interface VolumeAttachment {
+  server_id: string;
+  attachment_id: string;
+  attached_at: string;
+  device: string;
+  volume_id: string;
+  id?: string;
+  host_name?: string | null;
+}
+
+export interface Volume {
+  id: string;
+  name: string;
+  size: number;
+  status: VolumeStatus;
+  volume_type: string;
+  availability_zone: string;
+  attachments: VolumeAttachment[];
+  metadata: Record<string, string>;
+  created_at: string;
+  updated_at?: string;
+  multiattach: boolean;
+  /** "true" / "false" as a string, as EVS returns it. */
+  bootable: string;
+  [k: string]: unknown;
+}
+
+export interface CreateVolumeBody {
+  volume: {
+    name?: string;
+    size: number;
+    volume_type: string;
+    availability_zone: string;
+    metadata?: Record<string, string>;
+    count?: number;
+    multiattach?: boolean;
+    description?: string;
+  };
+  bss_param?: Record<string, unknown>;
+}
+
+export interface CreateVolumeResponse {
+  job_id: string;
+  volume_ids: string[];
+}
+
+export interface Subnet {
+  id: string;
+  name: string;
+  cidr: string;
+  gateway_ip: string;
+  vpc_id: string;
+  neutron_subnet_id: string;
+  neutron_network_id: string;
+  availability_zone?: string;
+  status: string;
+  [k: string]: unknown;
+}
+
+export interface Image {
+  id: string;
+  name: string;
+  status: string;
+  min_disk: number;
+  __os_version?: string;
+  /** Kubernetes version carried by the image (mock-hcs extension, see mock-hcs/README.md). */
+  __support_kubernetes_version?: string;
+  [k: string]: unknown;
+}
+
+export interface Flavor {
+  id: string;
+  name: string;
+  vcpus: string;
+  ram: number;
+  disk?: string;
+  os_extra_specs?: Record<string, string>;
+  [k: string]: unknown;
+}
+
+export interface ErrorBody {
+  error?: { code?: string; message?: string };
+  error_code?: string;
+  error_msg?: string;
+  code?: string;
+  message?: string;
+}
