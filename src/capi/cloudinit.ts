@@ -1,0 +1,83 @@
+/**
+ * cloud-init rendering for a kubeadm join, as CAPBK does in
+ * bootstrap/kubeadm/internal/cloudinit/{cloudinit.go,node.go}: write_files
+ * (the KubeadmConfig's files, then /run/kubeadm/kubeadm-join-config.yaml and
+ * the /run/cluster-api placeholder), runcmd (preKubeadmCommands,
+ * `kubeadm join --config ...` followed by the bootstrap-success sentinel,
+ * postKubeadmCommands), users.
+ *
+ * Differences from upstream (docs/capi.md): the header is plain
+ * `#cloud-config` (upstream prefixes `## template: jinja` for its
+ * instance-metadata templating); the cluster CA certificate is also written to
+ * /etc/kubernetes/pki/ca.crt so the simulated guest can check the kubelet
+ * certificate chain (BOOT-3) without running TLS discovery.
+ */
+import { stringify } from 'yaml';
+import type { BootstrapFile, KubeadmConfigSpec } from '../api/capi.js';
+
+export const JOIN_CONFIG_PATH = '/run/kubeadm/kubeadm-join-config.yaml';
+export const CA_CERT_PATH = '/etc/kubernetes/pki/ca.crt';
+export const KUBEADM_JOIN_COMMAND = `kubeadm join --config ${JOIN_CONFIG_PATH}`;
+export const SENTINEL_COMMAND = 'echo success > /run/cluster-api/bootstrap-success.complete';
+/** kubeadm config API used for the JoinConfiguration (CAPBK uses v1beta3 for Kubernetes 1.22 – 1.30). */
+export const KUBEADM_API_VERSION = 'kubeadm.k8s.io/v1beta3';
+
+export interface JoinInput {
+  spec: KubeadmConfigSpec;
+  apiServerEndpoint: string;
+  token: string;
+  caCertHashes: string[];
+  caCertPem: string;
+}
+
+/** The kubeadm JoinConfiguration document (YAML). */
+export function renderJoinConfiguration(input: JoinInput): string {
+  const jc = input.spec.joinConfiguration ?? {};
+  const doc: Record<string, unknown> = {
+    apiVersion: KUBEADM_API_VERSION,
+    kind: 'JoinConfiguration',
+    discovery: {
+      bootstrapToken: {
+        apiServerEndpoint: input.apiServerEndpoint,
+        caCertHashes: input.caCertHashes,
+        token: input.token,
+      },
+    },
+    nodeRegistration: structuredClone(jc.nodeRegistration ?? {}),
+    ...(jc.controlPlane ? { controlPlane: structuredClone(jc.controlPlane) } : {}),
+    ...(jc.patches ? { patches: structuredClone(jc.patches) } : {}),
+  };
+  return stringify(doc, { lineWidth: 0 });
+}
+
+function fileEntry(f: BootstrapFile): Record<string, unknown> {
+  return {
+    path: f.path,
+    ...(f.encoding ? { encoding: f.encoding } : {}),
+    ...(f.owner ? { owner: f.owner } : {}),
+    ...(f.permissions ? { permissions: f.permissions } : {}),
+    ...(f.append ? { append: true } : {}),
+    content: f.content ?? '',
+  };
+}
+
+/** The full `#cloud-config` user data for a node joining the cluster. */
+export function renderJoinCloudInit(input: JoinInput): string {
+  const spec = input.spec;
+  const doc: Record<string, unknown> = {
+    write_files: [
+      ...(spec.files ?? []).map(fileEntry),
+      { path: CA_CERT_PATH, owner: 'root:root', permissions: '0644', content: input.caCertPem },
+      { path: JOIN_CONFIG_PATH, owner: 'root:root', permissions: '0640', content: `---\n${renderJoinConfiguration(input)}` },
+      {
+        path: '/run/cluster-api/placeholder',
+        owner: 'root:root',
+        permissions: '0640',
+        content: 'This placeholder file is used to create the /run/cluster-api sub directory in a way that is compatible with both Linux and Windows (mkdir -p /run/cluster-api does not work with Windows)',
+      },
+    ],
+    runcmd: [...(spec.preKubeadmCommands ?? []), `${KUBEADM_JOIN_COMMAND} && ${SENTINEL_COMMAND}`, ...(spec.postKubeadmCommands ?? [])],
+    ...(spec.users?.length ? { users: spec.users.map((u) => ({ name: u.name, ...(u.sshAuthorizedKeys ? { ssh_authorized_keys: u.sshAuthorizedKeys } : {}) })) } : {}),
+  };
+  return `#cloud-config\n${stringify(doc, { lineWidth: 0 })}`;
+}

@@ -1,0 +1,41 @@
+/**
+ * Simulated Cluster API core (cluster.x-k8s.io v1beta1) and the kubeadm
+ * bootstrap provider. See docs/capi.md for what is modelled and the upstream
+ * files each controller follows.
+ */
+import type { ControllerContext } from '../runtime/context.js';
+import { setupClusterController } from './cluster.js';
+import { setupKubeadmBootstrapController } from './kubeadm-bootstrap.js';
+import { setupMachineController } from './machine.js';
+import { setupMachineDeploymentController } from './machinedeployment.js';
+import { setupMachineSetController } from './machineset.js';
+
+export { ClusterReconciler, CLUSTER_CONTROLLER, setupClusterController } from './cluster.js';
+export { MachineDeploymentReconciler, MACHINEDEPLOYMENT_CONTROLLER, setupMachineDeploymentController } from './machinedeployment.js';
+export { MachineSetReconciler, MACHINESET_CONTROLLER, setupMachineSetController } from './machineset.js';
+export { MachineReconciler, MACHINE_CONTROLLER, setupMachineController, computePhase, DEFAULT_NODE_DELETION_TIMEOUT_MS } from './machine.js';
+export { KubeadmConfigReconciler, KUBEADMCONFIG_CONTROLLER, setupKubeadmBootstrapController, caCertHash } from './kubeadm-bootstrap.js';
+export { renderJoinCloudInit, renderJoinConfiguration, JOIN_CONFIG_PATH, CA_CERT_PATH, KUBEADM_JOIN_COMMAND, KUBEADM_API_VERSION } from './cloudinit.js';
+export { machinesToDelete, deletePriority, isMachineHealthy } from './delete-policy.js';
+export * as mdutil from './mdutil.js';
+export {
+  ANN_REVISION,
+  ANN_REVISION_HISTORY,
+  ANN_DESIRED_REPLICAS,
+  ANN_MAX_REPLICAS,
+  ANN_DRAIN_BLOCKED,
+  ANN_EXCLUDE_NODE_DRAINING,
+  ANN_EXCLUDE_WAIT_FOR_VOLUME_DETACH,
+  SECRET_TYPE_CLUSTER,
+  CAPI_DEPLOYMENT,
+  CAPBK_DEPLOYMENT,
+} from './util.js';
+
+/** Register every Cluster API controller with ctx.manager and its watches on ctx.mgmt (Nodes of workload clusters are watched lazily). */
+export function setupCapiControllers(ctx: ControllerContext): void {
+  setupClusterController(ctx);
+  setupMachineDeploymentController(ctx);
+  setupMachineSetController(ctx);
+  setupMachineController(ctx);
+  setupKubeadmBootstrapController(ctx);
+}

@@ -1,0 +1,194 @@
+/**
+ * MachineDeployment helpers, modelled on cluster-api v1beta1
+ * internal/controllers/machinedeployment/mdutil/util.go (itself derived from
+ * kubernetes/pkg/controller/deployment/util): fenceposts, replica sums,
+ * new/old MachineSet selection, template equality and hashing.
+ */
+import { LABEL_CLUSTER_NAME, LABEL_DEPLOYMENT_NAME, LABEL_MACHINE_TEMPLATE_HASH } from '../api/capi.js';
+import type { MachineDeployment, MachineSet, MachineTemplateSpec } from '../api/capi.js';
+import { ANN_DESIRED_REPLICAS, ANN_MAX_REPLICAS, ANN_REVISION, ANN_REVISION_HISTORY, canonicalJson, fnv32a, groupOf, safeEncodeString, scaledValue } from './util.js';
+
+/** Defaults applied as upstream's MachineDeployment defaulting webhook does (api/v1beta1/machinedeployment_webhook.go). */
+export function applyMachineDeploymentDefaults(md: MachineDeployment): boolean {
+  const before = canonicalJson({ m: md.metadata.labels, s: md.spec });
+  const s = md.spec;
+  md.metadata.labels = { ...(md.metadata.labels ?? {}), [LABEL_CLUSTER_NAME]: s.clusterName };
+  if (s.replicas === undefined) s.replicas = 1;
+  if (s.minReadySeconds === undefined) s.minReadySeconds = 0;
+  if (s.revisionHistoryLimit === undefined) s.revisionHistoryLimit = 1;
+  if (s.progressDeadlineSeconds === undefined) s.progressDeadlineSeconds = 600;
+  s.strategy = s.strategy ?? {};
+  if (!s.strategy.type) s.strategy.type = 'RollingUpdate';
+  if (s.strategy.type === 'RollingUpdate') {
+    s.strategy.rollingUpdate = s.strategy.rollingUpdate ?? {};
+    if (s.strategy.rollingUpdate.maxSurge === undefined) s.strategy.rollingUpdate.maxSurge = 1;
+    if (s.strategy.rollingUpdate.maxUnavailable === undefined) s.strategy.rollingUpdate.maxUnavailable = 0;
+    if (s.strategy.rollingUpdate.deletePolicy === undefined) s.strategy.rollingUpdate.deletePolicy = 'Random';
+  }
+  s.selector = s.selector ?? {};
+  s.selector.matchLabels = { ...(s.selector.matchLabels ?? {}), [LABEL_DEPLOYMENT_NAME]: md.metadata.name, [LABEL_CLUSTER_NAME]: s.clusterName };
+  s.template.metadata = s.template.metadata ?? {};
+  s.template.metadata.labels = { ...(s.template.metadata.labels ?? {}), [LABEL_DEPLOYMENT_NAME]: md.metadata.name, [LABEL_CLUSTER_NAME]: s.clusterName };
+  if (!s.template.spec.clusterName) s.template.spec.clusterName = s.clusterName;
+  // Tolerate versions without the "v" prefix, as upstream does.
+  if (s.template.spec.version && !s.template.spec.version.startsWith('v')) s.template.spec.version = `v${s.template.spec.version}`;
+  return before !== canonicalJson({ m: md.metadata.labels, s: md.spec });
+}
+
+export interface Fenceposts {
+  surge: number;
+  unavailable: number;
+}
+
+/** mdutil.ResolveFenceposts: surge rounds up, unavailable rounds down, both zero → unavailable 1. */
+export function resolveFenceposts(maxSurge: number | string | undefined, maxUnavailable: number | string | undefined, desired: number): Fenceposts {
+  const surge = scaledValue(maxSurge ?? 0, desired, true);
+  let unavailable = scaledValue(maxUnavailable ?? 0, desired, false);
+  if (surge === 0 && unavailable === 0) unavailable = 1;
+  return { surge, unavailable };
+}
+
+function isRolling(md: MachineDeployment): boolean {
+  return (md.spec.strategy?.type ?? 'RollingUpdate') === 'RollingUpdate';
+}
+
+/** mdutil.MaxUnavailable: capped at spec.replicas; 0 when not rolling or replicas 0. */
+export function maxUnavailable(md: MachineDeployment): number {
+  const replicas = md.spec.replicas ?? 1;
+  if (!isRolling(md) || replicas === 0) return 0;
+  const ru = md.spec.strategy?.rollingUpdate;
+  const { unavailable } = resolveFenceposts(ru?.maxSurge, ru?.maxUnavailable, replicas);
+  return Math.min(unavailable, replicas);
+}
+
+/** mdutil.MaxSurge. */
+export function maxSurge(md: MachineDeployment): number {
+  if (!isRolling(md)) return 0;
+  const ru = md.spec.strategy?.rollingUpdate;
+  return resolveFenceposts(ru?.maxSurge, ru?.maxUnavailable, md.spec.replicas ?? 1).surge;
+}
+
+/** mdutil.NewMSNewReplicas for RollingUpdate. */
+export function newMSNewReplicas(md: MachineDeployment, allMSs: MachineSet[], newMSReplicas: number): number {
+  const replicas = md.spec.replicas ?? 1;
+  const surge = scaledValue(md.spec.strategy?.rollingUpdate?.maxSurge ?? 1, replicas, true);
+  const current = totalSpecReplicas(allMSs);
+  const maxTotal = replicas + surge;
+  if (current >= maxTotal) return newMSReplicas;
+  const scaleUp = Math.min(maxTotal - current, replicas - newMSReplicas);
+  return newMSReplicas + scaleUp;
+}
+
+export function totalSpecReplicas(mss: MachineSet[]): number {
+  return mss.reduce((n, ms) => n + (ms.spec.replicas ?? 0), 0);
+}
+export function totalStatusReplicas(mss: MachineSet[]): number {
+  return mss.reduce((n, ms) => n + (ms.status?.replicas ?? 0), 0);
+}
+export function totalReady(mss: MachineSet[]): number {
+  return mss.reduce((n, ms) => n + (ms.status?.readyReplicas ?? 0), 0);
+}
+export function totalAvailable(mss: MachineSet[]): number {
+  return mss.reduce((n, ms) => n + (ms.status?.availableReplicas ?? 0), 0);
+}
+
+/**
+ * mdutil.EqualMachineTemplate: equal ignoring the machine-template-hash label and
+ * the version part of the referenced apiVersions (upstream issues #2140/#2183).
+ */
+export function equalMachineTemplate(a: MachineTemplateSpec, b: MachineTemplateSpec): boolean {
+  return canonicalJson(normalizeTemplate(a)) === canonicalJson(normalizeTemplate(b));
+}
+
+function normalizeTemplate(t: MachineTemplateSpec): MachineTemplateSpec {
+  const c = structuredClone(t);
+  c.metadata = c.metadata ?? {};
+  const labels = { ...(c.metadata.labels ?? {}) };
+  delete labels[LABEL_MACHINE_TEMPLATE_HASH];
+  c.metadata.labels = Object.keys(labels).length ? labels : undefined;
+  if (c.metadata.annotations && Object.keys(c.metadata.annotations).length === 0) c.metadata.annotations = undefined;
+  if (!c.metadata.labels && !c.metadata.annotations) delete c.metadata;
+  if (c.spec.infrastructureRef) c.spec.infrastructureRef = { ...c.spec.infrastructureRef, apiVersion: groupOf(c.spec.infrastructureRef.apiVersion) };
+  if (c.spec.bootstrap?.configRef) c.spec.bootstrap = { ...c.spec.bootstrap, configRef: { ...c.spec.bootstrap.configRef, apiVersion: groupOf(c.spec.bootstrap.configRef.apiVersion) } };
+  return c;
+}
+
+/**
+ * The machine-template-hash label value and MachineSet name suffix. Upstream
+ * hashes a spew dump of the template with FNV-32a (mdutil.ComputeSpewHash);
+ * we hash its canonical JSON with FNV-32a (same shape: a decimal uint32, and
+ * the name suffix is rand.SafeEncodeString of it).
+ */
+export function computeTemplateHash(t: MachineTemplateSpec): string {
+  return String(fnv32a(canonicalJson(t)));
+}
+
+export function machineSetNameFor(md: MachineDeployment, hash: string): string {
+  return `${md.metadata.name}-${safeEncodeString(hash)}`;
+}
+
+function creationOrder(a: MachineSet, b: MachineSet): number {
+  const ta = a.metadata.creationTimestamp ?? '';
+  const tb = b.metadata.creationTimestamp ?? '';
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  return a.metadata.name.localeCompare(b.metadata.name);
+}
+
+/** MachineSetsByCreationTimestamp (oldest first, name as tie-break). */
+export function sortByCreation(mss: MachineSet[]): MachineSet[] {
+  return [...mss].sort(creationOrder);
+}
+
+/** mdutil.FindNewMachineSet: the oldest MachineSet whose template equals the deployment's. */
+export function findNewMachineSet(md: MachineDeployment, mss: MachineSet[]): MachineSet | undefined {
+  return sortByCreation(mss).find((ms) => equalMachineTemplate(ms.spec.template, md.spec.template));
+}
+
+export function revisionOf(o: { metadata: { annotations?: Record<string, string> } }): number {
+  const v = Number(o.metadata.annotations?.[ANN_REVISION] ?? '0');
+  return Number.isFinite(v) ? v : 0;
+}
+
+export function maxRevision(mss: MachineSet[]): number {
+  return mss.reduce((m, ms) => Math.max(m, revisionOf(ms)), 0);
+}
+
+/** Annotations never copied from the deployment onto its MachineSets (mdutil annotationsToSkip). */
+const SKIP_ANNOTATIONS = new Set([
+  'kubectl.kubernetes.io/last-applied-configuration',
+  ANN_REVISION,
+  ANN_REVISION_HISTORY,
+  ANN_DESIRED_REPLICAS,
+  ANN_MAX_REPLICAS,
+]);
+
+/**
+ * mdutil.SetNewMachineSetAnnotations + SetReplicasAnnotations: copy the
+ * deployment's annotations, raise the revision (keeping a revision-history
+ * when an old MachineSet becomes new again, e.g. rollback RB-1) and record
+ * desired / max replicas. Returns whether anything changed.
+ */
+export function setNewMachineSetAnnotations(md: MachineDeployment, ms: MachineSet, newRevision: number, exists: boolean): boolean {
+  const before = canonicalJson(ms.metadata.annotations ?? {});
+  const ann = { ...(ms.metadata.annotations ?? {}) };
+  for (const [k, v] of Object.entries(md.metadata.annotations ?? {})) if (!SKIP_ANNOTATIONS.has(k)) ann[k] = v;
+  const old = ann[ANN_REVISION];
+  const oldNum = Number(old ?? '0');
+  if (old === undefined || oldNum < newRevision) {
+    ann[ANN_REVISION] = String(newRevision);
+    if (exists && old !== undefined && old !== '') {
+      const hist = ann[ANN_REVISION_HISTORY];
+      ann[ANN_REVISION_HISTORY] = hist ? `${hist},${old}` : old;
+    }
+  }
+  const replicas = md.spec.replicas ?? 1;
+  ann[ANN_DESIRED_REPLICAS] = String(replicas);
+  ann[ANN_MAX_REPLICAS] = String(replicas + maxSurge(md));
+  ms.metadata.annotations = ann;
+  return before !== canonicalJson(ann);
+}
+
+export function replicasAnnotationsNeedUpdate(ms: MachineSet, desired: number, max: number): boolean {
+  const a = ms.metadata.annotations ?? {};
+  return a[ANN_DESIRED_REPLICAS] !== String(desired) || a[ANN_MAX_REPLICAS] !== String(max);
+}

@@ -1,0 +1,165 @@
+/**
+ * Helpers shared by the simulated Cluster API controllers: conditions,
+ * int-or-percent scaling, template hashing, owner references and the
+ * well-known names that upstream uses but src/api does not (yet) export.
+ */
+import { rfc3339 } from '../core/clock.js';
+import type { Condition, ObjectReference } from '../api/capi.js';
+import type { ControllerContext, Logger } from '../runtime/context.js';
+import type { KubeObject, OwnerReference } from '../kube/types.js';
+
+/** controller-manager deployments whose logs we write (OPS-3 style). */
+export const CAPI_DEPLOYMENT = 'capi-controller-manager';
+export const CAPBK_DEPLOYMENT = 'capi-kubeadm-bootstrap-controller-manager';
+
+/**
+ * Upstream annotation keys (api/v1beta1/machinedeployment_types.go). NOTE:
+ * src/api/capi.ts exports ANNOTATION_DESIRED_REPLICAS / ANNOTATION_MAX_REPLICAS
+ * with a `cluster.x-k8s.io/` prefix; upstream uses `machinedeployment.clusters.x-k8s.io/`.
+ */
+export const ANN_REVISION = 'machinedeployment.clusters.x-k8s.io/revision';
+export const ANN_REVISION_HISTORY = 'machinedeployment.clusters.x-k8s.io/revision-history';
+export const ANN_DESIRED_REPLICAS = 'machinedeployment.clusters.x-k8s.io/desired-replicas';
+export const ANN_MAX_REPLICAS = 'machinedeployment.clusters.x-k8s.io/max-replicas';
+/** Upstream ExcludeNodeDrainingAnnotation (api/v1beta1/common_types.go). */
+export const ANN_EXCLUDE_NODE_DRAINING = 'machine.cluster.x-k8s.io/exclude-node-draining';
+/** Upstream ExcludeWaitForNodeVolumeDetachAnnotation. */
+export const ANN_EXCLUDE_WAIT_FOR_VOLUME_DETACH = 'machine.cluster.x-k8s.io/exclude-wait-for-node-volume-detach';
+/** Testbed knob: a Node carrying this annotation ("true") cannot be drained (pods blocked by a PDB). */
+export const ANN_DRAIN_BLOCKED = 'testbed.hcs/drain-blocked';
+export const SECRET_TYPE_CLUSTER = 'cluster.x-k8s.io/secret';
+
+/** Kubernetes' rand.SafeEncodeString (k8s.io/apimachinery/pkg/util/rand). */
+const ALPHANUMS = 'bcdfghjklmnpqrstvwxz2456789';
+export function safeEncodeString(s: string): string {
+  let out = '';
+  for (const ch of s) out += ALPHANUMS[ch.codePointAt(0)! % ALPHANUMS.length];
+  return out;
+}
+
+/** JSON with sorted object keys (the stable input of the template hash). */
+export function canonicalJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+}
+
+/** FNV-1a 32-bit over UTF-8 bytes. */
+export function fnv32a(s: string): number {
+  let h = 0x811c9dc5;
+  for (const b of Buffer.from(s, 'utf8')) {
+    h ^= b;
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+export type IntOrString = number | string;
+
+/**
+ * intstr.GetScaledValueFromIntOrPercent: ints are taken as is; "N%" of `total`
+ * rounds up or down as asked.
+ */
+export function scaledValue(v: IntOrString | undefined, total: number, roundUp: boolean): number {
+  if (v === undefined) return 0;
+  if (typeof v === 'number') return v;
+  const m = /^(\d+)%$/.exec(v.trim());
+  if (!m) {
+    if (/^\d+$/.test(v.trim())) return Number(v.trim());
+    throw new Error(`invalid value for IntOrString: invalid type: string is not a percentage: "${v}"`);
+  }
+  const exact = (Number(m[1]) * total) / 100;
+  return roundUp ? Math.ceil(exact) : Math.floor(exact);
+}
+
+export function getCondition(conds: Condition[] | undefined, type: string): Condition | undefined {
+  return conds?.find((c) => c.type === type);
+}
+
+/**
+ * Set a condition (util/conditions.Set): lastTransitionTime only moves when the
+ * status changes. Returns the new list (sorted with Ready first, like upstream).
+ */
+export function setCondition(conds: Condition[] | undefined, c: Omit<Condition, 'lastTransitionTime'>, nowMs: number): Condition[] {
+  const list = [...(conds ?? [])];
+  const i = list.findIndex((x) => x.type === c.type);
+  const prev = i >= 0 ? list[i] : undefined;
+  const next: Condition = {
+    type: c.type,
+    status: c.status,
+    ...(c.severity ? { severity: c.severity } : {}),
+    ...(c.reason ? { reason: c.reason } : {}),
+    ...(c.message ? { message: c.message } : {}),
+    lastTransitionTime: prev && prev.status === c.status && prev.lastTransitionTime ? prev.lastTransitionTime : rfc3339(nowMs),
+  };
+  if (i >= 0) list[i] = next;
+  else list.push(next);
+  return list.sort((a, b) => (a.type === 'Ready' ? -1 : b.type === 'Ready' ? 1 : a.type.localeCompare(b.type)));
+}
+
+export function markTrue(conds: Condition[] | undefined, type: string, nowMs: number): Condition[] {
+  return setCondition(conds, { type, status: 'True' }, nowMs);
+}
+
+export function markFalse(
+  conds: Condition[] | undefined,
+  type: string,
+  reason: string,
+  severity: 'Error' | 'Warning' | 'Info',
+  message: string,
+  nowMs: number,
+): Condition[] {
+  return setCondition(conds, { type, status: 'False', reason, severity, message }, nowMs);
+}
+
+/** util.EnsureOwnerRef: add or update (matched by kind + name). */
+export function ensureOwnerRef(refs: OwnerReference[] | undefined, ref: OwnerReference): OwnerReference[] {
+  const out = [...(refs ?? [])];
+  const i = out.findIndex((r) => r.kind === ref.kind && r.name === ref.name && groupOf(r.apiVersion) === groupOf(ref.apiVersion));
+  if (i >= 0) out[i] = ref;
+  else out.push(ref);
+  return out;
+}
+
+export function groupOf(apiVersion: string | undefined): string {
+  if (!apiVersion) return '';
+  const i = apiVersion.indexOf('/');
+  return i < 0 ? '' : apiVersion.slice(0, i);
+}
+
+export function splitKey(key: string): { namespace: string; name: string } {
+  const i = key.indexOf('/');
+  return i < 0 ? { namespace: 'default', name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
+}
+
+export function keyFor(o: KubeObject): string {
+  return `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`;
+}
+
+export function refTo(o: KubeObject): ObjectReference {
+  return { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, namespace: o.metadata.namespace };
+}
+
+/** The owner reference of a given kind (controller or not). */
+export function ownerOfKind(o: KubeObject, kind: string): OwnerReference | undefined {
+  return o.metadata.ownerReferences?.find((r) => r.kind === kind);
+}
+
+export function msSince(ts: string | undefined, nowMs: number): number {
+  if (!ts) return 0;
+  return nowMs - Date.parse(ts);
+}
+
+export function logger(ctx: ControllerContext, deployment: string, controller: string): Logger {
+  return ctx.logs.logger(deployment, controller);
+}
+
+export function stringMapEqual(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {
+  const ak = Object.keys(a ?? {});
+  const bk = Object.keys(b ?? {});
+  return ak.length === bk.length && ak.every((k) => (a ?? {})[k] === (b ?? {})[k]);
+}
