@@ -59,14 +59,26 @@ interface SubnetInfo {
   gateway: number;
 }
 
+/**
+ * Effects of fired fault rules on the transitions a call schedules (HCS-6):
+ * extra duration, a transition that never completes, or one that fails.
+ */
+export interface CallEffects {
+  extraDelayMs?: number;
+  stuck?: boolean;
+  fail?: { code: string; reason: string };
+}
+
 export interface CreateServersResult {
   job_id: string;
   serverIds: string[];
 }
 
 export class CloudEngine implements Hypervisor {
-  private readonly ids: Rng;
-  private readonly jitterRng: Rng;
+  private ids: Rng;
+  private jitterRng: Rng;
+  /** Effects applied to the transitions scheduled by the current (synchronous) call. */
+  private effects: CallEffects | undefined;
   private readonly timers = new Map<number, TimerId>();
   private readonly serverListeners = new Set<(s: ServerChange) => void>();
   private readonly volumeListeners = new Set<(v: VolumeChange) => void>();
@@ -85,11 +97,12 @@ export class CloudEngine implements Hypervisor {
     private readonly store: Store,
     readonly config: CloudConfig,
     private readonly clock: Clock,
-    rng: Rng,
+    private readonly rng: Rng,
     private readonly events?: EventLog,
   ) {
     this.ids = rng.fork('mock-hcs/ids');
     this.jitterRng = rng.fork('mock-hcs/jitter');
+    store.now = () => clock.now();
     for (const p of config.projects) {
       this.projectsByAk.set(p.ak, p);
       this.projectsById.set(p.id, p);
@@ -112,10 +125,11 @@ export class CloudEngine implements Hypervisor {
 
   // ---------------------------------------------------------------- plumbing
 
-  /** Re-arm every persisted task (after open or restart). */
+  /** Re-arm every persisted task (after open or restart); stuck tasks stay parked. */
   start(): void {
+    this.stopped = false;
     const tasks = Object.values(this.data.tasks).sort((a, b) => a.seq - b.seq);
-    for (const t of tasks) this.arm(t);
+    for (const t of tasks) if (!t.stuck) this.arm(t);
   }
 
   stop(): void {
@@ -124,6 +138,59 @@ export class CloudEngine implements Hypervisor {
     this.timers.clear();
   }
 
+  /**
+   * Swap the whole state (admin reset / restore): cancel every timer, replace
+   * the document, re-arm its tasks. `resetRng` restarts the id and jitter
+   * streams, so a reset cloud hands out the same ids as a fresh one.
+   */
+  reload(data: import('./state.js').DbData, resetRng: boolean): void {
+    this.stop();
+    if (resetRng) {
+      this.ids = this.rng.fork('mock-hcs/ids');
+      this.jitterRng = this.rng.fork('mock-hcs/jitter');
+    }
+    this.store.replace(data);
+    this.start();
+  }
+
+  /** Run `fn` with fault effects applied to every transition it schedules. */
+  withEffects<T>(effects: CallEffects | undefined, fn: () => T): T {
+    if (!effects) return fn();
+    const prev = this.effects;
+    this.effects = effects;
+    try {
+      return fn();
+    } finally {
+      this.effects = prev;
+    }
+  }
+
+  /** Complete every stuck transition now (re-armed with its original duration from now). Returns how many. */
+  releaseStuck(target?: string): number {
+    let n = 0;
+    for (const t of Object.values(this.data.tasks)) {
+      if (!t.stuck || (target !== undefined && t.target !== target)) continue;
+      delete t.stuck;
+      t.due = this.clock.now();
+      this.arm(t);
+      n++;
+    }
+    if (n) this.store.markDirty();
+    return n;
+  }
+
+  /** Stuck (parked) transitions, for the admin API. */
+  stuckTasks(): TaskRec[] {
+    return Object.values(this.data.tasks).filter((t) => t.stuck);
+  }
+
+  recordFault(type: string, message: string, data: Record<string, unknown>, rules: string[] = ['HCS-6']): void {
+    this.events?.record({ source: 'fault', type, message, data, rules });
+  }
+
+  get storeRef(): Store {
+    return this.store;
+  }
   onServerChange(fn: (s: ServerChange) => void): () => void {
     this.serverListeners.add(fn);
     return () => this.serverListeners.delete(fn);
@@ -180,9 +247,15 @@ export class CloudEngine implements Hypervisor {
 
   private schedule(kind: TaskKind, target: string, delayMs: number): TaskRec {
     const seq = ++this.data.taskSeq;
-    const t: TaskRec = { seq, kind, due: this.clock.now() + delayMs, target };
+    const fx = this.effects;
+    const t: TaskRec = { seq, kind, due: this.clock.now() + delayMs + (fx?.extraDelayMs ?? 0), target };
+    if (fx?.fail) t.fail = { ...fx.fail };
+    if (fx?.stuck) {
+      t.stuck = true;
+      this.record('task.stuck', `${kind} of ${target} will not complete (fault injection)`, { kind, target }, ['HCS-6']);
+    }
     this.data.tasks[String(seq)] = t;
-    this.arm(t);
+    if (!t.stuck) this.arm(t);
     return t;
   }
 
@@ -208,6 +281,11 @@ export class CloudEngine implements Hypervisor {
     const t = this.data.tasks[String(seq)];
     if (!t || this.stopped) return;
     delete this.data.tasks[String(seq)];
+    if (t.fail) {
+      this.failTask(t, t.fail.code, t.fail.reason);
+      this.store.markDirty();
+      return;
+    }
     switch (t.kind) {
       case 'server.build':
         this.finishBuild(t.target);
@@ -229,6 +307,91 @@ export class CloudEngine implements Hypervisor {
         break;
     }
     this.store.markDirty();
+  }
+
+  /** A transition that ends in failure (fault `jobFail`): the resource lands in a failed state, its job ends FAIL. */
+  private failTask(t: TaskRec, code: string, reason: string): void {
+    const now = this.clock.now();
+    const failJobs = (jobs: string[]) => {
+      for (const j of jobs) this.endJob(j, false, code, reason);
+    };
+    switch (t.kind) {
+      case 'server.build': {
+        const s = this.data.servers[t.target];
+        if (!s || s.status !== 'BUILD') return;
+        s.status = 'ERROR';
+        s.taskState = null;
+        s.updated = now;
+        for (const sv of s.volumes) {
+          const v = this.data.volumes[sv.volumeId];
+          if (v && v.status === 'creating') {
+            v.status = 'error';
+            v.updatedAt = now;
+            this.volumeChanged(v);
+          }
+        }
+        // Like a real failed build, the server stays (ERROR) and keeps its IPs until deleted.
+        this.record('server.error', `server ${s.name} (${s.id}) ERROR: ${code} ${reason}`, { serverId: s.id, name: s.name, code, reason }, ['HCS-6', 'OPS-2']);
+        this.endSubJob(s.createJob, s.id, false, code, reason);
+        this.serverChanged(s);
+        return;
+      }
+      case 'server.delete': {
+        const s = this.data.servers[t.target];
+        if (!s) return;
+        s.taskState = null;
+        s.status = 'ERROR';
+        s.updated = now;
+        this.record('server.delete-failed', `deleting server ${s.name} (${s.id}) failed: ${code} ${reason}; it is ERROR`, { serverId: s.id, code, reason }, ['HCS-6']);
+        for (const j of s.deleteJobs.splice(0)) this.endSubJob(j, s.id, false, code, reason);
+        this.serverChanged(s);
+        return;
+      }
+      case 'volume.create': {
+        const v = this.data.volumes[t.target];
+        if (!v || v.status !== 'creating') return;
+        v.status = 'error';
+        v.updatedAt = now;
+        this.record('volume.error', `volume ${v.name} (${v.id}) error: ${code} ${reason}`, { volumeId: v.id, code, reason }, ['HCS-6']);
+        this.volumeChanged(v);
+        failJobs(v.jobs.splice(0));
+        return;
+      }
+      case 'volume.attach': {
+        const v = this.data.volumes[t.target];
+        if (!v || v.status !== 'attaching') return;
+        const s = v.pendingServerId ? this.data.servers[v.pendingServerId] : undefined;
+        if (s) s.attaching = s.attaching.filter((a) => a.volumeId !== v.id);
+        delete v.pendingServerId;
+        delete v.pendingDevice;
+        v.status = 'available';
+        v.updatedAt = now;
+        this.record('volume.attach-failed', `attaching volume ${v.name} (${v.id}) failed: ${code} ${reason}; available again`, { volumeId: v.id, code, reason }, ['HCS-6']);
+        this.volumeChanged(v);
+        failJobs(v.jobs.splice(0));
+        return;
+      }
+      case 'volume.detach': {
+        const v = this.data.volumes[t.target];
+        if (!v || v.status !== 'detaching') return;
+        v.status = 'in-use';
+        v.updatedAt = now;
+        this.record('volume.detach-failed', `detaching volume ${v.name} (${v.id}) failed: ${code} ${reason}; still in-use`, { volumeId: v.id, code, reason }, ['HCS-6']);
+        this.volumeChanged(v);
+        failJobs(v.jobs.splice(0));
+        return;
+      }
+      case 'volume.delete': {
+        const v = this.data.volumes[t.target];
+        if (!v || v.status !== 'deleting') return;
+        v.status = 'error';
+        v.updatedAt = now;
+        this.record('volume.delete-failed', `deleting volume ${v.name} (${v.id}) failed: ${code} ${reason}; status error`, { volumeId: v.id, code, reason }, ['HCS-6']);
+        this.volumeChanged(v);
+        failJobs(v.jobs.splice(0));
+        return;
+      }
+    }
   }
 
   // ---------------------------------------------------------------- jobs
@@ -497,6 +660,12 @@ export class CloudEngine implements Hypervisor {
       return { key: ecsV.str(o.key, `server.server_tags[${i}].key`, { max: 36 }), value: typeof o.value === 'string' ? o.value : '' };
     });
     if (new Set(tags.map((t) => t.key)).size !== tags.length) ecsV.fail('server.server_tags', 'tag keys must be unique');
+    this.checkQuota(projectId, Codes.ecsQuota, {
+      instances: count,
+      volumes: count * (1 + dataSpecs.length),
+      gigabytes: count * (rootSize + dataSpecs.reduce((a, d) => a + d.size, 0)),
+    });
+    this.checkCapacity(flavor.id, az, count);
 
     // Allocate addresses for every server of the batch before creating anything (all or nothing).
     const plannedIps: string[][] = [];
@@ -600,6 +769,52 @@ export class CloudEngine implements Hypervisor {
     if (tokenKey) this.data.clientTokens[tokenKey] = { projectId, response, at: now };
     this.store.markDirty();
     return { job_id: job.job_id, serverIds: [...serverIds] };
+  }
+
+  /** Current usage against the project's quotas. */
+  quotaUsage(projectId: string): { instances: number; volumes: number; gigabytes: number } {
+    const vols = this.volumesOf(projectId);
+    return { instances: this.store.serversByProject.get(projectId)?.size ?? 0, volumes: vols.length, gigabytes: vols.reduce((a, v) => a + v.size, 0) };
+  }
+
+  private checkQuota(projectId: string, code: string, need: { instances?: number; volumes?: number; gigabytes?: number }): void {
+    const quotas = this.projectsById.get(projectId)?.quotas;
+    if (!quotas) return;
+    const used = this.quotaUsage(projectId);
+    for (const k of ['instances', 'volumes', 'gigabytes'] as const) {
+      const limit = quotas[k];
+      const n = need[k];
+      if (limit === undefined || n === undefined) continue;
+      if (used[k] + n > limit) {
+        throw new CloudError(
+          400,
+          code,
+          `Insufficient ${k} quota: quota ${limit}, used ${used[k]}, requested ${n}. Contact the administrator to increase the quota.`,
+          ['HCS-6', 'OPS-2'],
+        );
+      }
+    }
+  }
+
+  /** Servers of `flavor` in `az` (all projects) and the configured maximum, if any. */
+  capacityOf(flavor: string, az: string): { used: number; max?: number } {
+    const cap = this.config.capacity?.find((c) => c.flavor === flavor && c.availabilityZone === az);
+    if (!cap) return { used: 0 };
+    let used = 0;
+    for (const s of Object.values(this.data.servers)) if (s.flavorId === flavor && s.az === az) used++;
+    return { used, max: cap.max };
+  }
+
+  private checkCapacity(flavor: string, az: string, count: number): void {
+    const { used, max } = this.capacityOf(flavor, az);
+    if (max !== undefined && used + count > max) {
+      throw new CloudError(
+        400,
+        Codes.ecsCapacity,
+        `Insufficient capacity: flavor ${flavor} is sold out in availability zone ${az} (${Math.max(0, max - used)} left, ${count} requested). Try another flavor or availability zone.`,
+        ['HCS-6', 'TPL-2', 'OPS-2'],
+      );
+    }
   }
 
   private volumeType(v: Validator, value: unknown, path: string): string {
@@ -898,6 +1113,7 @@ export class CloudEngine implements Hypervisor {
     if (evsV.bool(vol.multiattach, 'volume.multiattach', false)) evsV.fail('volume.multiattach', 'shared (multi-attach) volumes are not supported', ['DISK-9']);
     const count = evsV.optInt(vol.count, 'volume.count', 1, 100) ?? 1;
     if (root.bss_param !== undefined) evsV.optObj(root.bss_param, 'bss_param');
+    this.checkQuota(projectId, Codes.evsQuota, { volumes: count, gigabytes: count * size });
     const vols: VolumeRec[] = [];
     for (let i = 0; i < count; i++) {
       vols.push(

@@ -8,6 +8,24 @@ export interface ProjectConfig {
   region: string;
   ak: string;
   sk: string;
+  /** Per-project quotas (HCS-6); omitted = unlimited. Enforced on create: Ecs.0001 (ECS) / EVS.0001 (EVS). */
+  quotas?: QuotaConfig;
+}
+
+export interface QuotaConfig {
+  /** Servers (any status) in the project. */
+  instances?: number;
+  /** EVS volumes in the project, system and data disks created with servers included. */
+  volumes?: number;
+  /** Total size of those volumes in GB. */
+  gigabytes?: number;
+}
+
+/** Host capacity of one flavor in one AZ (HCS-6, OPS-2): at most `max` servers of the flavor there, all projects together. 0 = sold out. */
+export interface CapacityConfig {
+  availabilityZone: string;
+  flavor: string;
+  max: number;
 }
 
 export interface FlavorConfig {
@@ -65,6 +83,8 @@ export interface CloudConfig {
   timings: TimingConfig;
   /** EVS volume types accepted by ECS/EVS (optional extension; default SATA, SAS, SSD, GPSSD, ESSD). */
   volumeTypes?: string[];
+  /** Optional capacity limits per AZ and flavor (Ecs.0319 when exhausted). */
+  capacity?: CapacityConfig[];
 }
 
 export const DEFAULT_VOLUME_TYPES = ['SATA', 'SAS', 'SSD', 'GPSSD', 'ESSD'];

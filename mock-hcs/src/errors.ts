@@ -21,6 +21,12 @@ export class CloudError extends Error {
 
 export const Codes = {
   ecsBadRequest: 'Ecs.0005',
+  ecsQuota: 'Ecs.0001',
+  ecsCapacity: 'Ecs.0319',
+  evsQuota: 'EVS.0001',
+  adminBadRequest: 'Admin.0400',
+  adminNotFound: 'Admin.0404',
+  adminConflict: 'Admin.0409',
   ecsMalformed: 'Ecs.0000',
   ecsForbidden: 'Ecs.0003',
   ecsIpInUse: 'Ecs.0010',

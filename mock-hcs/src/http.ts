@@ -6,8 +6,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock, Rng } from '../../src/core/index.js';
 import { verifySignature } from './auth.js';
-import type { CloudEngine } from './cloud.js';
+import type { CallEffects, CloudEngine } from './cloud.js';
 import { CloudError, Codes, errorBody } from './errors.js';
+import { JOB_OPERATIONS, type FaultRegistry, type FaultService, type ResourceInfo } from './faults.js';
 
 export interface HcsRequestContext {
   requestId: string;
@@ -16,15 +17,29 @@ export interface HcsRequestContext {
   json: unknown;
   parseError?: string;
   projectId: string;
+  /** Fault effects for the engine call of this request (latency 'job', stuck, jobFail). */
+  effects?: CallEffects;
+  /** Fault `partial`: carry the call out, then answer with this error. */
+  partial?: { status: number; code: string; message: string };
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     hcs: HcsRequestContext;
   }
+  interface FastifyContextConfig {
+    /** Operation name for fault matching (see faults.ts). */
+    op?: string;
+    /** Admin route: no AK/SK signature, no faults. */
+    admin?: boolean;
+  }
 }
 
 export type Service = 'ecs' | 'evs' | 'vpc' | 'ims';
+
+export function isAdminUrl(url: string): boolean {
+  return url === '/_admin' || url.startsWith('/_admin/') || url.startsWith('/_admin?');
+}
 
 export function serviceOf(url: string): Service {
   if (url.startsWith('/v2/cloudimages')) return 'ims';
@@ -40,6 +55,9 @@ export interface HttpLayerOptions {
   clock: Clock;
   rng: Rng;
   signatureSkewMs: number;
+  faults: FaultRegistry;
+  /** Admin routes are registered (their URLs skip authentication). */
+  admin: boolean;
 }
 
 export function installHttpLayer(app: FastifyInstance, o: HttpLayerOptions): void {
@@ -67,6 +85,10 @@ export function installHttpLayer(app: FastifyInstance, o: HttpLayerOptions): voi
   });
 
   app.addHook('preHandler', async (req) => {
+    if (o.admin && isAdminUrl(req.url)) {
+      if (req.hcs.parseError !== undefined) throw new CloudError(400, Codes.adminBadRequest, `Malformed JSON request body: ${req.hcs.parseError}`);
+      return;
+    }
     if ((req.method === 'GET' || req.method === 'HEAD') && hasBody(req)) {
       // Fastify does not parse GET bodies; the SDK may still send (and sign) one.
       req.hcs.rawBody = await readStream(req);
@@ -98,6 +120,19 @@ export function installHttpLayer(app: FastifyInstance, o: HttpLayerOptions): voi
     if (req.hcs.parseError !== undefined) {
       throw new CloudError(400, serviceOf(req.url) === 'ecs' ? Codes.ecsMalformed : BAD_REQUEST[serviceOf(req.url)], `Malformed JSON request body: ${req.hcs.parseError}`);
     }
+    const op = req.routeOptions.config.op;
+    if (op !== undefined && o.faults.size > 0) await applyFaults(req, op, o);
+  });
+
+  // Acknowledged mutations are on disk before the response leaves (kill -9 safe); then fault `partial`.
+  app.addHook('preSerialization', async (req, reply, payload) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD' && o.engine.storeRef.dirty) await o.engine.storeRef.sync();
+    const p = req.hcs?.partial;
+    if (p && reply.statusCode < 300) {
+      void reply.code(p.status);
+      return errorBody(p.code, p.message);
+    }
+    return payload;
   });
 
   app.setNotFoundHandler((req, reply) => {
@@ -116,7 +151,8 @@ export function installHttpLayer(app: FastifyInstance, o: HttpLayerOptions): voi
     if (status === 500) {
       return reply.status(500).send(errorBody(Codes.internal, `A system exception occurred: ${e.message ?? String(err)}`));
     }
-    return reply.status(status).send(errorBody(BAD_REQUEST[serviceOf(req.url)], e.message ?? 'bad request'));
+    const code = o.admin && isAdminUrl(req.url) ? Codes.adminBadRequest : BAD_REQUEST[serviceOf(req.url)];
+    return reply.status(status).send(errorBody(code, e.message ?? 'bad request'));
   });
 }
 
@@ -135,4 +171,174 @@ async function readStream(req: FastifyRequest): Promise<string> {
 export function q(req: FastifyRequest, name: string): string | undefined {
   const v = (req.query as Record<string, string | string[] | undefined>)[name];
   return Array.isArray(v) ? v[0] : v;
+}
+
+function obj(v: unknown): Record<string, unknown> | undefined {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+function strs(...vs: unknown[]): string[] {
+  return vs.filter((v): v is string => typeof v === 'string');
+}
+
+function strMap(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, x] of Object.entries(obj(v) ?? {})) if (typeof x === 'string') out[k] = x;
+  return out;
+}
+
+/** Ids, names and tags of what a call touches (best effort: the body may be invalid, the engine rejects it later). */
+export function resourceFor(op: string, req: FastifyRequest, engine: CloudEngine): ResourceInfo {
+  const r: ResourceInfo = { ids: [], names: [], tags: [] };
+  const projectId = req.hcs.projectId;
+  const params = (req.params ?? {}) as Record<string, string | undefined>;
+  const body = obj(req.hcs.json);
+  const addServer = (id: string | undefined) => {
+    if (!id) return;
+    r.ids.push(id);
+    const s = engine.serverRec(projectId, id);
+    if (!s) return;
+    r.names.push(s.name);
+    r.tags.push({ ...s.metadata }, Object.fromEntries(s.tags.map((t) => [t.key, t.value])));
+    r.flavor ??= s.flavorId;
+    r.az ??= s.az;
+  };
+  const addVolume = (id: string | undefined) => {
+    if (!id) return;
+    r.ids.push(id);
+    const v = engine.volumeRec(projectId, id);
+    if (!v) return;
+    r.names.push(v.name);
+    r.tags.push({ ...v.metadata });
+    r.az ??= v.az;
+  };
+  switch (op) {
+    case 'createServers': {
+      const s = obj(body?.server);
+      r.names.push(...strs(s?.name));
+      r.tags.push(strMap(s?.metadata));
+      const tags: Record<string, string> = {};
+      for (const t of Array.isArray(s?.server_tags) ? s.server_tags : []) {
+        const o = obj(t);
+        if (typeof o?.key === 'string') tags[o.key] = typeof o.value === 'string' ? o.value : '';
+      }
+      r.tags.push(tags);
+      if (typeof s?.flavorRef === 'string') r.flavor = s.flavorRef;
+      if (typeof s?.availability_zone === 'string') r.az = s.availability_zone;
+      break;
+    }
+    case 'showServer':
+    case 'attachVolume':
+    case 'detachVolume':
+      addServer(params.server_id);
+      addVolume(params.volume_id ?? strs(obj(body?.volumeAttachment)?.volumeId)[0]);
+      break;
+    case 'deleteServers':
+      for (const e of Array.isArray(body?.servers) ? body.servers : []) addServer(strs(obj(e)?.id)[0]);
+      break;
+    case 'listServers':
+      r.names.push(...strs(q(req, 'name')));
+      r.ids.push(...strs(q(req, 'server_id')));
+      break;
+    case 'showJob': {
+      const id = params.job_id;
+      if (id) r.ids.push(id);
+      const job = id ? engine.job(projectId, id) : undefined;
+      if (job) {
+        addServer(strs(job.entities.server_id)[0]);
+        addVolume(strs(job.entities.volume_id)[0]);
+        for (const sj of job.sub_jobs ?? []) addServer(sj.entities.server_id);
+      }
+      break;
+    }
+    case 'createVolume': {
+      const v = obj(body?.volume);
+      r.names.push(...strs(v?.name));
+      r.tags.push(strMap(v?.metadata));
+      if (typeof v?.availability_zone === 'string') r.az = v.availability_zone;
+      break;
+    }
+    case 'showVolume':
+    case 'deleteVolume':
+      addVolume(params.volume_id);
+      break;
+    case 'listVolumes':
+      r.names.push(...strs(q(req, 'name')));
+      break;
+    case 'showSubnet': {
+      const s = params.subnet_id ? engine.subnet(params.subnet_id) : undefined;
+      r.ids.push(...strs(params.subnet_id));
+      if (s) r.names.push(s.name);
+      break;
+    }
+    case 'listImages':
+      r.names.push(...strs(q(req, 'name')));
+      r.ids.push(...strs(q(req, 'id')));
+      break;
+    case 'listFlavors':
+      r.az = q(req, 'availability_zone');
+      break;
+  }
+  return r;
+}
+
+async function applyFaults(req: FastifyRequest, op: string, o: HttpLayerOptions): Promise<void> {
+  const service = serviceOf(req.url) as FaultService;
+  const fired = o.faults.evaluate(service, op, resourceFor(op, req, o.engine), o.clock.now());
+  if (fired.length === 0) return;
+  let reject: CloudError | undefined;
+  let responseDelay = 0;
+  const effects: CallEffects = {};
+  for (const { rule, effect } of fired) {
+    o.engine.recordFault('fault.fired', `fault ${rule.id} (${effect.type}) fired on ${service} ${op}: ${req.method} ${req.url.split('?')[0]}`, {
+      ruleId: rule.id,
+      effect: effect.type,
+      service,
+      operation: op,
+      method: req.method,
+      path: req.url.split('?')[0],
+      fired: rule.fired,
+    });
+    switch (effect.type) {
+      case 'error':
+        reject ??= new CloudError(effect.status, effect.code, effect.message ?? `Injected fault ${rule.id}: ${effect.code}`, ['HCS-6']);
+        break;
+      case 'capacity':
+        reject ??= new CloudError(
+          400,
+          Codes.ecsCapacity,
+          effect.message ?? `Insufficient capacity: flavor ${effect.flavor ?? 'requested'} is sold out in availability zone ${effect.az ?? 'requested'} (injected fault ${rule.id})`,
+          ['HCS-6', 'OPS-2'],
+        );
+        break;
+      case 'quota':
+        reject ??= new CloudError(
+          400,
+          op === 'createVolume' ? Codes.evsQuota : Codes.ecsQuota,
+          `Insufficient ${effect.resource} quota (injected fault ${rule.id}). Contact the administrator to increase the quota.`,
+          ['HCS-6', 'OPS-2'],
+        );
+        break;
+      case 'latency':
+        if ((effect.mode ?? (JOB_OPERATIONS.has(op) ? 'job' : 'response')) === 'job') effects.extraDelayMs = (effects.extraDelayMs ?? 0) + effect.ms;
+        else responseDelay += effect.ms;
+        break;
+      case 'jobFail':
+        effects.fail ??= { code: effect.errorCode ?? Codes.internal, reason: effect.failReason ?? `injected job failure (fault ${rule.id})` };
+        break;
+      case 'stuck':
+        effects.stuck = true;
+        break;
+      case 'partial':
+        req.hcs.partial ??= {
+          status: effect.status ?? 500,
+          code: effect.code ?? Codes.internal,
+          message: effect.message ?? `A system exception occurred (injected fault ${rule.id}; the operation may have been carried out)`,
+        };
+        break;
+    }
+  }
+  if (responseDelay > 0) await new Promise<void>((resolve) => o.clock.setTimer(responseDelay, resolve, `mock-hcs fault latency ${op}`));
+  if (reject) throw reject;
+  if (Object.keys(effects).length > 0) req.hcs.effects = effects;
 }

@@ -7,7 +7,7 @@
  * cloud reopened from its data file re-schedules them (HCS-6 persistence).
  */
 import { Low, Memory } from 'lowdb';
-import { JSONFile } from 'lowdb/node';
+import { DataFile } from 'lowdb/node';
 
 export type ServerStatus = 'BUILD' | 'ACTIVE' | 'SHUTOFF' | 'ERROR';
 export type VolumeStatus = 'creating' | 'available' | 'attaching' | 'in-use' | 'detaching' | 'deleting' | 'error';
@@ -120,6 +120,10 @@ export interface TaskRec {
   due: number;
   /** Entity the task acts on (server or volume id). */
   target: string;
+  /** Fault injection (HCS-6): the transition never completes; not armed until released. */
+  stuck?: boolean;
+  /** Fault injection (HCS-6): the transition ends in failure and its job ends FAIL. */
+  fail?: { code: string; reason: string };
 }
 
 export interface ClientTokenRec {
@@ -140,45 +144,119 @@ export interface DbData {
   taskSeq: number;
   /** Counter for instance names (instance-0000xxxx). */
   instanceSeq: number;
+  /** Clock reading at the last write (lets a restarted real-time server continue its timeline). */
+  savedAtMs?: number;
 }
 
 export function emptyData(): DbData {
   return { version: 1, servers: {}, volumes: {}, jobs: {}, tasks: {}, clientTokens: {}, taskSeq: 0, instanceSeq: 0 };
 }
 
+/** Problems of a state document (empty when it is a valid version-1 document). */
+export function validateDbData(d: unknown): string[] {
+  const errs: string[] = [];
+  if (typeof d !== 'object' || d === null || Array.isArray(d)) return ['state must be a JSON object'];
+  const o = d as Record<string, unknown>;
+  if (o.version !== 1) errs.push(`version must be 1 (got ${JSON.stringify(o.version)})`);
+  for (const k of ['servers', 'volumes', 'jobs', 'tasks', 'clientTokens'] as const) {
+    const v = o[k];
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+      errs.push(`${k} must be an object keyed by id`);
+      continue;
+    }
+    for (const [id, rec] of Object.entries(v as Record<string, unknown>)) {
+      if (typeof rec !== 'object' || rec === null || Array.isArray(rec)) {
+        errs.push(`${k}.${id} must be an object`);
+        continue;
+      }
+      const r = rec as Record<string, unknown>;
+      const need: Record<string, [string, string][]> = {
+        servers: [['id', 'string'], ['projectId', 'string'], ['name', 'string'], ['status', 'string'], ['nics', 'array'], ['volumes', 'array'], ['metadata', 'object'], ['tags', 'array'], ['deleteJobs', 'array'], ['attaching', 'array'], ['created', 'number']],
+        volumes: [['id', 'string'], ['projectId', 'string'], ['name', 'string'], ['size', 'number'], ['status', 'string'], ['metadata', 'object'], ['fs', 'object'], ['jobs', 'array'], ['az', 'string']],
+        jobs: [['job_id', 'string'], ['projectId', 'string'], ['job_type', 'string'], ['status', 'string'], ['begin_time', 'number'], ['entities', 'object']],
+        tasks: [['seq', 'number'], ['kind', 'string'], ['due', 'number'], ['target', 'string']],
+        clientTokens: [['projectId', 'string'], ['response', 'object']],
+      };
+      for (const [field, type] of need[k]!) {
+        const val = r[field];
+        const ok = type === 'array' ? Array.isArray(val) : type === 'object' ? typeof val === 'object' && val !== null && !Array.isArray(val) : typeof val === type;
+        if (!ok) errs.push(`${k}.${id}.${field} must be ${type === 'array' ? 'an array' : `a ${type}`}`);
+      }
+      if ((k === 'servers' || k === 'volumes') && r.id !== id) errs.push(`${k}.${id}.id must equal its key`);
+      if (k === 'jobs' && r.job_id !== id) errs.push(`jobs.${id}.job_id must equal its key`);
+      if (errs.length > 20) return [...errs, '...'];
+    }
+  }
+  for (const k of ['taskSeq', 'instanceSeq'] as const) {
+    if (typeof o[k] !== 'number' || !Number.isInteger(o[k])) errs.push(`${k} must be an integer`);
+  }
+  return errs;
+}
+
+export class DataFileError extends Error {
+  override name = 'DataFileError';
+}
+
 export class Store {
-  private dirty = false;
-  private writing: Promise<void> = Promise.resolve();
-  private writeQueued = false;
+  /** Bumped by every change; a write persists the version it serialised. */
+  private version = 0;
+  private writtenVersion = 0;
+  private inflight: Promise<void> | undefined;
+  private bgQueued = false;
   private writeError: unknown;
   /** projectId -> server ids, in creation order. */
   readonly serversByProject = new Map<string, Set<string>>();
   readonly volumesByProject = new Map<string, Set<string>>();
   /** subnetId -> ip -> server id holding that fixed IP. */
   readonly usedIps = new Map<string, Map<string, string>>();
+  /** Clock used to stamp savedAtMs; set by the engine. */
+  now: () => number = () => 0;
 
   private constructor(
     private readonly db: Low<DbData>,
-    private readonly persistent: boolean,
+    readonly persistent: boolean,
   ) {
     this.reindex();
   }
 
   static async open(dataFile?: string): Promise<Store> {
-    const db = dataFile ? new Low<DbData>(new JSONFile<DbData>(dataFile), emptyData()) : new Low<DbData>(new Memory<DbData>(), emptyData());
+    // Compact JSON (no indentation): the whole document is serialised on every durable write.
+    const adapter = dataFile
+      ? new DataFile<DbData>(dataFile, {
+          parse: (text) => {
+            try {
+              return JSON.parse(text) as DbData;
+            } catch (e) {
+              throw new DataFileError(
+                `mock-hcs: data file ${dataFile} is not valid JSON (${e instanceof Error ? e.message : String(e)}); refusing to start with an empty cloud — fix the file, restore a backup or remove it deliberately`,
+              );
+            }
+          },
+          stringify: (d) => JSON.stringify(d),
+        })
+      : new Memory<DbData>();
+    const db = new Low<DbData>(adapter, emptyData());
     await db.read();
-    const data = db.data;
-    if (!data || data.version !== 1) {
-      if (data && (data as { version?: unknown }).version !== undefined) {
-        throw new Error(`mock-hcs: unsupported data file version ${String((data as { version?: unknown }).version)} in ${dataFile}`);
-      }
-      db.data = emptyData();
+    const data = db.data as unknown;
+    if (data && typeof data === 'object' && (data as { version?: unknown }).version !== undefined && (data as { version?: unknown }).version !== 1) {
+      throw new DataFileError(`mock-hcs: unsupported data file version ${String((data as { version?: unknown }).version)} in ${dataFile}`);
+    }
+    const problems = validateDbData(data);
+    if (problems.length > 0) {
+      throw new DataFileError(`mock-hcs: data file ${dataFile} is not a mock-hcs state document: ${problems.slice(0, 5).join('; ')}`);
     }
     return new Store(db, Boolean(dataFile));
   }
 
   get data(): DbData {
     return this.db.data;
+  }
+
+  /** Replace the whole document (admin reset/restore); the caller validated it. */
+  replace(data: DbData): void {
+    this.db.data = data;
+    this.reindex();
+    this.markDirty();
   }
 
   private reindex(): void {
@@ -217,37 +295,65 @@ export class Store {
     return this.usedIps.get(subnetId)?.get(ip);
   }
 
-  /** Mark state changed; file-backed stores write in the background, coalescing bursts. */
+  /** True when changes are not yet on disk. */
+  get dirty(): boolean {
+    return this.persistent && this.writtenVersion < this.version;
+  }
+
+  /**
+   * Mark state changed. File-backed stores write in the background (timer-driven
+   * transitions); a caller that must not acknowledge before the change is on
+   * disk awaits `sync()`. Bursts coalesce into one write.
+   */
   markDirty(): void {
-    this.dirty = true;
-    if (!this.persistent || this.writeQueued) return;
-    this.writeQueued = true;
-    this.writing = this.writing.then(async () => {
-      // Let the current burst of synchronous mutations finish before serialising.
-      await Promise.resolve();
-      this.writeQueued = false;
-      if (!this.dirty) return;
-      this.dirty = false;
-      await this.db.write();
-    }).catch((e: unknown) => {
-      this.writeError = e;
+    this.version++;
+    if (!this.persistent || this.bgQueued) return;
+    this.bgQueued = true;
+    queueMicrotask(() => {
+      this.bgQueued = false;
+      this.sync().catch((e: unknown) => {
+        this.writeError = e;
+      });
     });
   }
 
-  /** Persist every pending change. */
+  /**
+   * Resolve once every change made before the call is on disk. Concurrent
+   * callers share writes: while one write is in flight, later changes wait
+   * for it and then go out together in the next one.
+   */
+  async sync(): Promise<void> {
+    if (!this.persistent) return;
+    const target = this.version;
+    while (this.writtenVersion < target) {
+      if (this.inflight) {
+        await this.inflight;
+        continue;
+      }
+      const v = this.version;
+      this.data.savedAtMs = this.now();
+      this.inflight = this.db.write().then(
+        () => {
+          this.writtenVersion = Math.max(this.writtenVersion, v);
+          this.inflight = undefined;
+        },
+        (e: unknown) => {
+          this.inflight = undefined;
+          throw e;
+        },
+      );
+      await this.inflight;
+    }
+  }
+
+  /** Persist every pending change (rethrows a failed background write). */
   async flush(): Promise<void> {
-    await this.writing;
     if (this.writeError) {
       const e = this.writeError;
       this.writeError = undefined;
-      this.dirty = true;
       throw e;
     }
-    if (this.dirty && this.persistent) {
-      this.dirty = false;
-      await this.db.write();
-    }
-    this.dirty = false;
+    await this.sync();
   }
 }
 

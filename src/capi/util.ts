@@ -12,15 +12,13 @@ import type { KubeObject, OwnerReference } from '../kube/types.js';
 export const CAPI_DEPLOYMENT = 'capi-controller-manager';
 export const CAPBK_DEPLOYMENT = 'capi-kubeadm-bootstrap-controller-manager';
 
-/**
- * Upstream annotation keys (api/v1beta1/machinedeployment_types.go). NOTE:
- * src/api/capi.ts exports ANNOTATION_DESIRED_REPLICAS / ANNOTATION_MAX_REPLICAS
- * with a `cluster.x-k8s.io/` prefix; upstream uses `machinedeployment.clusters.x-k8s.io/`.
- */
-export const ANN_REVISION = 'machinedeployment.clusters.x-k8s.io/revision';
+/** Upstream annotation keys (api/v1beta1/machinedeployment_types.go), defined once in src/api/capi.ts. */
+export {
+  ANNOTATION_REVISION as ANN_REVISION,
+  ANNOTATION_DESIRED_REPLICAS as ANN_DESIRED_REPLICAS,
+  ANNOTATION_MAX_REPLICAS as ANN_MAX_REPLICAS,
+} from '../api/capi.js';
 export const ANN_REVISION_HISTORY = 'machinedeployment.clusters.x-k8s.io/revision-history';
-export const ANN_DESIRED_REPLICAS = 'machinedeployment.clusters.x-k8s.io/desired-replicas';
-export const ANN_MAX_REPLICAS = 'machinedeployment.clusters.x-k8s.io/max-replicas';
 /** Upstream ExcludeNodeDrainingAnnotation (api/v1beta1/common_types.go). */
 export const ANN_EXCLUDE_NODE_DRAINING = 'machine.cluster.x-k8s.io/exclude-node-draining';
 /** Upstream ExcludeWaitForNodeVolumeDetachAnnotation. */

@@ -1,1 +1,2 @@
 export * from './embedded.js';
+export * from './testbed.js';

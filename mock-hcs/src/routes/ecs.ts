@@ -13,19 +13,21 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
   return async (app: FastifyInstance): Promise<void> => {
     const create = async (req: FastifyRequest) => {
       const token = req.headers['x-client-token'];
-      return engine.createServers(req.hcs.projectId, req.hcs.json, typeof token === 'string' && token.length > 0 ? token : undefined);
+      return engine.withEffects(req.hcs.effects, () =>
+        engine.createServers(req.hcs.projectId, req.hcs.json, typeof token === 'string' && token.length > 0 ? token : undefined),
+      );
     };
-    app.post('/v1.1/:project_id/cloudservers', create);
-    app.post('/v1/:project_id/cloudservers', create);
+    app.post('/v1.1/:project_id/cloudservers', { config: { op: 'createServers' } }, create);
+    app.post('/v1/:project_id/cloudservers', { config: { op: 'createServers' } }, create);
 
-    app.get('/v1/:project_id/jobs/:job_id', async (req) => {
+    app.get('/v1/:project_id/jobs/:job_id', { config: { op: 'showJob' } }, async (req) => {
       const { job_id } = req.params as P;
       const job = engine.job(req.hcs.projectId, job_id!);
       if (!job) throw new CloudError(404, Codes.ecsJobNotFound, `Job ${job_id} could not be found.`);
       return renderJob(job, clock.now());
     });
 
-    app.get('/v1/:project_id/cloudservers/detail', async (req) => {
+    app.get('/v1/:project_id/cloudservers/detail', { config: { op: 'listServers' } }, async (req) => {
       const limit = intParam(q(req, 'limit'), 'limit', 25, 1, 1000);
       // ECS offset is a page number starting at 1 (0 behaves as 1), not an item offset.
       const page = Math.max(1, intParam(q(req, 'offset'), 'offset', 1, 0, 1_000_000));
@@ -43,7 +45,7 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       return { count: matches.length, servers: slice.map((s) => renderServer(engine, s)) };
     });
 
-    app.get('/v1/:project_id/cloudservers/flavors', async (req) => {
+    app.get('/v1/:project_id/cloudservers/flavors', { config: { op: 'listFlavors' } }, async (req) => {
       const az = q(req, 'availability_zone');
       const azs = engine.config.availabilityZones;
       if (az !== undefined && !azs.includes(az)) {
@@ -53,23 +55,25 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       return { flavors: flavors.map((f) => renderFlavor(f, azs)) };
     });
 
-    app.get('/v1/:project_id/cloudservers/:server_id', async (req) => {
+    app.get('/v1/:project_id/cloudservers/:server_id', { config: { op: 'showServer' } }, async (req) => {
       const { server_id } = req.params as P;
       const s = engine.serverRec(req.hcs.projectId, server_id!);
       if (!s) throw new CloudError(404, Codes.ecsServerNotFound, `Instance[${server_id}] could not be found.`);
       return { server: renderServer(engine, s) };
     });
 
-    app.post('/v1/:project_id/cloudservers/delete', async (req) => engine.deleteServers(req.hcs.projectId, req.hcs.json));
+    app.post('/v1/:project_id/cloudservers/delete', { config: { op: 'deleteServers' } }, async (req) =>
+      engine.withEffects(req.hcs.effects, () => engine.deleteServers(req.hcs.projectId, req.hcs.json)),
+    );
 
-    app.post('/v1/:project_id/cloudservers/:server_id/attachvolume', async (req) => {
+    app.post('/v1/:project_id/cloudservers/:server_id/attachvolume', { config: { op: 'attachVolume' } }, async (req) => {
       const { server_id } = req.params as P;
-      return engine.attachVolume(req.hcs.projectId, server_id!, req.hcs.json);
+      return engine.withEffects(req.hcs.effects, () => engine.attachVolume(req.hcs.projectId, server_id!, req.hcs.json));
     });
 
-    app.delete('/v1/:project_id/cloudservers/:server_id/detachvolume/:volume_id', async (req) => {
+    app.delete('/v1/:project_id/cloudservers/:server_id/detachvolume/:volume_id', { config: { op: 'detachVolume' } }, async (req) => {
       const { server_id, volume_id } = req.params as P;
-      return engine.detachVolume(req.hcs.projectId, server_id!, volume_id!);
+      return engine.withEffects(req.hcs.effects, () => engine.detachVolume(req.hcs.projectId, server_id!, volume_id!));
     });
   };
 }

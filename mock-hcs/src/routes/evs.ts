@@ -10,11 +10,11 @@ type P = { project_id: string; volume_id?: string };
 
 export function evsRoutes(engine: CloudEngine) {
   return async (app: FastifyInstance): Promise<void> => {
-    const create = async (req: FastifyRequest) => engine.createVolume(req.hcs.projectId, req.hcs.json);
-    app.post('/v2.1/:project_id/cloudvolumes', create);
-    app.post('/v2/:project_id/cloudvolumes', create);
+    const create = async (req: FastifyRequest) => engine.withEffects(req.hcs.effects, () => engine.createVolume(req.hcs.projectId, req.hcs.json));
+    app.post('/v2.1/:project_id/cloudvolumes', { config: { op: 'createVolume' } }, create);
+    app.post('/v2/:project_id/cloudvolumes', { config: { op: 'createVolume' } }, create);
 
-    app.get('/v2/:project_id/cloudvolumes/detail', async (req) => {
+    app.get('/v2/:project_id/cloudvolumes/detail', { config: { op: 'listVolumes' } }, async (req) => {
       const limit = intParam(q(req, 'limit'), 'limit', 1000, 1, 1000, Codes.evsBadRequest);
       const offset = intParam(q(req, 'offset'), 'offset', 0, 0, 1_000_000, Codes.evsBadRequest);
       const name = q(req, 'name');
@@ -40,16 +40,16 @@ export function evsRoutes(engine: CloudEngine) {
       return { count: matches.length, volumes: matches.slice(offset, offset + limit).map((v) => renderVolume(v)) };
     });
 
-    app.get('/v2/:project_id/cloudvolumes/:volume_id', async (req) => {
+    app.get('/v2/:project_id/cloudvolumes/:volume_id', { config: { op: 'showVolume' } }, async (req) => {
       const { volume_id } = req.params as P;
       const v = engine.volumeRec(req.hcs.projectId, volume_id!);
       if (!v) throw new CloudError(404, Codes.evsNotFound, `Volume ${volume_id} could not be found.`);
       return { volume: renderVolume(v) };
     });
 
-    app.delete('/v2/:project_id/cloudvolumes/:volume_id', async (req) => {
+    app.delete('/v2/:project_id/cloudvolumes/:volume_id', { config: { op: 'deleteVolume' } }, async (req) => {
       const { volume_id } = req.params as P;
-      return engine.deleteVolume(req.hcs.projectId, volume_id!);
+      return engine.withEffects(req.hcs.effects, () => engine.deleteVolume(req.hcs.projectId, volume_id!));
     });
   };
 }

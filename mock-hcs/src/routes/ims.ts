@@ -6,7 +6,7 @@ import { renderImage } from '../render.js';
 
 export function imsRoutes(engine: CloudEngine, createdMs: number) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.get('/v2/cloudimages', async (req) => {
+    app.get('/v2/cloudimages', { config: { op: 'listImages' } }, async (req) => {
       const name = q(req, 'name');
       const status = q(req, 'status');
       const id = q(req, 'id');
