@@ -299,7 +299,7 @@ async function cmdPatch(env: KubectlEnv, f: Flags, ns: string): Promise<KubectlR
   return { code: 0, stdout: `${info.kind.toLowerCase()}.${info.group ? info.group : ''}/${name} ${changed ? 'patched' : 'patched (no change)'}\n`.replace('./', '/'), stderr: '' };
 }
 
-async function cmdApply(env: KubectlEnv, f: Flags, ns: string): Promise<KubectlResult> {
+async function cmdApply(env: KubectlEnv, f: Flags, _ns: string): Promise<KubectlResult> {
   if (f.filenames.length === 0) throw new Error('must specify one of -f and -k');
   let out = '';
   for (const file of f.filenames) {

@@ -1,0 +1,177 @@
+/**
+ * Cloud-init injection (BOOT-2): the HCS controller resolves the bootstrap
+ * cloud-config written by the KubeadmConfig controller and adds what only the
+ * infrastructure provider knows: the node's kubelet certificate and key,
+ * hostname, the node name and provider-id in the kubeadm JoinConfiguration,
+ * and the disk/filesystem/mount setup of the ephemeral data volumes and the
+ * pool-managed persistent disks. The format is documented in docs/provider.md.
+ */
+import { parse as parseYaml, parseAllDocuments, stringify as stringifyYaml } from 'yaml';
+import type { DataVolume } from '../api/hcs.js';
+import {
+  dataVolumeDevicePath,
+  dataVolumeLabel,
+  persistentDiskLabel,
+  volumeDevicePath,
+} from './labels.js';
+
+export const JOIN_CONFIG_PATH = '/run/kubeadm/kubeadm-join-config.yaml';
+export const KUBELET_CERT_PATH = '/etc/kubernetes/pki/kubelet.crt';
+export const KUBELET_KEY_PATH = '/etc/kubernetes/pki/kubelet.key';
+
+export interface WriteFile {
+  path: string;
+  content?: string;
+  owner?: string;
+  permissions?: string;
+  encoding?: string;
+  append?: boolean;
+}
+
+export interface FsSetupEntry {
+  label?: string;
+  filesystem: string;
+  device: string;
+  overwrite?: boolean;
+  partition?: string;
+}
+
+/** The cloud-config keys the testbed reads; everything else is carried through unchanged. */
+export interface CloudConfigDoc {
+  hostname?: string;
+  fqdn?: string;
+  write_files?: WriteFile[];
+  runcmd?: (string | string[])[];
+  disk_setup?: Record<string, { table_type?: string; layout?: boolean; overwrite?: boolean }>;
+  fs_setup?: FsSetupEntry[];
+  /** cloud-init mounts: [device, mountPath, fstype, options, dump, pass]. */
+  mounts?: string[][];
+  [k: string]: unknown;
+}
+
+export interface PersistentDiskMount {
+  slot: number;
+  volumeId: string;
+  mountPath: string;
+  format: string;
+  mountOptions?: string[];
+}
+
+export interface Injection {
+  hostname: string;
+  providerID: string;
+  kubeletCertPem: string;
+  kubeletKeyPem: string;
+  dataVolumes: DataVolume[];
+  persistentDisks: PersistentDiskMount[];
+}
+
+export class CloudInitError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CloudInitError';
+  }
+}
+
+/** Parse a `#cloud-config` document. Throws CloudInitError for anything else. */
+export function parseCloudConfig(text: string): CloudConfigDoc {
+  const trimmed = text.replace(/^\uFEFF/, '');
+  if (!/^#cloud-config\s*(\n|$)/.test(trimmed)) {
+    throw new CloudInitError('bootstrap data is not a "#cloud-config" document (only cloud-config bootstrap format is supported)');
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(trimmed);
+  } catch (e) {
+    throw new CloudInitError(`bootstrap cloud-config does not parse as YAML: ${(e as Error).message}`);
+  }
+  if (doc === null || doc === undefined) return {};
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw new CloudInitError('bootstrap cloud-config must be a YAML mapping');
+  return doc as CloudConfigDoc;
+}
+
+export function renderCloudConfig(doc: CloudConfigDoc): string {
+  return `#cloud-config\n${stringifyYaml(doc, { lineWidth: 0 })}`;
+}
+
+/** Content of a write_files entry as text (plain or base64). */
+export function fileContent(f: WriteFile): string {
+  const c = f.content ?? '';
+  if (f.encoding === 'base64' || f.encoding === 'b64') return Buffer.from(c, 'base64').toString('utf8');
+  return c;
+}
+
+/**
+ * Set nodeRegistration.name and kubeletExtraArgs["provider-id"] in the
+ * JoinConfiguration document(s) of a kubeadm config file. Handles the map
+ * form (v1beta3) and the list form (v1beta4) of kubeletExtraArgs.
+ */
+export function patchJoinConfiguration(text: string, hostname: string, providerID: string): string {
+  const docs = parseAllDocuments(text);
+  let found = false;
+  for (const d of docs) {
+    const obj = d.toJS() as Record<string, unknown> | null;
+    if (!obj || obj.kind !== 'JoinConfiguration') continue;
+    found = true;
+    d.setIn(['nodeRegistration', 'name'], hostname);
+    const args = d.getIn(['nodeRegistration', 'kubeletExtraArgs']);
+    const argsJs = (obj.nodeRegistration as { kubeletExtraArgs?: unknown } | undefined)?.kubeletExtraArgs;
+    if (Array.isArray(argsJs)) {
+      const list = argsJs as { name: string; value: string }[];
+      const i = list.findIndex((a) => a.name === 'provider-id');
+      if (i >= 0) d.setIn(['nodeRegistration', 'kubeletExtraArgs', i, 'value'], providerID);
+      else d.addIn(['nodeRegistration', 'kubeletExtraArgs'], { name: 'provider-id', value: providerID });
+    } else if (args === undefined || args === null) {
+      d.setIn(['nodeRegistration', 'kubeletExtraArgs'], { 'provider-id': providerID });
+    } else {
+      d.setIn(['nodeRegistration', 'kubeletExtraArgs', 'provider-id'], providerID);
+    }
+  }
+  if (!found) throw new CloudInitError(`${JOIN_CONFIG_PATH} holds no JoinConfiguration document`);
+  return docs.map((d) => d.toString({ lineWidth: 0 })).join('');
+}
+
+/**
+ * Inject the provider's additions into the bootstrap cloud-config (BOOT-2).
+ * User files are kept byte for byte; only the kubeadm join configuration is
+ * rewritten (node name, provider-id).
+ */
+export function injectCloudInit(original: string, inj: Injection): string {
+  const doc = parseCloudConfig(original);
+  const files = Array.isArray(doc.write_files) ? [...doc.write_files] : [];
+  const joinIdx = files.findIndex((f) => f.path === JOIN_CONFIG_PATH);
+  if (joinIdx < 0) throw new CloudInitError(`bootstrap cloud-config has no ${JOIN_CONFIG_PATH} (only worker join bootstrap data is supported)`);
+  const join = files[joinIdx]!;
+  const { encoding: _encoding, ...rest } = join;
+  files[joinIdx] = { ...rest, content: patchJoinConfiguration(fileContent(join), inj.hostname, inj.providerID) };
+  const withoutOurs = files.filter((f) => f.path !== KUBELET_CERT_PATH && f.path !== KUBELET_KEY_PATH);
+  withoutOurs.push(
+    { path: KUBELET_CERT_PATH, owner: 'root:root', permissions: '0644', content: inj.kubeletCertPem },
+    { path: KUBELET_KEY_PATH, owner: 'root:root', permissions: '0600', content: inj.kubeletKeyPem },
+  );
+  doc.write_files = withoutOurs;
+  doc.hostname = inj.hostname;
+  doc.fqdn = inj.hostname;
+
+  const diskSetup = { ...(doc.disk_setup ?? {}) };
+  const fsSetup = [...(doc.fs_setup ?? [])];
+  const mounts = [...(doc.mounts ?? [])];
+  inj.dataVolumes.forEach((dv, i) => {
+    const device = dataVolumeDevicePath(i);
+    diskSetup[device] = { table_type: 'gpt', layout: false, overwrite: false };
+    fsSetup.push({ label: dataVolumeLabel(i), filesystem: dv.format, device, overwrite: false });
+    mounts.push([device, dv.mountPath, dv.format, 'defaults,nofail', '0', '2']);
+  });
+  for (const pd of [...inj.persistentDisks].sort((a, b) => a.slot - b.slot)) {
+    const device = volumeDevicePath(pd.volumeId);
+    diskSetup[device] = { table_type: 'gpt', layout: false, overwrite: false };
+    // overwrite: false — a persistent disk is formatted only when it carries no filesystem yet (DISK-8).
+    fsSetup.push({ label: persistentDiskLabel(pd.slot), filesystem: pd.format, device, overwrite: false });
+    const opts = pd.mountOptions?.length ? pd.mountOptions.join(',') : 'defaults';
+    mounts.push([device, pd.mountPath, pd.format, `${opts},nofail`, '0', '2']);
+  }
+  if (Object.keys(diskSetup).length) doc.disk_setup = diskSetup;
+  if (fsSetup.length) doc.fs_setup = fsSetup;
+  if (mounts.length) doc.mounts = mounts;
+  return renderCloudConfig(doc);
+}

@@ -1,0 +1,282 @@
+/**
+ * HCSMachineConfigPool: entry bookkeeping (POOL-1, POOL-4, POOL-5) and the
+ * pool controller that shows the runtime state of every entry and of its
+ * persistent disks.
+ *
+ * Binding of an entry to a machine lives in the pool's status
+ * (entries[].machine), written with optimistic concurrency, so two machines
+ * can never hold one entry and a restarted provider finds every binding again.
+ */
+import { LABEL_CLUSTER_NAME } from '../api/capi.js';
+import type {
+  HCSMachine,
+  HCSMachineConfigPool,
+  HCSMachineConfigPoolStatus,
+  PersistentDisk,
+  PersistentDiskStatus,
+  PoolConfig,
+  PoolEntryStatus,
+} from '../api/hcs.js';
+import { rfc3339 } from '../core/clock.js';
+import type { KubeClient } from '../kube/client.js';
+import type { ObjectRef } from '../kube/types.js';
+import type { Controller, Result } from '../runtime/manager.js';
+import type { ControllerContext } from '../runtime/context.js';
+import type { CloudApi, CloudVolume } from './cloud-api.js';
+import { attachedServers } from './cloud-api.js';
+import { META_CLUSTER, META_HOSTNAME, META_SLOT } from './labels.js';
+import { Reporter, mutateStatus, setCondition } from './util.js';
+
+export const POOL_CONTROLLER = 'hcsmachineconfigpool';
+
+export function poolRef(namespace: string, name: string): ObjectRef {
+  return { kind: 'HCSMachineConfigPool', namespace, name };
+}
+
+/** Debounce of the pool status refresh (it lists the cluster's volumes): at most one per pool per second. */
+export const POOL_REFRESH_MS = 1_000;
+
+/** Ask for a refresh of a pool's status (counts, disk runtime state). */
+export function enqueuePoolRefresh(ctx: ControllerContext, namespace: string, name: string): void {
+  ctx.manager.enqueueAfter(POOL_CONTROLLER, `${namespace}/${name}`, POOL_REFRESH_MS);
+}
+
+const DISK_FIELDS: (keyof PersistentDisk)[] = ['slot', 'size', 'type', 'format', 'mountPath'];
+
+/** The disks the provider works with for an entry: accepted ones (immutable, DISK-4) plus mountOptions from the spec (DISK-5). */
+export function effectiveDisks(cfg: PoolConfig, entry: PoolEntryStatus | undefined): PersistentDisk[] {
+  const accepted = entry?.acceptedDisks ?? cfg.persistentDisks ?? [];
+  return accepted
+    .map((a) => {
+      const s = cfg.persistentDisks?.find((d) => d.slot === a.slot);
+      return { ...a, ...(s?.mountOptions ? { mountOptions: s.mountOptions } : {}) };
+    })
+    .sort((a, b) => a.slot - b.slot);
+}
+
+/**
+ * Bring status.entries in line with spec.configs, keeping bindings, accepted
+ * disks and disk runtime state. Entries removed from the spec stay while a
+ * machine still holds them. Returns DISK-4 drift messages.
+ */
+export function syncEntries(pool: HCSMachineConfigPool, nowMs: number): string[] {
+  const status: HCSMachineConfigPoolStatus = (pool.status ??= {});
+  const old = status.entries ?? [];
+  const drift: string[] = [];
+  const entries: PoolEntryStatus[] = [];
+  pool.spec.configs.forEach((cfg, i) => {
+    const prev = old.find((e) => e.hostname === cfg.hostname);
+    const accepted: PersistentDisk[] = [...(prev?.acceptedDisks ?? [])];
+    for (const d of cfg.persistentDisks ?? []) {
+      const a = accepted.find((x) => x.slot === d.slot);
+      if (!a) {
+        // Appending a disk is allowed (DISK-6): accept it now; it is attached on the next replacement.
+        const { mountOptions: _mo, ...fixed } = d;
+        accepted.push(fixed);
+        continue;
+      }
+      for (const f of DISK_FIELDS) {
+        if (a[f] !== d[f]) {
+          drift.push(`DISK-4: spec.configs[${i}].persistentDisks[slot ${d.slot}].${f} changed from ${JSON.stringify(a[f])} to ${JSON.stringify(d[f])} after the provider accepted it; the accepted value stays in use`);
+        }
+      }
+    }
+    accepted.sort((a, b) => a.slot - b.slot);
+    const disks: PersistentDiskStatus[] = accepted.map((a) => {
+      const p = prev?.persistentDisks?.find((x) => x.slot === a.slot);
+      return p ? { ...p, mountPath: a.mountPath } : { slot: a.slot, phase: 'Pending', mountPath: a.mountPath, lastTransitionTime: rfc3339(nowMs) };
+    });
+    entries.push({
+      hostname: cfg.hostname,
+      ...(prev?.machine ? { machine: prev.machine } : {}),
+      ...(accepted.length ? { acceptedDisks: accepted } : {}),
+      ...(disks.length ? { persistentDisks: disks } : {}),
+    });
+  });
+  for (const e of old) if (e.machine && !entries.some((x) => x.hostname === e.hostname)) entries.push(e);
+  status.entries = entries;
+  status.total = pool.spec.configs.length;
+  status.available = entries.filter((e) => !e.machine && pool.spec.configs.some((c) => c.hostname === e.hostname)).length;
+  return drift;
+}
+
+export type BindResult = { hostname: string; config: PoolConfig; entry: PoolEntryStatus } | { none: true; total: number; holders: string[] };
+
+/**
+ * Bind a free entry to `machine` (POOL-4), preferring the entry it already
+ * holds, then `preferred` (its recorded hostname), then the first free entry
+ * in spec order. An entry is free when unbound or bound to an HCSMachine that
+ * no longer exists.
+ */
+export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: string, preferred: string | undefined, nowMs: number): Promise<BindResult | undefined> {
+  // Fast path (every reconcile of a bound machine): the entry it holds, no list, no write.
+  const cur = await client.get<HCSMachineConfigPool>(ref);
+  if (!cur) return undefined;
+  const held = cur.status?.entries?.find((e) => e.machine === machine);
+  const heldCfg = held && cur.spec.configs.find((c) => c.hostname === held.hostname);
+  if (held && heldCfg) {
+    const copy = structuredClone(cur);
+    syncEntries(copy, nowMs);
+    if (JSON.stringify(copy.status) === JSON.stringify(cur.status)) return { hostname: held.hostname, config: heldCfg, entry: structuredClone(held) };
+  }
+  const live = new Set((await client.list<HCSMachine>('HCSMachine', { namespace: ref.namespace })).map((m) => m.metadata.name));
+  let result: BindResult | undefined;
+  await mutateStatus<HCSMachineConfigPool>(client, ref, (pool) => {
+    const before = JSON.stringify(pool.status ?? {});
+    syncEntries(pool, nowMs);
+    const entries = pool.status!.entries!;
+    const inSpec = (e: PoolEntryStatus): PoolConfig | undefined => pool.spec.configs.find((c) => c.hostname === e.hostname);
+    const free = (e: PoolEntryStatus): boolean => !e.machine || (e.machine !== machine && !live.has(e.machine));
+    let entry = entries.find((e) => e.machine === machine && inSpec(e));
+    if (!entry && preferred) entry = entries.find((e) => e.hostname === preferred && inSpec(e) && free(e));
+    if (!entry) {
+      for (const cfg of pool.spec.configs) {
+        const e = entries.find((x) => x.hostname === cfg.hostname);
+        if (e && free(e)) {
+          entry = e;
+          break;
+        }
+      }
+    }
+    if (!entry) {
+      result = { none: true, total: pool.spec.configs.length, holders: entries.filter((e) => e.machine).map((e) => `${e.hostname}=${e.machine}`) };
+      return JSON.stringify(pool.status) !== before;
+    }
+    // Stale bindings to machines that are gone are cleared on the way (POOL-4).
+    for (const e of entries) if (e.machine && e.machine !== machine && !live.has(e.machine)) delete e.machine;
+    entry.machine = machine;
+    pool.status!.available = entries.filter((e) => !e.machine && inSpec(e)).length;
+    result = { hostname: entry.hostname, config: inSpec(entry)!, entry: structuredClone(entry) };
+    return JSON.stringify(pool.status) !== before;
+  });
+  return result;
+}
+
+/** Release every entry bound to `machine`. */
+export async function releaseEntry(client: KubeClient, ref: ObjectRef, machine: string): Promise<string[]> {
+  const released: string[] = [];
+  await mutateStatus<HCSMachineConfigPool>(client, ref, (pool) => {
+    released.length = 0;
+    let changed = false;
+    for (const e of pool.status?.entries ?? []) {
+      if (e.machine === machine) {
+        delete e.machine;
+        released.push(e.hostname);
+        changed = true;
+      }
+    }
+    if (!changed) return false;
+    pool.status!.available = (pool.status!.entries ?? []).filter((e) => !e.machine && pool.spec.configs.some((c) => c.hostname === e.hostname)).length;
+    return true;
+  });
+  return released;
+}
+
+/** Record runtime state of one persistent disk in the pool status (POOL-5). */
+export async function updateDiskStatus(
+  client: KubeClient,
+  ref: ObjectRef,
+  hostname: string,
+  slot: number,
+  patch: Partial<PersistentDiskStatus>,
+  nowMs: number,
+): Promise<void> {
+  await mutateStatus<HCSMachineConfigPool>(client, ref, (pool) => {
+    const entry = pool.status?.entries?.find((e) => e.hostname === hostname);
+    const d = entry?.persistentDisks?.find((x) => x.slot === slot);
+    if (!d) return false;
+    return applyDiskPatch(d, patch, nowMs);
+  });
+}
+
+function applyDiskPatch(d: PersistentDiskStatus, patch: Partial<PersistentDiskStatus>, nowMs: number): boolean {
+  const before = JSON.stringify(d);
+  const phaseChanged = patch.phase !== undefined && patch.phase !== d.phase;
+  for (const [k, v] of Object.entries(patch) as [keyof PersistentDiskStatus, unknown][]) {
+    if (v === undefined) delete (d as unknown as Record<string, unknown>)[k];
+    else (d as unknown as Record<string, unknown>)[k] = v;
+  }
+  if (phaseChanged) d.lastTransitionTime = rfc3339(nowMs);
+  return JSON.stringify(d) !== before;
+}
+
+export function diskPhaseOf(v: CloudVolume | undefined): string {
+  if (!v) return 'Pending';
+  switch (v.status) {
+    case 'creating':
+      return 'Creating';
+    case 'available':
+      return 'Available';
+    case 'attaching':
+      return 'Attaching';
+    case 'in-use':
+      return 'Attached';
+    case 'detaching':
+      return 'Detaching';
+    case 'deleting':
+      return 'Deleting';
+    default:
+      return v.status.startsWith('error') ? 'Error' : v.status;
+  }
+}
+
+const TRANSITIONAL = new Set(['Creating', 'Attaching', 'Detaching']);
+
+/** Pool controller: entries, counts, bindings, disk runtime state refreshed from EVS. */
+export class PoolController implements Controller {
+  readonly name = POOL_CONTROLLER;
+  private readonly rep: Reporter;
+
+  constructor(
+    private readonly ctx: ControllerContext,
+    private readonly cloud: CloudApi,
+  ) {
+    this.rep = new Reporter(ctx, POOL_CONTROLLER);
+  }
+
+  async reconcile(key: string): Promise<Result | void> {
+    const [namespace, name] = key.split('/') as [string, string];
+    const ref = poolRef(namespace, name);
+    const pool0 = await this.ctx.mgmt.get<HCSMachineConfigPool>(ref);
+    if (!pool0 || pool0.metadata.deletionTimestamp) return;
+    const cluster = pool0.metadata.labels?.[LABEL_CLUSTER_NAME];
+    let volumes: CloudVolume[] = [];
+    if (cluster) volumes = await this.cloud.listVolumes({ metadata: { [META_CLUSTER]: cluster } });
+    const live = new Set((await this.ctx.mgmt.list<HCSMachine>('HCSMachine', { namespace })).map((m) => m.metadata.name));
+    let drift: string[] = [];
+    let transitional = false;
+    const now = this.ctx.clock.now();
+    const saved = await mutateStatus<HCSMachineConfigPool>(this.ctx.mgmt, ref, (pool) => {
+      const before = JSON.stringify(pool.status ?? {});
+      drift = syncEntries(pool, now);
+      const st = pool.status!;
+      for (const e of st.entries ?? []) {
+        if (e.machine && !live.has(e.machine)) delete e.machine;
+        for (const d of e.persistentDisks ?? []) {
+          const matches = volumes
+            .filter((v) => v.metadata?.[META_CLUSTER] === cluster && v.metadata?.[META_HOSTNAME] === e.hostname && v.metadata?.[META_SLOT] === String(d.slot) && v.status !== 'deleting')
+            .sort((a, b) => ((a.created_at ?? '') < (b.created_at ?? '') ? -1 : (a.created_at ?? '') > (b.created_at ?? '') ? 1 : a.id.localeCompare(b.id)));
+          const v = (d.volumeId ? matches.find((x) => x.id === d.volumeId) : undefined) ?? matches[0];
+          if (!v) continue; // nothing known yet (or a hand-made volume: the machine controller records it)
+          const srv = attachedServers(v)[0];
+          applyDiskPatch(d, { volumeId: v.id, phase: diskPhaseOf(v), attachedServerId: srv, message: undefined }, now);
+          if (TRANSITIONAL.has(d.phase)) transitional = true;
+        }
+      }
+      st.available = (st.entries ?? []).filter((e) => !e.machine && pool.spec.configs.some((c) => c.hostname === e.hostname)).length;
+      const conds = (st.conditions ??= []);
+      if (drift.length) setCondition(conds, { type: 'DisksAccepted', status: 'False', reason: 'ImmutableFieldChanged', message: drift.join('; ') }, now);
+      else setCondition(conds, { type: 'DisksAccepted', status: 'True' }, now);
+      st.observedGeneration = pool.metadata.generation;
+      return JSON.stringify(st) !== before;
+    });
+    if (saved && drift.length) {
+      const prev = pool0.status?.conditions?.find((c) => c.type === 'DisksAccepted');
+      if (prev?.status !== 'False' || prev.message !== drift.join('; ')) {
+        this.rep.error('pool.disk-drift', `pool ${key}: ${drift.join('; ')}`, { pool: key }, ['DISK-4']);
+        await this.rep.k8sEvent(saved, 'Warning', 'ImmutableFieldChanged', drift.join('; '), ['DISK-4']);
+      }
+    }
+    return transitional ? { requeueAfter: 5_000 } : undefined;
+  }
+}
