@@ -122,7 +122,7 @@ export function applyError(m: Manifest, e: unknown): InputError {
   if (e instanceof KubeApiError) {
     const cause = e.causes[0];
     const line = cause ? m.lineOf(cause.field) : m.line;
-    return new InputError(`${m.obj.kind} ${m.obj.metadata.name} rejected: ${e.message}`, m.file, line, cause?.field);
+    return new InputError(e.message, m.file, line, cause?.field);
   }
   return new InputError(`${m.obj.kind} ${m.obj.metadata.name}: ${(e as Error).message}`, m.file, m.line);
 }

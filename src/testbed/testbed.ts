@@ -9,7 +9,7 @@ import { installAdmission } from '../admission/index.js';
 import { setupCapiControllers } from '../capi/index.js';
 import { HcsClient, injectTransport } from '../cloud/index.js';
 import { GuestFleet } from '../guest/index.js';
-import { setupProviderControllers, type ProviderOptions } from '../provider/index.js';
+import { setupProviderControllers, type DiskClaimer } from '../provider/index.js';
 import type { TestbedFactory, TestbedHandle } from '../scenario/runner.js';
 import type { World } from '../scenario/world.js';
 import { createEmbeddedEnv, type EmbeddedEnv } from './embedded.js';
@@ -17,8 +17,8 @@ import { createEmbeddedEnv, type EmbeddedEnv } from './embedded.js';
 export interface TestbedOptions {
   seed: number;
   cloudConfig?: CloudConfig;
-  /** Provider overrides, e.g. a different DiskClaimer (tests use this to prove checks can fail). */
-  provider?: Omit<Partial<ProviderOptions>, 'cloud'>;
+  /** Build the provider's DiskClaimer from the cloud client (tests swap in a broken one to prove the checks can fail). */
+  diskClaimer?: (cloud: HcsClient) => DiskClaimer;
 }
 
 export interface Testbed extends TestbedHandle {
@@ -36,7 +36,7 @@ export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
   if (!project) throw new Error('cloud config has no project');
   const hcs = new HcsClient({ transport: injectTransport(cloud.app), ak: project.ak, sk: project.sk, projectId: project.id, clock: env.clock });
   setupCapiControllers(env.ctx);
-  setupProviderControllers(env.ctx, { cloud: hcs, ...(opts.provider ?? {}) });
+  setupProviderControllers(env.ctx, { cloud: hcs, ...(opts.diskClaimer ? { diskClaimer: opts.diskClaimer(hcs) } : {}) });
   const guests = new GuestFleet(env.ctx, { hypervisor: cloud.hypervisor, onServerChange: (fn) => cloud.onServerChange(fn) });
   guests.setup();
   const hv = cloud.hypervisor;
