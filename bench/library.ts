@@ -1,0 +1,36 @@
+/**
+ * Wall time of the whole scenario library on the embedded backend (target:
+ * under 10 s on the project machine). Run alone: `npx tsx bench/library.ts`.
+ */
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { loadScenario } from '../src/scenario/parse.js';
+import { runScenario } from '../src/scenario/runner.js';
+import { embeddedTestbedFactory } from '../src/testbed/index.js';
+
+export interface BenchResult {
+  name: string;
+  value: number;
+  unit: string;
+  note?: string;
+}
+
+export async function benchLibrary(dir = 'scenarios'): Promise<BenchResult[]> {
+  const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
+  const out: BenchResult[] = [];
+  const t0 = performance.now();
+  let failed = 0;
+  for (const f of files) {
+    const s = loadScenario(join(dir, f));
+    const r = await runScenario(s, embeddedTestbedFactory());
+    if (!r.ok) failed++;
+    out.push({ name: `library: ${s.name}`, value: r.wallMs / 1000, unit: 's wall', note: `${(r.virtualMs / 60_000).toFixed(1)} min virtual, ${r.events.length} events${r.ok ? '' : ', FAILED'}` });
+  }
+  out.unshift({ name: `library: all ${files.length} scenarios`, value: (performance.now() - t0) / 1000, unit: 's wall', note: `target < 10 s${failed ? `; ${failed} FAILED` : ''}` });
+  return out;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  for (const r of await benchLibrary()) console.log(`${r.name}: ${r.value.toFixed(2)} ${r.unit}${r.note ? `  (${r.note})` : ''}`);
+}
