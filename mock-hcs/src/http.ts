@@ -58,6 +58,8 @@ export interface HttpLayerOptions {
   faults: FaultRegistry;
   /** Admin routes are registered (their URLs skip authentication). */
   admin: boolean;
+  /** Clock for the X-Sdk-Date skew check (default o.clock.now). */
+  authNow?: () => number;
 }
 
 export function installHttpLayer(app: FastifyInstance, o: HttpLayerOptions): void {
@@ -96,7 +98,7 @@ export function installHttpLayer(app: FastifyInstance, o: HttpLayerOptions): voi
     const result = verifySignature(
       { method: req.method, url: req.raw.url ?? req.url, headers: req.headers, body: req.hcs.rawBody },
       (ak) => o.engine.projectsByAk.get(ak)?.sk,
-      o.clock.now(),
+      o.authNow ? o.authNow() : o.clock.now(),
       o.signatureSkewMs,
     );
     if (!result.ok) {
@@ -126,7 +128,8 @@ export function installHttpLayer(app: FastifyInstance, o: HttpLayerOptions): voi
 
   // Acknowledged mutations are on disk before the response leaves (kill -9 safe); then fault `partial`.
   app.addHook('preSerialization', async (req, reply, payload) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD' && o.engine.storeRef.dirty) await o.engine.storeRef.sync();
+    // Only on success: a failed write becomes a 500 through the error handler, which must not wait again.
+    if (reply.statusCode < 400 && req.method !== 'GET' && req.method !== 'HEAD' && o.engine.storeRef.dirty) await o.engine.storeRef.sync();
     const p = req.hcs?.partial;
     if (p && reply.statusCode < 300) {
       void reply.code(p.status);
@@ -152,8 +155,23 @@ export function installHttpLayer(app: FastifyInstance, o: HttpLayerOptions): voi
       return reply.status(500).send(errorBody(Codes.internal, `A system exception occurred: ${e.message ?? String(err)}`));
     }
     const code = o.admin && isAdminUrl(req.url) ? Codes.adminBadRequest : BAD_REQUEST[serviceOf(req.url)];
-    return reply.status(status).send(errorBody(code, e.message ?? 'bad request'));
+    const validation = (err as { validation?: unknown }).validation !== undefined;
+    return reply.status(status).send(errorBody(code, validation ? `Invalid request parameter: ${e.message ?? 'bad request'}` : (e.message ?? 'bad request')));
   });
+}
+
+/**
+ * Errors fastify raises before routing (URL that cannot be decoded, path
+ * parameter over maxParamLength): same error shape, 400. Hooks did not run,
+ * so there is no request id.
+ */
+export function frameworkErrors(admin: boolean) {
+  return (err: { code?: string; message?: string }, req: FastifyRequest, reply: FastifyReply): void => {
+    const url = req.raw.url ?? req.url;
+    const code = admin && isAdminUrl(url) ? Codes.adminBadRequest : BAD_REQUEST[serviceOf(url)];
+    const why = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path parameter is too long' : err.code === 'FST_ERR_BAD_URL' ? 'the URL cannot be decoded' : (err.message ?? 'bad request');
+    void reply.status(400).send(errorBody(code, `Invalid request: ${why} (${url.split('?')[0]!.slice(0, 200)})`));
+  };
 }
 
 function hasBody(req: FastifyRequest): boolean {

@@ -5,20 +5,26 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Clock, EventLog, Rng } from '../../src/core/index.js';
+import { adminRoutes, type AdminOps, type Catalog, type StateDump } from './admin.js';
 import { CloudEngine, type Hypervisor, type ServerChange, type VolumeChange } from './cloud.js';
-import { defaultCloudConfig, type CloudConfig } from './config.js';
-import { installHttpLayer } from './http.js';
+import { DEFAULT_VOLUME_TYPES, defaultCloudConfig, type CloudConfig } from './config.js';
+import { CloudError, Codes } from './errors.js';
+import { FaultRegistry, parseFaultRule, type FaultRule } from './faults.js';
+import { frameworkErrors, installHttpLayer } from './http.js';
 import { ecsRoutes } from './routes/ecs.js';
 import { evsRoutes } from './routes/evs.js';
 import { imsRoutes } from './routes/ims.js';
 import { vpcRoutes } from './routes/vpc.js';
-import { Store } from './state.js';
+import { emptyData, Store, validateDbData, type DbData } from './state.js';
 
 export { defaultCloudConfig } from './config.js';
-export type { CloudConfig, FlavorConfig, ImageConfig, ProjectConfig, SubnetConfig, TimingConfig, VpcConfig } from './config.js';
+export type { CapacityConfig, CloudConfig, FlavorConfig, ImageConfig, ProjectConfig, QuotaConfig, SubnetConfig, TimingConfig, VpcConfig } from './config.js';
 export type { Hypervisor, ServerChange, VolumeChange } from './cloud.js';
 export type { VolumeFs } from './state.js';
+export { DataFileError } from './state.js';
 export { CloudError } from './errors.js';
+export { FAULT_OPERATIONS, type FaultEffect, type FaultMatch, type FaultRule, type FaultRuleInput, type FaultService } from './faults.js';
+export type { Catalog, StateDump } from './admin.js';
 
 export interface MockHcsOptions {
   clock: Clock;
@@ -29,6 +35,27 @@ export interface MockHcsOptions {
   events?: EventLog;
   /** Allowed |X-Sdk-Date - now| (default 15 minutes). */
   signatureSkewMs?: number;
+  /** Register the unauthenticated /_admin/... routes (default true). Turn off when the port is reachable by others. */
+  admin?: boolean;
+  /**
+   * Time source for the X-Sdk-Date check (default: the injected clock). The
+   * standalone server passes wall time: real SDK clients sign with wall time,
+   * which a sped-up clock would leave behind.
+   */
+  authNow?: () => number;
+  /** Request body limit in bytes (default 1 MiB); larger bodies get 413. */
+  bodyLimit?: number;
+}
+
+/** In-process fault injection (HCS-6); the same rules as /_admin/faults. */
+export interface FaultApi {
+  /** Validate and add a rule; returns its id ("fault-N"). Throws CloudError (400, Admin.0400) on a bad rule. */
+  add(rule: import('./faults.js').FaultRuleInput): string;
+  list(): FaultRule[];
+  remove(id: string): boolean;
+  clear(): void;
+  /** Let every stuck transition (or those of one server/volume id) complete now. Returns how many. */
+  releaseStuck(target?: string): number;
 }
 
 export interface MockHcs {
@@ -39,6 +66,15 @@ export interface MockHcs {
   onVolumeChange(fn: (v: VolumeChange) => void): () => void;
   flush(): Promise<void>;
   close(): Promise<void>;
+  faults: FaultApi;
+  /** Back to the configured initial state: no resources, no fault rules (unless keepFaults), id streams restarted. */
+  reset(opts?: { keepFaults?: boolean }): Promise<void>;
+  /** JSON-serialisable dump of the whole state (what GET /_admin/state returns). */
+  dumpState(): StateDump;
+  /** Restore a dump (or a raw data-file document); throws CloudError 400 naming the problem, changing nothing. */
+  restoreState(dump: unknown): Promise<void>;
+  /** Provider API values: flavors per AZ (sold out?), AZs, images with Kubernetes versions, volume types, subnets (TPL-2). */
+  catalog(): Catalog;
 }
 
 export const DEFAULT_SIGNATURE_SKEW_MS = 15 * 60_000;
@@ -47,13 +83,169 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
   const config = opts.config ?? defaultCloudConfig();
   const store = await Store.open(opts.dataFile);
   const engine = new CloudEngine(store, config, opts.clock, opts.rng, opts.events);
+  const faults = new FaultRegistry(opts.rng);
   const createdMs = opts.clock.now();
-  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
-  installHttpLayer(app, { engine, clock: opts.clock, rng: opts.rng, signatureSkewMs: opts.signatureSkewMs ?? DEFAULT_SIGNATURE_SKEW_MS });
+  const admin = opts.admin ?? true;
+  // Route schemas reject (never silently strip or coerce) unexpected input.
+  const app = Fastify({
+    logger: false,
+    bodyLimit: opts.bodyLimit ?? 1024 * 1024,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    frameworkErrors: frameworkErrors(admin),
+  });
+  installHttpLayer(app, { engine, clock: opts.clock, rng: opts.rng, signatureSkewMs: opts.signatureSkewMs ?? DEFAULT_SIGNATURE_SKEW_MS, faults, admin, ...(opts.authNow ? { authNow: opts.authNow } : {}) });
   await app.register(ecsRoutes(engine, opts.clock));
   await app.register(evsRoutes(engine));
   await app.register(vpcRoutes(engine, createdMs));
   await app.register(imsRoutes(engine, createdMs));
+
+  const seed = (): number | null => {
+    const s = (opts.rng as { seed?: unknown }).seed;
+    return typeof s === 'number' ? s : null;
+  };
+
+  const faultApi: FaultApi = {
+    add: (rule) => {
+      const id = faults.add(rule);
+      engine.recordFault('fault.added', `fault rule ${id} added: ${rule.service} ${rule.operation} ${rule.effect.type}`, { ruleId: id, rule: parseFaultRule(rule) });
+      return id;
+    },
+    list: () => faults.list(),
+    remove: (id) => {
+      const ok = faults.remove(id);
+      if (ok) engine.recordFault('fault.removed', `fault rule ${id} removed`, { ruleId: id });
+      return ok;
+    },
+    clear: () => {
+      if (faults.size) engine.recordFault('fault.cleared', `${faults.size} fault rule(s) removed`, { count: faults.size });
+      faults.clear();
+    },
+    releaseStuck: (target) => {
+      const n = engine.releaseStuck(target);
+      if (n) engine.recordFault('fault.released', `${n} stuck transition(s) released${target ? ` for ${target}` : ''}`, { count: n, ...(target ? { target } : {}) });
+      return n;
+    },
+  };
+
+  const catalog = (): Catalog => {
+    const capFaults = faults.list().filter((f) => f.effect.type === 'capacity' && !f.match && (f.count === undefined || f.fired < f.count) && (f.probability ?? 1) >= 1);
+    return {
+      note: 'TPL-2: flavorName, availabilityZone and imageName in HCSMachineTemplate are these provider API values, not the names shown in the tenant UI',
+      regions: [...new Set(config.projects.map((p) => p.region))],
+      projects: config.projects.map((p) => ({ id: p.id, name: p.name, region: p.region, quotas: { ...(p.quotas ?? {}) }, usage: engine.quotaUsage(p.id) })),
+      availabilityZones: [...config.availabilityZones],
+      flavors: config.flavors.map((f) => ({
+        id: f.id,
+        name: f.name,
+        vcpus: f.vcpus,
+        ramMiB: f.ramMiB,
+        availabilityZones: config.availabilityZones
+          .filter((az) => engine.flavorOffered(f, az))
+          .map((az) => {
+            const cap = engine.capacityOf(f.id, az);
+            const full = cap.max !== undefined && cap.used >= cap.max;
+            const injected = capFaults.find((r) => r.effect.type === 'capacity' && (r.effect.flavor === undefined || r.effect.flavor === f.id) && (r.effect.az === undefined || r.effect.az === az));
+            return {
+              name: az,
+              soldOut: full || injected !== undefined,
+              ...(full ? { reason: `capacity ${cap.max} reached` } : injected ? { reason: `injected fault ${injected.id}` } : {}),
+              ...(cap.max !== undefined ? { capacity: { max: cap.max, used: cap.used } } : {}),
+            };
+          }),
+      })),
+      images: config.images.map((i) => ({ id: i.id, name: i.name, kubernetesVersion: i.kubernetesVersion, status: i.status ?? 'active' })),
+      volumeTypes: [...(config.volumeTypes ?? DEFAULT_VOLUME_TYPES)],
+      vpcs: config.vpcs.map((v) => ({ id: v.id, name: v.name, cidr: v.cidr })),
+      subnets: config.subnets.map((s) => ({
+        id: s.id,
+        name: s.name,
+        cidr: s.cidr,
+        gateway_ip: s.gateway_ip,
+        vpc_id: s.vpc_id,
+        neutron_network_id: s.neutron_network_id,
+        ...(s.availability_zone ? { availability_zone: s.availability_zone } : {}),
+      })),
+    };
+  };
+
+  const dumpState = (): StateDump => ({ format: 'mock-hcs-state', version: 1, nowMs: opts.clock.now(), seed: seed(), data: structuredClone(store.data), faults: faults.list() });
+
+  const restoreState = async (dump: unknown): Promise<void> => {
+    const bad = (m: string): never => {
+      throw new CloudError(400, Codes.adminBadRequest, `Invalid state: ${m}`);
+    };
+    if (typeof dump !== 'object' || dump === null || Array.isArray(dump)) bad('the body must be a JSON object (a GET /_admin/state dump or a data-file document)');
+    const d = dump as Record<string, unknown>;
+    const isDump = d.format !== undefined;
+    if (isDump && d.format !== 'mock-hcs-state') bad(`format must be "mock-hcs-state" (got ${JSON.stringify(d.format)})`);
+    const data = isDump ? d.data : d;
+    const problems = validateDbData(data);
+    if (problems.length) bad(problems.join('; '));
+    const doc = structuredClone(data) as DbData;
+    for (const r of [...Object.values(doc.servers), ...Object.values(doc.volumes), ...Object.values(doc.jobs)]) {
+      if (!engine.projectsById.has(r.projectId)) bad(`project ${r.projectId} is not a project of this cloud's configuration`);
+    }
+    let rules: unknown[] | undefined;
+    if (isDump && d.faults !== undefined) {
+      if (!Array.isArray(d.faults)) bad('faults must be an array of fault rules');
+      rules = d.faults as unknown[];
+      rules.forEach((r, i) => {
+        try {
+          parseFaultRule(r);
+        } catch (e) {
+          bad(`faults[${i}]: ${e instanceof Error ? e.message : String(e)}`);
+        }
+      });
+    }
+    engine.reload(doc, false);
+    if (rules) {
+      faults.clear();
+      for (const r of rules) faults.add(r);
+    }
+    engine.record('admin.restored', `state restored: ${Object.keys(doc.servers).length} servers, ${Object.keys(doc.volumes).length} volumes`, {
+      servers: Object.keys(doc.servers).length,
+      volumes: Object.keys(doc.volumes).length,
+    });
+    await store.sync();
+  };
+
+  const reset = async (o: { keepFaults?: boolean } = {}): Promise<void> => {
+    engine.reload(emptyData(), true);
+    if (!o.keepFaults) faults.reset();
+    engine.record('admin.reset', 'state reset to the configured initial state', { keepFaults: o.keepFaults === true });
+    await store.sync();
+  };
+
+  const clock = opts.clock as Clock & { advanceBy?: (ms: number) => number };
+  if (admin) {
+    const ops: AdminOps = {
+      catalog,
+      dumpState,
+      restoreState,
+      reset,
+      seed,
+      ...(typeof clock.advanceBy === 'function'
+        ? {
+            advanceClock: (ms: number) => {
+              const fired = clock.advanceBy!(ms);
+              return { nowMs: clock.now(), fired };
+            },
+          }
+        : {}),
+      faults: {
+        add: (rule) => faultApi.add(parseFaultRule(rule)),
+        list: () => faults.list(),
+        remove: (id) => faultApi.remove(id),
+        clear: () => {
+          const n = faults.size;
+          faultApi.clear();
+          return n;
+        },
+        releaseStuck: (t) => faultApi.releaseStuck(t),
+      },
+    };
+    await app.register(adminRoutes(ops));
+  }
   await app.ready();
   engine.start();
   let closed = false;
@@ -71,5 +263,10 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
       await app.close();
       await store.flush();
     },
+    faults: faultApi,
+    reset,
+    dumpState,
+    restoreState,
+    catalog,
   };
 }

@@ -152,6 +152,13 @@ export function emptyData(): DbData {
   return { version: 1, servers: {}, volumes: {}, jobs: {}, tasks: {}, clientTokens: {}, taskSeq: 0, instanceSeq: 0 };
 }
 
+/** Largest valid JavaScript Date value. */
+const MAX_TIME = 8.64e15;
+
+function isTime(v: unknown): boolean {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= MAX_TIME;
+}
+
 /** Problems of a state document (empty when it is a valid version-1 document). */
 export function validateDbData(d: unknown): string[] {
   const errs: string[] = [];
@@ -171,8 +178,8 @@ export function validateDbData(d: unknown): string[] {
       }
       const r = rec as Record<string, unknown>;
       const need: Record<string, [string, string][]> = {
-        servers: [['id', 'string'], ['projectId', 'string'], ['name', 'string'], ['status', 'string'], ['nics', 'array'], ['volumes', 'array'], ['metadata', 'object'], ['tags', 'array'], ['deleteJobs', 'array'], ['attaching', 'array'], ['created', 'number']],
-        volumes: [['id', 'string'], ['projectId', 'string'], ['name', 'string'], ['size', 'number'], ['status', 'string'], ['metadata', 'object'], ['fs', 'object'], ['jobs', 'array'], ['az', 'string']],
+        servers: [['id', 'string'], ['projectId', 'string'], ['name', 'string'], ['status', 'string'], ['nics', 'array'], ['volumes', 'array'], ['metadata', 'object'], ['tags', 'array'], ['deleteJobs', 'array'], ['attaching', 'array'], ['created', 'number'], ['updated', 'number']],
+        volumes: [['id', 'string'], ['projectId', 'string'], ['name', 'string'], ['size', 'number'], ['status', 'string'], ['metadata', 'object'], ['fs', 'object'], ['jobs', 'array'], ['az', 'string'], ['createdAt', 'number'], ['updatedAt', 'number']],
         jobs: [['job_id', 'string'], ['projectId', 'string'], ['job_type', 'string'], ['status', 'string'], ['begin_time', 'number'], ['entities', 'object']],
         tasks: [['seq', 'number'], ['kind', 'string'], ['due', 'number'], ['target', 'string']],
         clientTokens: [['projectId', 'string'], ['response', 'object']],
@@ -181,8 +188,76 @@ export function validateDbData(d: unknown): string[] {
         const val = r[field];
         const ok = type === 'array' ? Array.isArray(val) : type === 'object' ? typeof val === 'object' && val !== null && !Array.isArray(val) : typeof val === type;
         if (!ok) errs.push(`${k}.${id}.${field} must be ${type === 'array' ? 'an array' : `a ${type}`}`);
+        else if (type === 'number' && !isTime(val)) errs.push(`${k}.${id}.${field} must be a finite number between 0 and ${MAX_TIME}`);
       }
+      for (const f of ['launchedAt', 'end_time']) if (r[f] !== undefined && !isTime(r[f])) errs.push(`${k}.${id}.${f} must be a finite number between 0 and ${MAX_TIME}`);
       if ((k === 'servers' || k === 'volumes') && r.id !== id) errs.push(`${k}.${id}.id must equal its key`);
+      const each = (field: string, strings: string[]) => {
+        const list = r[field];
+        if (!Array.isArray(list)) return;
+        list.forEach((e: unknown, i) => {
+          const eo = e as Record<string, unknown> | null;
+          if (typeof eo !== 'object' || eo === null || Array.isArray(eo)) errs.push(`${k}.${id}.${field}[${i}] must be an object`);
+          else for (const f of strings) if (typeof eo[f] !== 'string') errs.push(`${k}.${id}.${field}[${i}].${f} must be a string`);
+        });
+      };
+      const stringValues = (field: string, o: unknown) => {
+        if (typeof o !== 'object' || o === null) return;
+        for (const [mk, mv] of Object.entries(o)) if (typeof mv !== 'string') errs.push(`${k}.${id}.${field}.${mk} must be a string`);
+      };
+      if (k === 'servers') {
+        each('nics', ['subnetId', 'ip', 'portId', 'mac']);
+        each('volumes', ['volumeId', 'device']);
+        each('tags', ['key', 'value']);
+        each('attaching', ['volumeId', 'device']);
+        stringValues('metadata', r.metadata);
+        for (const f of ['flavorId', 'imageId', 'az', 'vpcId', 'instanceName', 'hostId', 'createJob'] as const) if (typeof r[f] !== 'string') errs.push(`servers.${id}.${f} must be a string`);
+        if (Array.isArray(r.deleteJobs) && r.deleteJobs.some((j) => typeof j !== 'string')) errs.push(`servers.${id}.deleteJobs must hold job ids`);
+      }
+      if (k === 'volumes') {
+        stringValues('metadata', r.metadata);
+        const fs = r.fs as Record<string, unknown> | null;
+        if (fs && typeof fs === 'object') {
+          if (typeof fs.files !== 'object' || fs.files === null || Array.isArray(fs.files)) errs.push(`volumes.${id}.fs.files must be an object`);
+          else stringValues('fs.files', fs.files);
+        }
+        if (typeof r.volumeType !== 'string') errs.push(`volumes.${id}.volumeType must be a string`);
+        if (Array.isArray(r.jobs) && r.jobs.some((j) => typeof j !== 'string')) errs.push(`volumes.${id}.jobs must hold job ids`);
+        if (r.attachment !== undefined) {
+          const a = r.attachment as Record<string, unknown> | null;
+          if (typeof a !== 'object' || a === null || typeof a.serverId !== 'string' || typeof a.device !== 'string' || typeof a.attachmentId !== 'string' || !isTime(a.attachedAt)) {
+            errs.push(`volumes.${id}.attachment must have serverId, device, attachmentId and attachedAt`);
+          }
+        }
+      }
+      if (k === 'jobs' && r.sub_jobs !== undefined) {
+        if (!Array.isArray(r.sub_jobs)) errs.push(`jobs.${id}.sub_jobs must be an array`);
+        else
+          r.sub_jobs.forEach((sj: unknown, i) => {
+            const o = sj as Record<string, unknown> | null;
+            if (
+              typeof o !== 'object' ||
+              o === null ||
+              typeof o.job_id !== 'string' ||
+              typeof o.status !== 'string' ||
+              typeof o.entities !== 'object' ||
+              o.entities === null ||
+              !isTime(o.begin_time) ||
+              (o.end_time !== undefined && !isTime(o.end_time))
+            ) {
+              errs.push(`jobs.${id}.sub_jobs[${i}] must have job_id, status and entities`);
+            }
+          });
+      }
+      if (k === 'clientTokens') {
+        const resp = r.response as Record<string, unknown> | null;
+        if (!resp || typeof resp.job_id !== 'string' || !Array.isArray(resp.serverIds) || resp.serverIds.some((x) => typeof x !== 'string')) {
+          errs.push(`clientTokens.${id}.response must have job_id and serverIds`);
+        }
+      }
+      if (k === 'tasks' && !['server.build', 'server.delete', 'volume.create', 'volume.attach', 'volume.detach', 'volume.delete'].includes(r.kind as string)) {
+        errs.push(`tasks.${id}.kind is not a known transition`);
+      }
       if (k === 'jobs' && r.job_id !== id) errs.push(`jobs.${id}.job_id must equal its key`);
       if (errs.length > 20) return [...errs, '...'];
     }

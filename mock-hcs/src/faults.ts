@@ -1,0 +1,299 @@
+/**
+ * Fault injection (HCS-6). A rule matches calls by service, operation and
+ * optionally by resource (id, name substring, tag/metadata key[=value]);
+ * when it fires, its effect changes what the cloud does:
+ *
+ * - `error`    the call is refused with the given HTTP status and code; nothing changes.
+ * - `capacity` createServers is refused with Ecs.0319 (insufficient capacity), optionally only for one flavor / AZ.
+ * - `quota`    the create call is refused with Ecs.0001 / EVS.0001 (quota exceeded).
+ * - `partial`  the call is carried out, but the client gets a 500 (it must reconcile, not retry blindly).
+ * - `latency`  `mode: 'job'` (default for calls that start a job): every transition the call starts takes
+ *              `ms` longer on the injected clock; `mode: 'response'` (default for reads): the response is held
+ *              until the injected clock has moved `ms` forward (with a VirtualClock, whoever drives the clock
+ *              releases it — the timer is registered on that clock like any other).
+ * - `jobFail`  the call is accepted, its transitions end in failure and the job ends FAIL with error_code / fail_reason.
+ * - `stuck`    the call is accepted, its transitions never complete (server stays BUILD, volume stays
+ *              detaching, ...) until `releaseStuck()` / `POST /_admin/faults/release`.
+ *
+ * Options: `probability` (0..1, drawn from the seeded Rng stream `mock-hcs/faults`), `count` (fire at most N
+ * times), `after` (let the first N matching calls through), `atMs` (active from that injected-clock time).
+ * Every firing is recorded in the EventLog (source `fault`, type `fault.fired`, data.ruleId).
+ */
+import type { Rng } from '../../src/core/index.js';
+import { CloudError, Codes } from './errors.js';
+
+export type FaultService = 'ecs' | 'evs' | 'vpc' | 'ims';
+
+/** Operations per service (names follow the SDK clients' methods). */
+export const FAULT_OPERATIONS: Record<FaultService, readonly string[]> = {
+  ecs: ['createServers', 'showServer', 'listServers', 'deleteServers', 'attachVolume', 'detachVolume', 'showJob', 'listFlavors'],
+  evs: ['createVolume', 'showVolume', 'listVolumes', 'deleteVolume'],
+  vpc: ['listSubnets', 'showSubnet'],
+  ims: ['listImages'],
+};
+
+/** Operations that start a job (latency defaults to making the job longer). */
+export const JOB_OPERATIONS = new Set(['createServers', 'deleteServers', 'attachVolume', 'detachVolume', 'createVolume', 'deleteVolume']);
+
+export type QuotaResource = 'instances' | 'volumes' | 'gigabytes';
+
+export type FaultEffect =
+  | { type: 'error'; status: number; code: string; message?: string }
+  | { type: 'latency'; ms: number; mode?: 'job' | 'response' }
+  | { type: 'jobFail'; errorCode?: string; failReason?: string }
+  | { type: 'stuck' }
+  | { type: 'partial'; status?: number; code?: string; message?: string }
+  | { type: 'capacity'; flavor?: string; az?: string; message?: string }
+  | { type: 'quota'; resource: QuotaResource };
+
+export interface FaultMatch {
+  /** Exact id of a resource the call touches (server, volume, job, subnet, image). */
+  id?: string;
+  /** Substring of the name of a resource the call touches (or creates). */
+  name?: string;
+  /** "key=value" or "key": a server tag or a server/volume metadata entry. */
+  tag?: string;
+}
+
+export interface FaultRuleInput {
+  service: FaultService;
+  /** One of FAULT_OPERATIONS[service], or "*". */
+  operation: string;
+  match?: FaultMatch;
+  effect: FaultEffect;
+  probability?: number;
+  count?: number;
+  after?: number;
+  atMs?: number;
+  description?: string;
+}
+
+export interface FaultRule extends FaultRuleInput {
+  id: string;
+  /** Matching calls seen so far. */
+  seen: number;
+  /** Times the rule fired. */
+  fired: number;
+}
+
+/** What a call touches, for resource matching. */
+export interface ResourceInfo {
+  ids: string[];
+  names: string[];
+  tags: Record<string, string>[];
+  flavor?: string;
+  az?: string;
+}
+
+export interface FiredFault {
+  rule: FaultRule;
+  effect: FaultEffect;
+}
+
+const EFFECTS = ['error', 'latency', 'jobFail', 'stuck', 'partial', 'capacity', 'quota'] as const;
+const OPTS = new Set(['service', 'operation', 'match', 'effect', 'probability', 'count', 'after', 'atMs', 'description', 'id', 'seen', 'fired']);
+
+function bad(path: string, reason: string): never {
+  throw new CloudError(400, Codes.adminBadRequest, `Invalid fault rule: ${path} ${reason}`, ['HCS-6']);
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function optNum(o: Record<string, unknown>, k: string, path: string, min: number, max: number, integer: boolean): number | undefined {
+  const v = o[k];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v) || (integer && !Number.isInteger(v))) bad(`${path}${k}`, `must be ${integer ? 'an integer' : 'a number'}`);
+  if (v < min || v > max) bad(`${path}${k}`, `must be between ${min} and ${max}`);
+  return v;
+}
+
+function optStr(o: Record<string, unknown>, k: string, path: string, max = 1024): string | undefined {
+  const v = o[k];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || v.length === 0 || v.length > max) bad(`${path}${k}`, `must be a non-empty string of at most ${max} characters`);
+  return v;
+}
+
+/** Validate a rule (from the in-process API or the admin API); throws a 400 CloudError naming the field. */
+export function parseFaultRule(input: unknown): FaultRuleInput {
+  if (!isObj(input)) bad('body', 'must be an object');
+  for (const k of Object.keys(input)) if (!OPTS.has(k)) bad(k, `is not a known field (known: ${[...OPTS].filter((x) => !['id', 'seen', 'fired'].includes(x)).join(', ')})`);
+  const service = input.service;
+  if (typeof service !== 'string' || !(service in FAULT_OPERATIONS)) bad('service', `must be one of ${Object.keys(FAULT_OPERATIONS).join(', ')}`);
+  const svc = service as FaultService;
+  const operation = input.operation;
+  if (typeof operation !== 'string' || (operation !== '*' && !FAULT_OPERATIONS[svc].includes(operation))) {
+    bad('operation', `must be "*" or one of ${FAULT_OPERATIONS[svc].join(', ')} for service ${svc}`);
+  }
+  let match: FaultMatch | undefined;
+  if (input.match !== undefined) {
+    if (!isObj(input.match)) bad('match', 'must be an object');
+    for (const k of Object.keys(input.match)) if (!['id', 'name', 'tag'].includes(k)) bad(`match.${k}`, 'is not a known field (known: id, name, tag)');
+    match = {};
+    const id = optStr(input.match, 'id', 'match.');
+    const name = optStr(input.match, 'name', 'match.');
+    const tag = optStr(input.match, 'tag', 'match.');
+    if (id !== undefined) match.id = id;
+    if (name !== undefined) match.name = name;
+    if (tag !== undefined) match.tag = tag;
+  }
+  const e = input.effect;
+  if (!isObj(e)) bad('effect', 'must be an object with a type');
+  const type = e.type;
+  if (typeof type !== 'string' || !(EFFECTS as readonly string[]).includes(type)) bad('effect.type', `must be one of ${EFFECTS.join(', ')}`);
+  let effect: FaultEffect;
+  const allow = (keys: string[]) => {
+    for (const k of Object.keys(e)) if (k !== 'type' && !keys.includes(k)) bad(`effect.${k}`, `is not a field of a ${type} effect (fields: ${keys.join(', ') || 'none'})`);
+  };
+  switch (type) {
+    case 'error': {
+      allow(['status', 'code', 'message']);
+      const status = optNum(e, 'status', 'effect.', 400, 599, true);
+      if (status === undefined) bad('effect.status', 'is required (400..599)');
+      const code = optStr(e, 'code', 'effect.', 64);
+      if (code === undefined) bad('effect.code', 'is required (e.g. Ecs.0002)');
+      const message = optStr(e, 'message', 'effect.');
+      effect = { type, status, code, ...(message !== undefined ? { message } : {}) };
+      break;
+    }
+    case 'latency': {
+      allow(['ms', 'mode']);
+      const ms = optNum(e, 'ms', 'effect.', 0, 7 * 24 * 3600_000, true);
+      if (ms === undefined) bad('effect.ms', 'is required');
+      if (e.mode !== undefined && e.mode !== 'job' && e.mode !== 'response') bad('effect.mode', 'must be "job" or "response"');
+      effect = { type, ms, ...(e.mode !== undefined ? { mode: e.mode as 'job' | 'response' } : {}) };
+      break;
+    }
+    case 'jobFail': {
+      allow(['errorCode', 'failReason']);
+      const errorCode = optStr(e, 'errorCode', 'effect.', 64);
+      const failReason = optStr(e, 'failReason', 'effect.');
+      effect = { type, ...(errorCode !== undefined ? { errorCode } : {}), ...(failReason !== undefined ? { failReason } : {}) };
+      break;
+    }
+    case 'stuck':
+      allow([]);
+      effect = { type };
+      break;
+    case 'partial': {
+      allow(['status', 'code', 'message']);
+      const status = optNum(e, 'status', 'effect.', 500, 599, true);
+      const code = optStr(e, 'code', 'effect.', 64);
+      const message = optStr(e, 'message', 'effect.');
+      effect = { type, ...(status !== undefined ? { status } : {}), ...(code !== undefined ? { code } : {}), ...(message !== undefined ? { message } : {}) };
+      break;
+    }
+    case 'capacity': {
+      allow(['flavor', 'az', 'message']);
+      if (svc !== 'ecs' || (operation !== 'createServers' && operation !== '*')) bad('effect.type', 'capacity applies to ecs createServers');
+      const flavor = optStr(e, 'flavor', 'effect.');
+      const az = optStr(e, 'az', 'effect.');
+      const message = optStr(e, 'message', 'effect.');
+      effect = { type, ...(flavor !== undefined ? { flavor } : {}), ...(az !== undefined ? { az } : {}), ...(message !== undefined ? { message } : {}) };
+      break;
+    }
+    default: {
+      allow(['resource']);
+      if (e.resource !== 'instances' && e.resource !== 'volumes' && e.resource !== 'gigabytes') bad('effect.resource', 'must be instances, volumes or gigabytes');
+      effect = { type: 'quota', resource: e.resource };
+    }
+  }
+  if ((effect.type === 'jobFail' || effect.type === 'stuck') && operation !== '*' && !JOB_OPERATIONS.has(operation)) {
+    bad('effect.type', `${effect.type} only applies to operations that start a job (${[...JOB_OPERATIONS].join(', ')})`);
+  }
+  const probability = optNum(input, 'probability', '', 0, 1, false);
+  const count = optNum(input, 'count', '', 1, Number.MAX_SAFE_INTEGER, true);
+  const after = optNum(input, 'after', '', 0, Number.MAX_SAFE_INTEGER, true);
+  const atMs = optNum(input, 'atMs', '', 0, Number.MAX_SAFE_INTEGER, true);
+  const description = optStr(input, 'description', '');
+  return {
+    service: svc,
+    operation,
+    ...(match ? { match } : {}),
+    effect,
+    ...(probability !== undefined ? { probability } : {}),
+    ...(count !== undefined ? { count } : {}),
+    ...(after !== undefined ? { after } : {}),
+    ...(atMs !== undefined ? { atMs } : {}),
+    ...(description !== undefined ? { description } : {}),
+  };
+}
+
+function matches(m: FaultMatch | undefined, r: ResourceInfo): boolean {
+  if (!m) return true;
+  if (m.id !== undefined && !r.ids.includes(m.id)) return false;
+  if (m.name !== undefined && !r.names.some((n) => n.includes(m.name!))) return false;
+  if (m.tag !== undefined) {
+    const i = m.tag.indexOf('=');
+    const key = i < 0 ? m.tag : m.tag.slice(0, i);
+    const value = i < 0 ? undefined : m.tag.slice(i + 1);
+    if (!r.tags.some((t) => Object.prototype.hasOwnProperty.call(t, key) && (value === undefined || t[key] === value))) return false;
+  }
+  return true;
+}
+
+export class FaultRegistry {
+  private rules: FaultRule[] = [];
+  private seq = 0;
+  private rng: Rng;
+
+  constructor(private readonly parentRng: Rng) {
+    this.rng = parentRng.fork('mock-hcs/faults');
+  }
+
+  add(input: unknown): string {
+    const rule: FaultRule = { ...parseFaultRule(input), id: `fault-${++this.seq}`, seen: 0, fired: 0 };
+    this.rules.push(rule);
+    return rule.id;
+  }
+
+  list(): FaultRule[] {
+    return this.rules.map((r) => structuredClone(r));
+  }
+
+  remove(id: string): boolean {
+    const n = this.rules.length;
+    this.rules = this.rules.filter((r) => r.id !== id);
+    return this.rules.length !== n;
+  }
+
+  clear(): void {
+    this.rules = [];
+  }
+
+  /** Back to a fresh registry: no rules, ids and the probability stream restart. */
+  reset(): void {
+    this.rules = [];
+    this.seq = 0;
+    this.rng = this.parentRng.fork('mock-hcs/faults');
+  }
+
+  get size(): number {
+    return this.rules.length;
+  }
+
+  /** Rules that fire for this call, in the order they were added (counters updated). */
+  evaluate(service: FaultService, operation: string, resource: ResourceInfo, now: number): FiredFault[] {
+    if (this.rules.length === 0) return [];
+    const out: FiredFault[] = [];
+    for (const rule of this.rules) {
+      if (rule.service !== service || (rule.operation !== '*' && rule.operation !== operation)) continue;
+      if (rule.atMs !== undefined && now < rule.atMs) continue;
+      if (!matches(rule.match, resource)) continue;
+      const e = rule.effect;
+      if (e.type === 'capacity' && (operation !== 'createServers' || (e.flavor !== undefined && e.flavor !== resource.flavor) || (e.az !== undefined && e.az !== resource.az))) continue;
+      if ((e.type === 'jobFail' || e.type === 'stuck') && !JOB_OPERATIONS.has(operation)) continue;
+      if (e.type === 'quota' && operation !== 'createServers' && operation !== 'createVolume') continue;
+      rule.seen++;
+      if (rule.after !== undefined && rule.seen <= rule.after) continue;
+      if (rule.count !== undefined && rule.fired >= rule.count) continue;
+      // Draw only for probabilistic rules, so adding a certain rule does not shift other rules' draws.
+      if (rule.probability !== undefined && rule.probability < 1 && !(this.rng.next() < rule.probability)) continue;
+      rule.fired++;
+      out.push({ rule, effect: e });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,238 @@
+/**
+ * Standalone mock-hcs: one HTTP server with ECS, EVS, VPC, IMS and /_admin.
+ *
+ *   node --import tsx mock-hcs/src/server.ts --port 8443 --data-file state.json
+ *   npx tsx mock-hcs/src/server.ts --help
+ *
+ * Time is a RealClock (optionally sped up); with --data-file every
+ * acknowledged mutation is on disk before its response, so a kill -9 and a
+ * restart with the same file lose nothing, and pending transitions resume.
+ */
+import { readFileSync } from 'node:fs';
+import { extname } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { parse as parseYaml } from 'yaml';
+import { EventLog, RealClock, SeededRng, type Clock, type TimerId } from '../../src/core/index.js';
+import { createMockHcs, defaultCloudConfig, type CloudConfig, type MockHcs } from './index.js';
+
+export const HELP = `mock-hcs — a fake Huawei Cloud Stack (ECS, EVS, VPC, IMS) for the official SDKs
+
+Usage: node --import tsx mock-hcs/src/server.ts [options]
+       npx tsx mock-hcs/src/server.ts [options]
+
+Options:
+  --port N          TCP port (default 8443; 0 = any free port, printed at startup)
+  --host ADDR       listen address (default 127.0.0.1)
+  --data-file F     persist state in F (JSON). Created if missing; a file that cannot be
+                    read as mock-hcs state is a startup error, never a silent reset.
+  --config F        cloud configuration, YAML or JSON (projects, availabilityZones, flavors,
+                    images, vpcs, subnets, timings, volumeTypes, capacity); keys not given
+                    come from the default cloud
+  --seed N          seed of the random source (ids, jitter, fault probabilities; default 1)
+  --speedup N       run the clock N times faster than wall time (default 1)
+  --no-admin        do not serve the unauthenticated /_admin API
+  --log-events      print the event log as JSON lines on stderr
+  -h, --help        this text
+
+Admin API (no signature): GET /_admin/catalog, GET|PUT /_admin/state, POST /_admin/reset,
+GET /_admin/seed, GET|POST|DELETE /_admin/faults, DELETE /_admin/faults/{id},
+POST /_admin/faults/release. See mock-hcs/README.md.
+`;
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+export interface ServerArgs {
+  port: number;
+  host: string;
+  dataFile?: string;
+  config?: string;
+  seed: number;
+  speedup: number;
+  admin: boolean;
+  logEvents: boolean;
+  help: boolean;
+}
+
+export function parseServerArgs(argv: string[]): ServerArgs {
+  let v;
+  try {
+    v = parseArgs({
+      args: argv,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'data-file': { type: 'string' },
+        config: { type: 'string' },
+        seed: { type: 'string' },
+        speedup: { type: 'string' },
+        'no-admin': { type: 'boolean' },
+        'log-events': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }).values;
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+  const int = (name: string, text: string | undefined, dflt: number, min: number, max: number): number => {
+    if (text === undefined) return dflt;
+    if (!/^-?\d+$/.test(text) || Number(text) < min || Number(text) > max) throw new UsageError(`--${name} must be an integer between ${min} and ${max}, got "${text}"`);
+    return Number(text);
+  };
+  const speedup = v.speedup === undefined ? 1 : Number(v.speedup);
+  if (!(speedup > 0) || !Number.isFinite(speedup)) throw new UsageError(`--speedup must be a number > 0, got "${v.speedup}"`);
+  return {
+    port: int('port', v.port, 8443, 0, 65535),
+    host: v.host ?? '127.0.0.1',
+    ...(v['data-file'] !== undefined ? { dataFile: v['data-file'] } : {}),
+    ...(v.config !== undefined ? { config: v.config } : {}),
+    seed: int('seed', v.seed, 1, -2147483648, 2147483647),
+    speedup,
+    admin: !v['no-admin'],
+    logEvents: v['log-events'] === true,
+    help: v.help === true,
+  };
+}
+
+/** Load a YAML/JSON cloud configuration; top-level keys not given come from the default cloud. */
+export function loadCloudConfig(file: string): CloudConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UsageError(`cannot read --config ${file}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  let doc: unknown;
+  try {
+    doc = extname(file).toLowerCase() === '.json' ? JSON.parse(text) : parseYaml(text);
+  } catch (e) {
+    throw new UsageError(`--config ${file} is not valid ${extname(file).toLowerCase() === '.json' ? 'JSON' : 'YAML'}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new UsageError(`--config ${file} must hold a mapping (projects, flavors, ...)`);
+  const cfg = { ...defaultCloudConfig(), ...(doc as Partial<CloudConfig>) };
+  const problems: string[] = [];
+  const arrays = ['projects', 'availabilityZones', 'flavors', 'images', 'vpcs', 'subnets'] as const;
+  for (const k of arrays) if (!Array.isArray(cfg[k])) problems.push(`${k} must be a list`);
+  if (Array.isArray(cfg.projects)) {
+    if (cfg.projects.length === 0) problems.push('projects must not be empty');
+    cfg.projects.forEach((p, i) => {
+      for (const f of ['id', 'name', 'ak', 'sk'] as const) if (typeof p?.[f] !== 'string' || p[f].length === 0) problems.push(`projects[${i}].${f} must be a non-empty string`);
+    });
+  }
+  if (typeof cfg.timings !== 'object' || cfg.timings === null) problems.push('timings must be a mapping');
+  if (problems.length) throw new UsageError(`--config ${file}: ${problems.join('; ')}`);
+  return cfg;
+}
+
+/** A RealClock that continues from a saved instant (so a restarted, sped-up server does not jump back in time). */
+class ContinuingClock implements Clock {
+  constructor(
+    private readonly inner: RealClock,
+    private readonly offsetMs: number,
+  ) {}
+  now(): number {
+    return this.inner.now() + this.offsetMs;
+  }
+  setTimer(delayMs: number, fn: () => void): TimerId {
+    return this.inner.setTimer(delayMs, fn);
+  }
+  clearTimer(id: TimerId): void {
+    this.inner.clearTimer(id);
+  }
+}
+
+function savedAt(dataFile: string | undefined): number | undefined {
+  if (!dataFile) return undefined;
+  try {
+    const d = JSON.parse(readFileSync(dataFile, 'utf8')) as { savedAtMs?: unknown };
+    return typeof d.savedAtMs === 'number' ? d.savedAtMs : undefined;
+  } catch {
+    return undefined; // missing or corrupt: createMockHcs reports a corrupt file
+  }
+}
+
+export interface RunningServer {
+  url: string;
+  mock: MockHcs;
+  stop(): Promise<void>;
+}
+
+export async function startServer(args: ServerArgs, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<RunningServer> {
+  const config = args.config ? loadCloudConfig(args.config) : defaultCloudConfig();
+  const real = new RealClock(args.speedup);
+  const resumeAt = savedAt(args.dataFile);
+  const clock = new ContinuingClock(real, resumeAt !== undefined && resumeAt > real.now() ? resumeAt - real.now() : 0);
+  const events = args.logEvents ? new EventLog(clock) : undefined;
+  events?.subscribe((e) => process.stderr.write(`${JSON.stringify(e)}\n`));
+  const mock = await createMockHcs({
+    clock,
+    rng: new SeededRng(args.seed),
+    config,
+    admin: args.admin,
+    authNow: () => Date.now(),
+    ...(args.dataFile ? { dataFile: args.dataFile } : {}),
+    ...(events ? { events } : {}),
+  });
+  let address: string;
+  try {
+    address = await mock.app.listen({ port: args.port, host: args.host });
+  } catch (e) {
+    await mock.close();
+    throw e;
+  }
+  const url = address.replace('[::1]', 'localhost');
+  out(`mock-hcs listening on ${url}`);
+  for (const p of config.projects) out(`  project ${p.name}: id=${p.id} region=${p.region} ak=${p.ak} sk=${p.sk}`);
+  out(`  data: ${args.dataFile ?? '(in memory)'}; seed ${args.seed}; speedup ${args.speedup}; admin ${args.admin ? `${url}/_admin/catalog` : 'off'}`);
+  return { url, mock, stop: () => mock.close() };
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let args: ServerArgs;
+  try {
+    args = parseServerArgs(argv);
+  } catch (e) {
+    process.stderr.write(`mock-hcs: ${e instanceof Error ? e.message : String(e)}\n(see --help)\n`);
+    return 2;
+  }
+  if (args.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  let srv: RunningServer;
+  try {
+    srv = await startServer(args);
+  } catch (e) {
+    process.stderr.write(`mock-hcs: error: ${(e instanceof Error ? e.message : String(e)).replace(/^mock-hcs: /, '')}\n`);
+    return e instanceof UsageError ? 2 : 1;
+  }
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const onSignal = (sig: string) => {
+      if (stopping) return;
+      stopping = true;
+      process.stderr.write(`mock-hcs: ${sig}: flushing state and stopping\n`);
+      srv.stop().then(resolve, (e: unknown) => {
+        process.stderr.write(`mock-hcs: error while stopping: ${e instanceof Error ? e.message : String(e)}\n`);
+        process.exitCode = 1;
+        resolve();
+      });
+    };
+    process.once('SIGTERM', () => onSignal('SIGTERM'));
+    process.once('SIGINT', () => onSignal('SIGINT'));
+  });
+  return typeof process.exitCode === 'number' ? process.exitCode : 0;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e: unknown) => {
+      process.stderr.write(`mock-hcs: fatal: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+      process.exit(1);
+    },
+  );
+}
