@@ -42,7 +42,7 @@ export class ConsoleReporter {
 
   scenarioEnd(r: ScenarioResult, replay: string): void {
     const verdict = r.ok ? this.c('32', 'PASS') : this.c('31', 'FAIL');
-    this.o.write(`  ${verdict} ${r.scenario.name}: ${r.steps.filter((s) => s.ok).length}/${r.scenario.steps.length} steps, ${vtime(r.virtualMs)} virtual in ${(r.wallMs / 1000).toFixed(2)}s wall, ${r.events.length} events\n`);
+    this.o.write(`  ${verdict} ${r.scenario.name}: ${r.steps.filter((s) => s.ok).length}/${r.scenario.steps.length + 1} steps (incl. invariants at rest), ${vtime(r.virtualMs)} virtual in ${(r.wallMs / 1000).toFixed(2)}s wall, ${r.events.length} events\n`);
     if (!r.ok) this.o.write(`  ${this.c('33', `replay: ${replay}`)}\n`);
   }
 

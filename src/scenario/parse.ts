@@ -104,11 +104,12 @@ export function loadScenario(file: string, text?: string): Scenario {
   const src = parseYamlFile(file, text);
   const r = new Reader(src);
   const top = r.obj(src.value(), [], 'a scenario with name, seed and steps');
-  r.noUnknown(top, ['name', 'description', 'rules', 'seed', 'steps'], []);
+  r.noUnknown(top, ['name', 'description', 'rules', 'seed', 'expectViolations', 'steps'], []);
   const name = r.str(top.name, ['name'])!;
   if (!/^[a-z0-9][a-z0-9-]*$/.test(name)) throw r.fail(['name'], `"${name}" must be lowercase letters, digits and dashes`);
   const description = r.str(top.description, ['description'], { optional: true }) ?? '';
   const rules = r.rules(top.rules, ['rules']);
+  const expectViolations = r.rules(top.expectViolations, ['expectViolations']);
   const seed = top.seed ?? 1;
   if (typeof seed !== 'number' || !Number.isInteger(seed)) throw r.fail(['seed'], `must be an integer, got ${describe(seed)}`);
   if (!Array.isArray(top.steps) || top.steps.length === 0) throw r.fail(['steps'], 'must be a non-empty list of steps');
@@ -188,5 +189,5 @@ export function loadScenario(file: string, text?: string): Scenario {
         throw r.fail(path, `unknown step action "${String(action)}"`);
     }
   });
-  return { file, name, description, rules, seed, steps };
+  return { file, name, description, rules, seed, expectViolations, steps };
 }

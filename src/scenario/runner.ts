@@ -7,6 +7,7 @@ import { applyError, applyObject, inlineManifest, loadManifestPath, type Manifes
 import type { Simulation } from '../runtime/simulation.js';
 import { CHECKS, describeCheck, type CheckResult } from './checks.js';
 import type { CheckSpec, Scenario, Step } from './types.js';
+import { InvariantMonitor, type Violation } from './invariants.js';
 import type { World } from './world.js';
 
 /** A running testbed as the scenario runner needs it. */
@@ -48,6 +49,8 @@ export interface ScenarioResult {
   wallMs: number;
   /** Rule IDs exercised by steps that passed (header rules count once the whole scenario passed). */
   rulesExercised: string[];
+  /** Invariant violations seen during the run (expected ones included). */
+  violations: Violation[];
 }
 
 export interface RunOptions {
@@ -97,6 +100,22 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
   const rel = (): number => tb.clock.now() - t0;
   const steps: StepResult[] = [];
   const exercised = new Set<string>();
+  const monitor = new InvariantMonitor(tb.world, () => tb.events.all());
+  const expected = new Set(scenario.expectViolations);
+  /** Record new violations in the log; return the unexpected ones. */
+  const noteViolations = (fresh: Violation[]): Violation[] => {
+    for (const v of fresh) {
+      tb.events.record({
+        source: 'invariant',
+        type: expected.has(v.rule) ? 'invariant.expected-violation' : 'invariant.violation',
+        message: `${v.rule}: ${v.message}${v.cause ? ` (after event #${v.causeSeq}: ${v.cause})` : ''}`,
+        rules: [v.rule],
+        data: { key: v.key, ...(v.causeSeq ? { causeSeq: v.causeSeq } : {}) },
+      });
+    }
+    return fresh.filter((v) => !expected.has(v.rule));
+  };
+  const ctx: StepContext = { monitor, noteViolations };
   let ok = true;
   try {
     tb.events.record({ source: 'scenario', type: 'scenario.start', message: `scenario ${scenario.name} (seed ${seed})`, data: { seed } });
@@ -106,7 +125,9 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
       tb.events.record({ source: 'scenario', type: 'step.start', message: `step ${step.index}: ${stepTitle(step)}`, data: { step: step.index } });
       const res: StepResult = { index: step.index, kind: step.kind, title: stepTitle(step), line: step.line, ok: true, startMs: start, endMs: start, detail: [], rules: step.rules ?? [] };
       try {
-        await runStep(step, tb, res, scenario);
+        await runStep(step, tb, res, scenario, ctx);
+        const bad = noteViolations(await monitor.check());
+        if (bad.length) throw new Error(violationText(bad));
       } catch (e) {
         res.ok = false;
         res.error = errorMessage(e);
@@ -128,15 +149,42 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
       }
       for (const r of res.rules) exercised.add(r);
     }
+    if (ok) {
+      const start = rel();
+      const res: StepResult = { index: scenario.steps.length + 1, kind: 'expect', title: 'invariants at rest (no orphan servers or volumes, DISK-9, POOL-4, TPL-4, BOOT-4)', line: 0, ok: true, startMs: start, endMs: start, detail: [], rules: [] };
+      await tb.sim.settle();
+      const bad = noteViolations(await monitor.checkAtRest());
+      const missing = [...expected].filter((r) => !monitor.all().some((v) => v.rule === r));
+      if (bad.length) {
+        res.ok = false;
+        res.error = violationText(bad);
+      } else if (missing.length) {
+        res.ok = false;
+        res.error = `the scenario expects violations of ${missing.join(', ')}, but none occurred`;
+      }
+      res.detail.push(...monitor.all().map((v) => `${expected.has(v.rule) ? '! expected' : '✗'} ${v.rule}: ${v.message}`));
+      steps.push(res);
+      opts.onStep?.('end', { kind: 'expect', index: res.index, line: 0, checks: [] }, res);
+      ok = res.ok;
+    }
     if (ok) for (const r of scenario.rules) exercised.add(r);
     tb.events.record({ source: 'scenario', type: ok ? 'scenario.pass' : 'scenario.fail', message: `scenario ${scenario.name} ${ok ? 'passed' : 'FAILED'}` });
   } finally {
     await tb.close();
   }
-  return { scenario, seed, ok, steps, events: tb.events.all(), virtualMs: rel(), wallMs: performance.now() - wall0, rulesExercised: [...exercised].sort() };
+  return { scenario, seed, ok, steps, events: tb.events.all(), virtualMs: rel(), wallMs: performance.now() - wall0, rulesExercised: [...exercised].sort(), violations: monitor.all() };
 }
 
-async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario: Scenario): Promise<void> {
+interface StepContext {
+  monitor: InvariantMonitor;
+  noteViolations(fresh: Violation[]): Violation[];
+}
+
+function violationText(vs: Violation[]): string {
+  return `invariant violated: ${vs.map((v) => `${v.rule}: ${v.message}${v.cause ? ` (caused by event #${v.causeSeq}: ${v.cause})` : ''}`).join('; ')}`;
+}
+
+async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario: Scenario, ctx: StepContext): Promise<void> {
   const world = tb.world;
   switch (step.kind) {
     case 'apply': {
@@ -186,11 +234,15 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
     }
     case 'wait': {
       let last: Awaited<ReturnType<typeof evaluate>> | undefined;
+      let violated: Violation[] = [];
       const r = await tb.sim.runUntil(async () => {
+        violated = ctx.noteViolations(await ctx.monitor.check());
+        if (violated.length) return true;
         last = await evaluate(world, step.checks);
         return last.ok;
       }, step.timeoutMs);
       res.detail.push(...verdictLines(last?.results ?? []));
+      if (violated.length) throw new Error(violationText(violated));
       if (!r.ok) throw new Error(`timed out after ${step.timeoutMs / 1000}s of virtual time: ${last?.results.filter((x) => !x.res.ok).map((x) => `${x.check.type}: ${x.res.detail}`).join('; ')}`);
       return;
     }

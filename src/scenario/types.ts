@@ -66,5 +66,7 @@ export interface Scenario {
   description: string;
   rules: string[];
   seed: number;
+  /** Invariant rules this scenario expects to be violated (bug reproductions, e.g. MD-3); others fail the run. */
+  expectViolations: string[];
   steps: Step[];
 }

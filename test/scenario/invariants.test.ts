@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import type { HCSMachine } from '../../src/api/hcs.js';
+import { loadManifestPath, applyObject } from '../../src/manifests/index.js';
+import { InvariantMonitor } from '../../src/scenario/invariants.js';
+import { createTestbed, type Testbed } from '../../src/testbed/index.js';
+
+async function runningCluster(): Promise<Testbed> {
+  const tb = await createTestbed({ seed: 5 });
+  for (const m of loadManifestPath('scenarios/manifests/worker-cluster')) await applyObject(tb.env.mgmt, m.obj);
+  const ok = await tb.sim.runUntil(() => tb.env.mgmt.listSync<HCSMachine>('HCSMachine').filter((m) => m.status?.ready).length === 3, 3_600_000);
+  expect(ok.ok).toBe(true);
+  return tb;
+}
+
+describe('continuous invariants', () => {
+  it('a healthy run has no violations, at any instant or at rest', async () => {
+    const tb = await runningCluster();
+    const mon = new InvariantMonitor(tb.world, () => tb.events.all());
+    expect(await mon.check()).toEqual([]);
+    expect(await mon.checkAtRest()).toEqual([]);
+    await tb.close();
+  });
+
+  it('DISK-9: deleting a server with delete_volume while its persistent disk is attached is reported, with the causing event', async () => {
+    const tb = await runningCluster();
+    const mon = new InvariantMonitor(tb.world, () => tb.events.all());
+    await mon.check();
+    const hm = tb.env.mgmt.listSync<HCSMachine>('HCSMachine')[0]!;
+    await tb.hcs.deleteServers([hm.spec.serverId!], { deleteVolume: true });
+    await tb.sim.advance(60_000);
+    const v = (await mon.check()).filter((x) => x.rule === 'DISK-9');
+    expect(v).toHaveLength(1);
+    expect(v[0]!.message).toMatch(/persistent volume demo-demo-worker-\d-pd0 .* was deleted/);
+    expect(v[0]!.cause).toMatch(/volume/);
+    expect(tb.events.all().find((e) => e.seq === v[0]!.causeSeq)?.source).toBe('cloud');
+    // Reported once.
+    expect(await mon.check()).toEqual([]);
+    await tb.close();
+  });
+
+  it('at rest: a server no machine owns is an orphan', async () => {
+    const tb = await runningCluster();
+    const mon = new InvariantMonitor(tb.world, () => tb.events.all());
+    const subnet = tb.cloud.config.subnets.find((s) => s.name === 'worker-subnet')!;
+    const image = tb.cloud.config.images[1]!;
+    await tb.hcs.createServers({ server: { name: 'stray', imageRef: image.id, flavorRef: 's6.large.2', availability_zone: 'az1', vpcid: subnet.vpc_id, nics: [{ subnet_id: subnet.id }], root_volume: { volumetype: 'SSD', size: 40 } } });
+    await tb.sim.advance(120_000);
+    const v = await mon.checkAtRest();
+    expect(v.map((x) => x.message)).toEqual([expect.stringMatching(/server stray .* is not owned by any HCSMachine/)]);
+    await tb.close();
+  });
+
+  it('POOL-4: two live machines on one pool entry are reported', async () => {
+    const tb = await runningCluster();
+    const mon = new InvariantMonitor(tb.world, () => tb.events.all());
+    const [a, b] = tb.env.mgmt.listSync<HCSMachine>('HCSMachine');
+    await tb.env.mgmt.updateStatus({ ...b!, status: { ...b!.status, hostname: a!.status!.hostname } });
+    const v = await mon.check();
+    expect(v.map((x) => x.rule)).toContain('POOL-4');
+    await tb.close();
+  });
+});
