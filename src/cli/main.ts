@@ -9,6 +9,8 @@ import { errorMessage, InputError } from '../core/errors.js';
 import { ConsoleReporter } from '../report/console.js';
 import { writeJsonReports } from '../report/json.js';
 import { writeJunit } from '../report/junit.js';
+import { coverageText, specCoverage } from '../report/coverage.js';
+import { writeHtml } from '../report/html.js';
 import { loadScenario } from '../scenario/parse.js';
 import { runScenario, type ScenarioResult } from '../scenario/runner.js';
 import type { Scenario } from '../scenario/types.js';
@@ -23,8 +25,9 @@ Usage:
 
 Run options:
   --seed N                 override every scenario's seed (replays a failing run exactly)
-  --report LIST            comma-separated: console,json,junit (default: console)
-  --out DIR                where json/junit reports go (default: out/)
+  --report LIST            comma-separated: console,json,junit,html (default: console)
+  --out DIR                where json/junit/html reports go (default: out/)
+  --require-coverage       fail unless the passing scenarios exercise every SPEC rule ID
   --verbose, -v            show check verdicts and command output for passing steps too
   --no-color               plain output
 
@@ -72,6 +75,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
         out: { type: 'string', default: 'out' },
         verbose: { type: 'boolean', short: 'v', default: false },
         'no-color': { type: 'boolean', default: false },
+        'require-coverage': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -97,9 +101,9 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     }
   }
   const reports = (o.report ?? 'console').split(',').map((s) => s.trim()).filter(Boolean);
-  const bad = reports.filter((r) => !['console', 'json', 'junit'].includes(r));
+  const bad = reports.filter((r) => !['console', 'json', 'junit', 'html'].includes(r));
   if (bad.length) {
-    write(`error: --report: unknown report "${bad.join(', ')}" (known: console, json, junit)\n`);
+    write(`error: --report: unknown report "${bad.join(', ')}" (known: console, json, junit, html)\n`);
     return 2;
   }
 
@@ -138,7 +142,14 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
   }
   if (reports.includes('json')) for (const f of writeJsonReports(o.out ?? 'out', results)) write(`wrote ${f}\n`);
   if (reports.includes('junit')) write(`wrote ${writeJunit(o.out ?? 'out', results)}\n`);
+  const coverage = specCoverage(results);
+  if (reports.includes('html')) write(`wrote ${writeHtml(o.out ?? 'out', results, coverage)}\n`);
   reporter.summary(results);
+  write(coverageText(coverage));
+  if (o['require-coverage'] && coverage.uncovered.length) {
+    write(`error: --require-coverage: ${coverage.uncovered.length} SPEC rules are not exercised by any passing scenario\n`);
+    return 1;
+  }
   if (results.every((r) => r.ok)) return 0;
   return results.some((r) => r.steps.some((s) => s.inputError)) ? 2 : 1;
 }
