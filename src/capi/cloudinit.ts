@@ -16,6 +16,10 @@ import { stringify } from 'yaml';
 import type { BootstrapFile, KubeadmConfigSpec } from '../api/capi.js';
 
 export const JOIN_CONFIG_PATH = '/run/kubeadm/kubeadm-join-config.yaml';
+/** CAPBK's init configuration file (ClusterConfiguration + InitConfiguration). */
+export const INIT_CONFIG_PATH = '/run/kubeadm/kubeadm.yaml';
+export const CA_KEY_PATH = '/etc/kubernetes/pki/ca.key';
+export const KUBEADM_INIT_COMMAND = `kubeadm init --config ${INIT_CONFIG_PATH}`;
 export const CA_CERT_PATH = '/etc/kubernetes/pki/ca.crt';
 export const KUBEADM_JOIN_COMMAND = `kubeadm join --config ${JOIN_CONFIG_PATH}`;
 export const SENTINEL_COMMAND = 'echo success > /run/cluster-api/bootstrap-success.complete';
@@ -28,6 +32,21 @@ export interface JoinInput {
   token: string;
   caCertHashes: string[];
   caCertPem: string;
+  /** Control-plane join: the CA key is written too (kubeadm join --control-plane needs the shared certificates). */
+  caKeyPem?: string;
+}
+
+export interface InitInput {
+  spec: KubeadmConfigSpec;
+  /** host:port of the control plane endpoint. */
+  controlPlaneEndpoint: string;
+  clusterName: string;
+  kubernetesVersion: string;
+  token: string;
+  caCertPem: string;
+  caKeyPem: string;
+  podSubnet?: string;
+  serviceSubnet?: string;
 }
 
 /** The kubeadm JoinConfiguration document (YAML). */
@@ -68,6 +87,7 @@ export function renderJoinCloudInit(input: JoinInput): string {
     write_files: [
       ...(spec.files ?? []).map(fileEntry),
       { path: CA_CERT_PATH, owner: 'root:root', permissions: '0644', content: input.caCertPem },
+      ...(input.caKeyPem ? [{ path: CA_KEY_PATH, owner: 'root:root', permissions: '0600', content: input.caKeyPem }] : []),
       { path: JOIN_CONFIG_PATH, owner: 'root:root', permissions: '0640', content: `---\n${renderJoinConfiguration(input)}` },
       {
         path: '/run/cluster-api/placeholder',
@@ -77,6 +97,53 @@ export function renderJoinCloudInit(input: JoinInput): string {
       },
     ],
     runcmd: [...(spec.preKubeadmCommands ?? []), `${KUBEADM_JOIN_COMMAND} && ${SENTINEL_COMMAND}`, ...(spec.postKubeadmCommands ?? [])],
+    ...(spec.users?.length ? { users: spec.users.map((u) => ({ name: u.name, ...(u.sshAuthorizedKeys ? { ssh_authorized_keys: u.sshAuthorizedKeys } : {}) })) } : {}),
+  };
+  return `#cloud-config\n${stringify(doc, { lineWidth: 0 })}`;
+}
+
+/** The kubeadm ClusterConfiguration + InitConfiguration documents (YAML) of the first control plane node. */
+export function renderInitConfiguration(input: InitInput): string {
+  const cc = input.spec.clusterConfiguration ?? {};
+  const ic = input.spec.initConfiguration ?? {};
+  const cluster: Record<string, unknown> = {
+    apiVersion: KUBEADM_API_VERSION,
+    kind: 'ClusterConfiguration',
+    clusterName: input.clusterName,
+    controlPlaneEndpoint: input.controlPlaneEndpoint,
+    kubernetesVersion: input.kubernetesVersion,
+    ...(cc.imageRepository ? { imageRepository: cc.imageRepository } : {}),
+    ...(cc.dns ? { dns: structuredClone(cc.dns) } : {}),
+    ...(cc.etcd ? { etcd: structuredClone(cc.etcd) } : {}),
+    networking: { ...(input.podSubnet ? { podSubnet: input.podSubnet } : {}), ...(input.serviceSubnet ? { serviceSubnet: input.serviceSubnet } : {}) },
+  };
+  const init: Record<string, unknown> = {
+    apiVersion: KUBEADM_API_VERSION,
+    kind: 'InitConfiguration',
+    bootstrapTokens: [{ token: input.token, ttl: '15m0s', usages: ['signing', 'authentication'], groups: ['system:bootstrappers:kubeadm:default-node-token'] }],
+    nodeRegistration: structuredClone(ic.nodeRegistration ?? {}),
+    ...(ic.patches ? { patches: structuredClone(ic.patches) } : {}),
+  };
+  return `---\n${stringify(cluster, { lineWidth: 0 })}---\n${stringify(init, { lineWidth: 0 })}`;
+}
+
+/** The `#cloud-config` user data of the first control plane node (`kubeadm init`). */
+export function renderInitCloudInit(input: InitInput): string {
+  const spec = input.spec;
+  const doc: Record<string, unknown> = {
+    write_files: [
+      ...(spec.files ?? []).map(fileEntry),
+      { path: CA_CERT_PATH, owner: 'root:root', permissions: '0644', content: input.caCertPem },
+      { path: CA_KEY_PATH, owner: 'root:root', permissions: '0600', content: input.caKeyPem },
+      { path: INIT_CONFIG_PATH, owner: 'root:root', permissions: '0640', content: renderInitConfiguration(input) },
+      {
+        path: '/run/cluster-api/placeholder',
+        owner: 'root:root',
+        permissions: '0640',
+        content: 'This placeholder file is used to create the /run/cluster-api sub directory in a way that is compatible with both Linux and Windows (mkdir -p /run/cluster-api does not work with Windows)',
+      },
+    ],
+    runcmd: [...(spec.preKubeadmCommands ?? []), `${KUBEADM_INIT_COMMAND} && ${SENTINEL_COMMAND}`, ...(spec.postKubeadmCommands ?? [])],
     ...(spec.users?.length ? { users: spec.users.map((u) => ({ name: u.name, ...(u.sshAuthorizedKeys ? { ssh_authorized_keys: u.sshAuthorizedKeys } : {}) })) } : {}),
   };
   return `#cloud-config\n${stringify(doc, { lineWidth: 0 })}`;

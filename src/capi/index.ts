@@ -9,13 +9,49 @@ import { setupKubeadmBootstrapController } from './kubeadm-bootstrap.js';
 import { setupMachineController } from './machine.js';
 import { setupMachineDeploymentController } from './machinedeployment.js';
 import { setupMachineSetController } from './machineset.js';
+import { setupKubeadmControlPlaneController } from './kcp.js';
 
 export { ClusterReconciler, CLUSTER_CONTROLLER, setupClusterController } from './cluster.js';
 export { MachineDeploymentReconciler, MACHINEDEPLOYMENT_CONTROLLER, setupMachineDeploymentController } from './machinedeployment.js';
 export { MachineSetReconciler, MACHINESET_CONTROLLER, setupMachineSetController } from './machineset.js';
 export { MachineReconciler, MACHINE_CONTROLLER, setupMachineController, computePhase, DEFAULT_NODE_DELETION_TIMEOUT_MS } from './machine.js';
+export {
+  KubeadmControlPlaneReconciler,
+  KCP_CONTROLLER,
+  KCP_DEPLOYMENT,
+  setupKubeadmControlPlaneController,
+  decideKcp,
+  preflightChecks,
+  selectMachineForScaleDown,
+  etcdHasQuorum,
+  minorSkipError,
+  LABEL_CONTROL_PLANE_NAME,
+  ANN_KUBEADM_CLUSTER_CONFIGURATION,
+  ANN_RESTORE_ETCD_QUORUM,
+  ANN_ETCD_MEMBER_UNHEALTHY,
+  ANN_CONTROL_PLANE_COMPONENTS_UNHEALTHY,
+  CONTROL_PLANE_CONFIGMAP,
+  type KcpAction,
+  type KcpMachineView,
+  type EtcdMemberRecord,
+} from './kcp.js';
+export { validateKcp } from './admission.js';
+export * as rolloutPlanner from './rollout-planner.js';
+export { ANN_DISABLE_MACHINE_CREATE } from './machineset.js';
 export { KubeadmConfigReconciler, KUBEADMCONFIG_CONTROLLER, setupKubeadmBootstrapController, caCertHash } from './kubeadm-bootstrap.js';
-export { renderJoinCloudInit, renderJoinConfiguration, JOIN_CONFIG_PATH, CA_CERT_PATH, KUBEADM_JOIN_COMMAND, KUBEADM_API_VERSION } from './cloudinit.js';
+export {
+  renderJoinCloudInit,
+  renderJoinConfiguration,
+  renderInitCloudInit,
+  renderInitConfiguration,
+  JOIN_CONFIG_PATH,
+  INIT_CONFIG_PATH,
+  CA_CERT_PATH,
+  CA_KEY_PATH,
+  KUBEADM_JOIN_COMMAND,
+  KUBEADM_INIT_COMMAND,
+  KUBEADM_API_VERSION,
+} from './cloudinit.js';
 export { machinesToDelete, deletePriority, isMachineHealthy } from './delete-policy.js';
 export * as mdutil from './mdutil.js';
 export {
@@ -38,4 +74,5 @@ export function setupCapiControllers(ctx: ControllerContext): void {
   setupMachineSetController(ctx);
   setupMachineController(ctx);
   setupKubeadmBootstrapController(ctx);
+  setupKubeadmControlPlaneController(ctx);
 }

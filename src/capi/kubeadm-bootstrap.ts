@@ -1,7 +1,11 @@
 /**
  * Kubeadm bootstrap provider (CAPBK), modelled on cluster-api
- * bootstrap/kubeadm/internal/controllers/kubeadmconfig_controller.go (v1beta1),
- * join path only:
+ * bootstrap/kubeadm/internal/controllers/kubeadmconfig_controller.go (v1beta1):
+ * - a control plane Machine (label cluster.x-k8s.io/control-plane) whose config
+ *   has no joinConfiguration gets `kubeadm init` data (handleClusterNotInitialized:
+ *   ClusterConfiguration + InitConfiguration in /run/kubeadm/kubeadm.yaml, CA
+ *   certificate and key); it does not wait for ControlPlaneInitialized;
+ * - control plane joins (joinConfiguration.controlPlane) and worker joins:
  * - waits for an owner Machine, the Cluster's infrastructureReady, an
  *   initialized control plane (ControlPlaneInitialized condition) and
  *   spec.controlPlaneEndpoint;
@@ -12,11 +16,11 @@
  *   cloud-init (cloudinit.ts);
  * - stores it in Secret `<config>` (type cluster.x-k8s.io/secret, data.value,
  *   data.format), owned by the config; status.dataSecretName + ready.
- * Not modelled: init (first control plane) and control-plane join, token
- * refresh/rotation, ignition, MachinePools.
+ * Not modelled: the init lock, token refresh/rotation, the full certificate
+ * set (etcd / front-proxy / service-account keys), ignition, MachinePools.
  */
 import { createHash, X509Certificate } from 'node:crypto';
-import { BOOTSTRAP_VERSION, LABEL_CLUSTER_NAME } from '../api/capi.js';
+import { BOOTSTRAP_VERSION, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../api/capi.js';
 import type { Cluster, KubeadmConfig, KubeadmConfigStatus, Machine } from '../api/capi.js';
 import type { Secret } from '../api/core.js';
 import { rfc3339 } from '../core/clock.js';
@@ -26,7 +30,7 @@ import { isDeleting, ownerRef } from '../kube/types.js';
 import { generateCA } from '../pki/index.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
-import { renderJoinCloudInit } from './cloudinit.js';
+import { renderInitCloudInit, renderJoinCloudInit } from './cloudinit.js';
 import { CAPBK_DEPLOYMENT, SECRET_TYPE_CLUSTER, canonicalJson, getCondition, keyFor, markFalse, markTrue, splitKey } from './util.js';
 
 export const KUBEADMCONFIG_CONTROLLER = 'capi-kubeadmconfig';
@@ -71,22 +75,40 @@ export class KubeadmConfigReconciler implements Controller {
     if (!cluster) return wait('WaitingForClusterInfrastructure', `Cluster ${machine.spec.clusterName} not found`);
     if (cluster.spec.paused) return;
     if (!cluster.status?.infrastructureReady) return wait('WaitingForClusterInfrastructure', 'Waiting for the cluster infrastructure to be ready');
-    if (getCondition(cluster.status.conditions, 'ControlPlaneInitialized')?.status !== 'True') {
+    // A control plane Machine whose config has no joinConfiguration runs `kubeadm init` (the first control plane node);
+    // every other node joins and waits for the control plane to be initialized.
+    const controlPlane = machine.metadata.labels !== undefined && LABEL_CONTROL_PLANE in machine.metadata.labels;
+    const init = controlPlane && !cfg.spec.joinConfiguration;
+    if (!init && getCondition(cluster.status.conditions, 'ControlPlaneInitialized')?.status !== 'True') {
       return wait('WaitingForControlPlaneAvailable', 'Waiting for the control plane to be initialized');
     }
     const ep = cluster.spec.controlPlaneEndpoint;
     if (!ep?.host || !ep.port) return wait('WaitingForControlPlaneAvailable', 'Waiting for Cluster Controller to set Cluster.Spec.ControlPlaneEndpoint');
 
-    const caPem = await this.lookupOrGenerateCA(cluster);
+    const ca = await this.lookupOrGenerateCA(cluster);
+    const caPem = ca.certPem;
     status.conditions = markTrue(status.conditions, 'CertificatesAvailable', now);
     const token = await this.createBootstrapToken(cluster);
-    const userData = renderJoinCloudInit({
-      spec: cfg.spec,
-      apiServerEndpoint: `${ep.host}:${ep.port}`,
-      token,
-      caCertHashes: [caCertHash(caPem)],
-      caCertPem: caPem,
-    });
+    const userData = init
+      ? renderInitCloudInit({
+          spec: cfg.spec,
+          controlPlaneEndpoint: `${ep.host}:${ep.port}`,
+          clusterName: cluster.metadata.name,
+          kubernetesVersion: machine.spec.version ?? cfg.spec.clusterConfiguration?.kubernetesVersion ?? '',
+          token,
+          caCertPem: caPem,
+          caKeyPem: ca.keyPem,
+          ...(cluster.spec.clusterNetwork?.pods?.cidrBlocks?.[0] ? { podSubnet: cluster.spec.clusterNetwork.pods.cidrBlocks[0] } : {}),
+          ...(cluster.spec.clusterNetwork?.services?.cidrBlocks?.[0] ? { serviceSubnet: cluster.spec.clusterNetwork.services.cidrBlocks[0] } : {}),
+        })
+      : renderJoinCloudInit({
+          spec: cfg.spec,
+          apiServerEndpoint: `${ep.host}:${ep.port}`,
+          token,
+          caCertHashes: [caCertHash(caPem)],
+          caCertPem: caPem,
+          ...(controlPlane && cfg.spec.joinConfiguration?.controlPlane ? { caKeyPem: ca.keyPem } : {}),
+        });
     await this.storeBootstrapData(cfg, cluster, userData);
     status.dataSecretName = cfg.metadata.name;
     status.ready = true;
@@ -97,8 +119,8 @@ export class KubeadmConfigReconciler implements Controller {
     this.ctx.events.record({
       source: 'capi',
       type: 'bootstrap.data-ready',
-      message: `KubeadmConfig ${key}: bootstrap data secret ${cfg.metadata.name} ready (join ${ep.host}:${ep.port})`,
-      data: { kubeadmconfig: cfg.metadata.name, machine: machine.metadata.name, secret: cfg.metadata.name },
+      message: `KubeadmConfig ${key}: bootstrap data secret ${cfg.metadata.name} ready (${init ? 'init' : controlPlane ? 'control plane join' : 'join'} ${ep.host}:${ep.port})`,
+      data: { kubeadmconfig: cfg.metadata.name, machine: machine.metadata.name, secret: cfg.metadata.name, mode: init ? 'init' : controlPlane ? 'control-plane-join' : 'join' },
       rules: ['BOOT-1'],
     });
     this.log.info('bootstrap data ready', { kubeadmconfig: key, machine: machine.metadata.name });
@@ -110,11 +132,15 @@ export class KubeadmConfigReconciler implements Controller {
   }
 
   /** The cluster CA `<cluster>-ca` (normally created by KCP); generated here when missing. */
-  private async lookupOrGenerateCA(cluster: Cluster): Promise<string> {
+  private async lookupOrGenerateCA(cluster: Cluster): Promise<{ certPem: string; keyPem: string }> {
     const ref = { kind: 'Secret', namespace: cluster.metadata.namespace, name: `${cluster.metadata.name}-ca` };
-    const existing = await this.ctx.mgmt.get<Secret>(ref);
-    const pem = existing?.data?.['tls.crt'];
-    if (pem) return Buffer.from(pem, 'base64').toString('utf8');
+    const fromSecret = (s: Secret | undefined): { certPem: string; keyPem: string } | undefined => {
+      const crt = s?.data?.['tls.crt'];
+      if (!crt) return undefined;
+      return { certPem: Buffer.from(crt, 'base64').toString('utf8'), keyPem: Buffer.from(s?.data?.['tls.key'] ?? '', 'base64').toString('utf8') };
+    };
+    const existing = fromSecret(await this.ctx.mgmt.get<Secret>(ref));
+    if (existing) return existing;
     const ca = await generateCA(this.ctx.rng, this.ctx.clock.now(), 'kubernetes');
     const secret: Secret = {
       apiVersion: 'v1',
@@ -126,11 +152,10 @@ export class KubeadmConfigReconciler implements Controller {
     try {
       await this.ctx.mgmt.create(secret);
       this.ctx.events.record({ source: 'capi', type: 'bootstrap.ca-generated', message: `generated cluster CA secret ${ref.namespace}/${ref.name}`, data: { cluster: cluster.metadata.name, secret: ref.name } });
-      return ca.certPem;
+      return { certPem: ca.certPem, keyPem: ca.keyPem };
     } catch (e) {
       if (!(e instanceof KubeApiError && e.reason === 'AlreadyExists')) throw e;
-      const again = await this.ctx.mgmt.get<Secret>(ref);
-      return Buffer.from(again?.data?.['tls.crt'] ?? '', 'base64').toString('utf8');
+      return fromSecret(await this.ctx.mgmt.get<Secret>(ref)) ?? { certPem: '', keyPem: '' };
     }
   }
 

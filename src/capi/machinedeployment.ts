@@ -1,38 +1,39 @@
 /**
- * MachineDeployment controller, modelled on cluster-api v1beta1
+ * MachineDeployment controller, modelled on cluster-api v1.12
  * internal/controllers/machinedeployment/{machinedeployment_controller.go,
- * rolling.go, sync.go} (which follow the Kubernetes Deployment controller):
+ * machinedeployment_rollout_planner.go, machinedeployment_rollout_rollingupdate.go,
+ * machinedeployment_rollout_ondelete.go, machinedeployment_sync.go}:
  * - defaults as the upstream webhook (RollingUpdate, maxSurge 1,
- *   maxUnavailable 0, replicas 1, deletePolicy Random, revisionHistoryLimit 1,
- *   selector/template labels cluster-name + deployment-name);
- * - one MachineSet per machine template (name `<md>-<SafeEncodeString(hash)>`,
- *   label machine-template-hash, annotations revision / desired-replicas /
- *   max-replicas);
- * - RollingUpdate: reconcileNewMachineSet (scale up within maxSurge) then
- *   reconcileOldMachineSets (cleanupUnhealthyReplicas, then
- *   scaleDownOldMachineSetsForRollingUpdate within maxUnavailable);
- * - status (replicas/updated/ready/available/unavailable, phase) and
- *   cleanup of old MachineSets beyond revisionHistoryLimit once complete.
- * Not modelled: OnDelete strategy, paused proportional scaling (sync/scale),
- * progress deadline, MachineSet adoption of orphans.
+ *   maxUnavailable 0, replicas 1, deletePolicy Random, selector/template
+ *   labels cluster-name + deployment-name);
+ * - planner init: the new MachineSet is the first up-to-date one by decreasing
+ *   replicas (a rollback re-uses a matching old MachineSet); all others are old.
+ *   A new MachineSet is named `<md>-<5 random chars>` with label
+ *   machine-template-hash `<hash>-<same suffix>`, and is only created when the
+ *   referenced templates exist (RB-3; re-checked every 30 s);
+ * - in-place propagation to every MachineSet (annotations, template labels and
+ *   annotations, minReadySeconds, deletePolicy, node timeouts) and the
+ *   disable-machine-create annotation (true on old MachineSets with OnDelete);
+ * - the scale decisions come from the pure planner (rollout-planner.ts);
+ * - revision / revision-history annotations, status, and cleanup: once the
+ *   deployment is complete every old MachineSet with no replicas is deleted
+ *   (v1beta2 dropped revisionHistoryLimit; the field is accepted and ignored).
  */
 import { CAPI_VERSION, LABEL_MACHINE_TEMPLATE_HASH } from '../api/capi.js';
 import type { Cluster, MachineDeployment, MachineDeploymentStatus, MachineSet } from '../api/capi.js';
-import { isNotFound, KubeApiError } from '../kube/errors.js';
+import { isNotFound } from '../kube/errors.js';
 import { controllerOf, isDeleting, ownerRef } from '../kube/types.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
 import {
+  SKIP_ANNOTATIONS,
   applyMachineDeploymentDefaults,
   computeTemplateHash,
-  equalMachineTemplate,
   findNewMachineSet,
   machineSetNameFor,
   maxRevision,
   maxSurge,
   maxUnavailable,
-  newMSNewReplicas,
-  replicasAnnotationsNeedUpdate,
   revisionOf,
   setNewMachineSetAnnotations,
   sortByCreation,
@@ -41,9 +42,31 @@ import {
   totalSpecReplicas,
   totalStatusReplicas,
 } from './mdutil.js';
-import { ANN_DESIRED_REPLICAS, ANN_MAX_REPLICAS, ANN_REVISION, CAPI_DEPLOYMENT, canonicalJson, ensureOwnerRef, keyFor, markFalse, markTrue, splitKey } from './util.js';
+import { ANN_DISABLE_MACHINE_CREATE } from './machineset.js';
+import { plan, type RolloutDeployment, type RolloutMachineSet } from './rollout-planner.js';
+import { ANN_DESIRED_REPLICAS, ANN_MAX_REPLICAS, ANN_REVISION, ANN_REVISION_HISTORY, CAPI_DEPLOYMENT, canonicalJson, ensureOwnerRef, keyFor, markFalse, markTrue, splitKey } from './util.js';
 
 export const MACHINEDEPLOYMENT_CONTROLLER = 'capi-machinedeployment';
+const TEMPLATE_MISSING_REQUEUE_MS = 30_000;
+
+export function toRolloutDeployment(md: MachineDeployment): RolloutDeployment {
+  const type = md.spec.strategy?.type ?? 'RollingUpdate';
+  return {
+    replicas: md.spec.replicas ?? 1,
+    strategy: type,
+    ...(type === 'RollingUpdate' ? { maxSurge: md.spec.strategy?.rollingUpdate?.maxSurge ?? 1, maxUnavailable: md.spec.strategy?.rollingUpdate?.maxUnavailable ?? 0 } : {}),
+  };
+}
+
+export function toRolloutMachineSet(ms: MachineSet): RolloutMachineSet {
+  return {
+    name: ms.metadata.name,
+    created: ms.metadata.creationTimestamp ? Date.parse(ms.metadata.creationTimestamp) : Number.MAX_SAFE_INTEGER,
+    specReplicas: ms.spec.replicas ?? 0,
+    statusReplicas: ms.status?.replicas ?? 0,
+    availableReplicas: ms.status?.availableReplicas ?? 0,
+  };
+}
 
 export class MachineDeploymentReconciler implements Controller {
   readonly name = MACHINEDEPLOYMENT_CONTROLLER;
@@ -55,7 +78,7 @@ export class MachineDeploymentReconciler implements Controller {
 
   async reconcile(key: string): Promise<Result | void> {
     const { namespace, name } = splitKey(key);
-    let md = await this.ctx.mgmt.get<MachineDeployment>({ kind: 'MachineDeployment', namespace, name });
+    const md = await this.ctx.mgmt.get<MachineDeployment>({ kind: 'MachineDeployment', namespace, name });
     if (!md || isDeleting(md)) return; // dependents go with the garbage collector
 
     // Defaults (persisted, like the upstream defaulting webhook) and Cluster ownership.
@@ -72,191 +95,171 @@ export class MachineDeploymentReconciler implements Controller {
     }
     if (cluster?.spec.paused) return;
 
-    // MachineSets this deployment controls.
     const uid = md.metadata.uid;
     const msList = (await this.ctx.mgmt.list<MachineSet>('MachineSet', { namespace })).filter((ms) => controllerOf(ms)?.uid === uid);
-
     if (md.spec.paused) {
-      md = await this.syncStatus(md, msList, findNewMachineSet(md, msList));
-      return;
-    }
-    if (md.spec.strategy?.type === 'OnDelete') {
-      this.log.info('OnDelete strategy is not modelled; only status is reconciled', { machinedeployment: key });
       await this.syncStatus(md, msList, findNewMachineSet(md, msList));
       return;
     }
-    return this.rolloutRolling(md, msList);
+    return this.rollout(md, msList);
   }
 
-  // ---- rolling.go ------------------------------------------------------------
+  /** rolloutRollingUpdate / rolloutOnDelete: init the planner, plan, apply, status, cleanup. */
+  private async rollout(md: MachineDeployment, msList: MachineSet[]): Promise<Result | void> {
+    const live = msList.filter((ms) => !isDeleting(ms));
+    const existingNew = findNewMachineSet(md, live);
+    const oldMSs = sortByCreation(live.filter((ms) => ms !== existingNew));
 
-  private async rolloutRolling(md: MachineDeployment, msList: MachineSet[]): Promise<Result | void> {
-    const existingNew = findNewMachineSet(md, msList);
-    let oldMSs = msList.filter((ms) => ms !== existingNew);
-    const newMS = await this.getNewMachineSet(md, existingNew, oldMSs);
-    // Re-read the deployment: getNewMachineSet may have bumped its revision annotation.
-    md = (await this.ctx.mgmt.get<MachineDeployment>({ kind: 'MachineDeployment', namespace: md.metadata.namespace, name: md.metadata.name })) ?? md;
-    const all = (): MachineSet[] => [...oldMSs, newMS];
-
-    await this.reconcileNewMachineSet(all(), newMS, md);
-    oldMSs = await this.reconcileOldMachineSets(all(), oldMSs, newMS, md);
-    md = await this.syncStatus(md, all(), newMS);
-    if (this.deploymentComplete(md)) await this.cleanupDeployment(oldMSs, md);
-  }
-
-  private async getNewMachineSet(md: MachineDeployment, existing: MachineSet | undefined, oldMSs: MachineSet[]): Promise<MachineSet> {
-    const newRevision = maxRevision(oldMSs) + 1;
-    if (existing) {
-      const ms = structuredClone(existing);
-      const annChanged = setNewMachineSetAnnotations(md, ms, newRevision, true);
-      const minReady = md.spec.minReadySeconds ?? 0;
-      const policy = md.spec.strategy?.rollingUpdate?.deletePolicy;
-      const specChanged = (ms.spec.minReadySeconds ?? 0) !== minReady || (policy !== undefined && ms.spec.deletePolicy !== policy);
-      let cur = existing;
-      if (annChanged || specChanged) {
-        ms.spec.minReadySeconds = minReady;
-        if (policy) ms.spec.deletePolicy = policy;
-        cur = await this.ctx.mgmt.update(ms);
-        Object.assign(existing, cur);
+    let missing: string | undefined;
+    if (!existingNew) missing = await this.missingTemplate(md);
+    if (missing) {
+      // planner.init: "cannot create a new MachineSet when templates do not exist" (RB-3).
+      const msg = `${missing} not found: cannot create a new MachineSet for the current template until it exists (RB-3)`;
+      if (!md.status?.conditions?.some((c) => c.type === 'Ready' && c.reason === 'TemplateNotFound' && c.message === msg)) {
+        await this.ctx.recorder.record('capi', 'machinedeployment-controller', md, 'Warning', 'TemplateNotFound', msg, ['RB-3']);
+        this.log.error('cannot create MachineSet: template missing', { machinedeployment: keyFor(md), missing });
       }
-      await this.setDeploymentRevision(md, cur.metadata.annotations?.[ANN_REVISION] ?? String(revisionOf(cur)));
-      return existing;
+      await this.syncStatus(md, msList, undefined, msg);
+      return { requeueAfter: TEMPLATE_MISSING_REQUEUE_MS };
     }
 
+    const rd = toRolloutDeployment(md);
+    const newRollout: RolloutMachineSet = existingNew
+      ? toRolloutMachineSet(existingNew)
+      : { name: '', created: Number.MAX_SAFE_INTEGER, specReplicas: 0, statusReplicas: 0, availableReplicas: 0 };
+    let newName = existingNew?.metadata.name;
+    let suffix = '';
+    if (!newName) {
+      suffix = this.ctx.rng.string(5);
+      newName = machineSetNameFor(md, suffix);
+      newRollout.name = newName;
+    }
+    const decision = plan(rd, newRollout, oldMSs.map(toRolloutMachineSet));
+    for (const n of decision.notes) this.log.info(n, { machinedeployment: keyFor(md) });
+
+    // Apply: old MachineSets first (as upstream's createOrUpdateMachineSets), then the new one.
+    const applied: MachineSet[] = [];
+    for (const ms of oldMSs) applied.push(await this.applyMachineSet(md, ms, decision.scaleIntents[ms.metadata.name], false));
+    const newMS = existingNew
+      ? await this.applyMachineSet(md, existingNew, decision.scaleIntents[newName], true, maxRevision(oldMSs))
+      : await this.createMachineSet(md, newName, suffix, decision.scaleIntents[newName] ?? 0, maxRevision(oldMSs));
+    await this.setDeploymentRevision(md, newMS.metadata.annotations?.[ANN_REVISION] ?? String(revisionOf(newMS)));
+
+    const fresh = (await this.ctx.mgmt.get<MachineDeployment>({ kind: 'MachineDeployment', namespace: md.metadata.namespace, name: md.metadata.name })) ?? md;
+    const synced = await this.syncStatus(fresh, [...applied, newMS], newMS);
+    if (this.deploymentComplete(synced)) await this.cleanupDeployment(applied, synced);
+  }
+
+  private async missingTemplate(md: MachineDeployment): Promise<string | undefined> {
+    const ns = md.metadata.namespace;
+    const infra = md.spec.template.spec.infrastructureRef;
+    if (infra.kind && !(await this.ctx.mgmt.get({ kind: infra.kind, namespace: infra.namespace ?? ns, name: infra.name }))) return `${infra.kind} ${infra.name}`;
+    const boot = md.spec.template.spec.bootstrap.configRef;
+    if (boot?.kind && !(await this.ctx.mgmt.get({ kind: boot.kind, namespace: boot.namespace ?? ns, name: boot.name }))) return `${boot.kind} ${boot.name}`;
+    return undefined;
+  }
+
+  /** computeDesiredMS: the fields propagated in place from the deployment to one of its MachineSets. */
+  private desiredInPlace(md: MachineDeployment, ms: MachineSet, isNew: boolean): MachineSet {
+    const next = structuredClone(ms);
+    const hash = ms.metadata.labels?.[LABEL_MACHINE_TEMPLATE_HASH] ?? ms.spec.selector.matchLabels?.[LABEL_MACHINE_TEMPLATE_HASH] ?? '';
+    const tplLabels = { ...(md.spec.template.metadata?.labels ?? {}), [LABEL_MACHINE_TEMPLATE_HASH]: hash };
+    next.metadata.labels = { ...tplLabels };
+    const ann: Record<string, string> = {};
+    for (const [k, v] of Object.entries(md.metadata.annotations ?? {})) if (!SKIP_ANNOTATIONS.has(k)) ann[k] = v;
+    for (const k of [ANN_REVISION, ANN_REVISION_HISTORY]) {
+      const v = ms.metadata.annotations?.[k];
+      if (v !== undefined) ann[k] = v;
+    }
+    const replicas = md.spec.replicas ?? 1;
+    ann[ANN_DESIRED_REPLICAS] = String(replicas);
+    ann[ANN_MAX_REPLICAS] = String(replicas + maxSurge(md));
+    ann[ANN_DISABLE_MACHINE_CREATE] = !isNew && md.spec.strategy?.type === 'OnDelete' ? 'true' : 'false';
+    next.metadata.annotations = ann;
+    next.spec.template = {
+      ...next.spec.template,
+      metadata: {
+        labels: { ...tplLabels },
+        ...(md.spec.template.metadata?.annotations ? { annotations: { ...md.spec.template.metadata.annotations } } : {}),
+      },
+      spec: { ...next.spec.template.spec },
+    };
+    const s = next.spec.template.spec;
+    for (const k of ['nodeDrainTimeout', 'nodeDeletionTimeout', 'nodeVolumeDetachTimeout'] as const) {
+      const v = md.spec.template.spec[k];
+      if (v === undefined) delete s[k];
+      else s[k] = v;
+    }
+    next.spec.minReadySeconds = md.spec.minReadySeconds ?? 0;
+    const policy = md.spec.strategy?.rollingUpdate?.deletePolicy;
+    if (policy) next.spec.deletePolicy = policy;
+    return next;
+  }
+
+  private async applyMachineSet(md: MachineDeployment, ms: MachineSet, intent: number | undefined, isNew: boolean, maxOldRevision = 0): Promise<MachineSet> {
+    const next = this.desiredInPlace(md, ms, isNew);
+    if (isNew) setNewMachineSetAnnotations(md, next, maxOldRevision + 1, true);
+    const from = ms.spec.replicas ?? 0;
+    if (intent !== undefined) next.spec.replicas = intent;
+    if (canonicalJson({ m: next.metadata, s: next.spec }) === canonicalJson({ m: ms.metadata, s: ms.spec })) return ms;
+    const stored = await this.ctx.mgmt.update(next);
+    if (intent !== undefined && intent !== from) await this.scaledEvent(md, stored, from, intent);
+    return stored;
+  }
+
+  private async createMachineSet(md: MachineDeployment, name: string, suffix: string, replicas: number, maxOldRevision: number): Promise<MachineSet> {
     const template = structuredClone(md.spec.template);
-    const hash = computeTemplateHash(template);
-    template.metadata = template.metadata ?? {};
-    template.metadata.labels = { ...(template.metadata.labels ?? {}), [LABEL_MACHINE_TEMPLATE_HASH]: hash };
-    const ms: MachineSet = {
+    const hash = `${computeTemplateHash(template)}-${suffix}`;
+    const base: MachineSet = {
       apiVersion: CAPI_VERSION,
       kind: 'MachineSet',
-      metadata: {
-        name: machineSetNameFor(md, hash),
-        namespace: md.metadata.namespace,
-        labels: { ...template.metadata.labels },
-        ownerReferences: [ownerRef(md)],
-      },
+      metadata: { name, namespace: md.metadata.namespace, labels: {}, ownerReferences: [ownerRef(md)] },
       spec: {
         clusterName: md.spec.clusterName,
-        replicas: 0,
-        minReadySeconds: md.spec.minReadySeconds ?? 0,
+        replicas,
         selector: { matchLabels: { ...(md.spec.selector?.matchLabels ?? {}), [LABEL_MACHINE_TEMPLATE_HASH]: hash } },
         template,
-        ...(md.spec.strategy?.rollingUpdate?.deletePolicy ? { deletePolicy: md.spec.strategy.rollingUpdate.deletePolicy } : {}),
       },
     };
-    ms.spec.replicas = newMSNewReplicas(md, [...oldMSs, ms], 0);
-    setNewMachineSetAnnotations(md, ms, newRevision, false);
-    let created: MachineSet;
-    try {
-      created = await this.ctx.mgmt.create(ms);
-      this.ctx.events.record({
-        source: 'capi',
-        type: 'machineset.created',
-        message: `MachineDeployment ${keyFor(md)} created MachineSet ${ms.metadata.name} (revision ${newRevision}, replicas ${ms.spec.replicas})`,
-        data: { machinedeployment: md.metadata.name, machineset: ms.metadata.name, revision: newRevision, replicas: ms.spec.replicas },
-        rules: ['MD-5'],
-      });
-      await this.ctx.recorder.record('capi', 'machinedeployment-controller', md, 'Normal', 'SuccessfulCreate', `Created MachineSet "${ms.metadata.name}"`);
-    } catch (e) {
-      if (!(e instanceof KubeApiError && e.reason === 'AlreadyExists')) throw e;
-      const got = await this.ctx.mgmt.get<MachineSet>({ kind: 'MachineSet', namespace: ms.metadata.namespace, name: ms.metadata.name });
-      if (!got || controllerOf(got)?.uid !== md.metadata.uid || !equalMachineTemplate(md.spec.template, got.spec.template)) {
-        throw new Error(`MachineSet ${ms.metadata.name} already exists and does not belong to MachineDeployment ${md.metadata.name} (template hash collision)`);
-      }
-      created = got;
-    }
-    await this.setDeploymentRevision(md, String(newRevision));
+    base.metadata.labels = { [LABEL_MACHINE_TEMPLATE_HASH]: hash };
+    const ms = this.desiredInPlace(md, base, true);
+    setNewMachineSetAnnotations(md, ms, maxOldRevision + 1, false);
+    const created = await this.ctx.mgmt.create(ms);
+    const revision = created.metadata.annotations?.[ANN_REVISION];
+    this.ctx.events.record({
+      source: 'capi',
+      type: 'machineset.created',
+      message: `MachineDeployment ${keyFor(md)} created MachineSet ${name} (revision ${revision}, replicas ${replicas})`,
+      data: { machinedeployment: md.metadata.name, machineset: name, revision: Number(revision), replicas },
+      rules: ['MD-5'],
+    });
+    await this.ctx.recorder.record('capi', 'machinedeployment-controller', md, 'Normal', 'SuccessfulCreate', `Created MachineSet "${name}" with ${replicas} replicas`);
+    if (replicas > 0) await this.scaledEvent(md, created, 0, replicas);
     return created;
+  }
+
+  private async scaledEvent(md: MachineDeployment, ms: MachineSet, from: number, to: number): Promise<void> {
+    this.ctx.events.record({
+      source: 'capi',
+      type: 'machineset.scaled',
+      message: `Scaled MachineSet ${keyFor(ms)}: ${from} -> ${to}`,
+      data: { machinedeployment: md.metadata.name, machineset: ms.metadata.name, from, to },
+      rules: ['MD-1'],
+    });
+    await this.ctx.recorder.record('capi', 'machinedeployment-controller', md, 'Normal', 'SuccessfulScale', `Scaled MachineSet ${keyFor(ms)}: ${from} -> ${to}`);
   }
 
   private async setDeploymentRevision(md: MachineDeployment, revision: string): Promise<void> {
     if (md.metadata.annotations?.[ANN_REVISION] === revision) return;
     const fresh = await this.ctx.mgmt.get<MachineDeployment>({ kind: 'MachineDeployment', namespace: md.metadata.namespace, name: md.metadata.name });
-    if (!fresh) return;
+    if (!fresh || fresh.metadata.annotations?.[ANN_REVISION] === revision) return;
     fresh.metadata.annotations = { ...(fresh.metadata.annotations ?? {}), [ANN_REVISION]: revision };
     await this.ctx.mgmt.update(fresh);
   }
 
-  private async reconcileNewMachineSet(allMSs: MachineSet[], newMS: MachineSet, md: MachineDeployment): Promise<void> {
-    const want = md.spec.replicas ?? 1;
-    const have = newMS.spec.replicas ?? 0;
-    if (have === want) return;
-    if (have > want) return this.scaleMachineSet(newMS, want, md);
-    return this.scaleMachineSet(newMS, newMSNewReplicas(md, allMSs, have), md);
-  }
-
-  private async reconcileOldMachineSets(allMSs: MachineSet[], oldMSs: MachineSet[], newMS: MachineSet, md: MachineDeployment): Promise<MachineSet[]> {
-    const oldCount = totalSpecReplicas(oldMSs);
-    if (oldCount === 0) return oldMSs;
-    const allCount = totalSpecReplicas(allMSs);
-    const minAvailable = (md.spec.replicas ?? 1) - maxUnavailable(md);
-    const newMSUnavailable = (newMS.spec.replicas ?? 0) - (newMS.status?.availableReplicas ?? 0);
-    const maxScaledDown = allCount - minAvailable - newMSUnavailable;
-    if (maxScaledDown <= 0) return oldMSs;
-    // Clean up unhealthy replicas first, otherwise they block the rollout.
-    await this.cleanupUnhealthyReplicas(oldMSs, md, maxScaledDown);
-    await this.scaleDownOldMachineSetsForRollingUpdate([...oldMSs, newMS], oldMSs, md);
-    return oldMSs;
-  }
-
-  private async cleanupUnhealthyReplicas(oldMSs: MachineSet[], md: MachineDeployment, maxCleanup: number): Promise<void> {
-    let total = 0;
-    for (const ms of sortByCreation(oldMSs)) {
-      if (total >= maxCleanup) break;
-      const replicas = ms.spec.replicas ?? 0;
-      if (replicas === 0) continue;
-      const available = ms.status?.availableReplicas ?? 0;
-      // Upstream errors out when available > replicas (a Machine still being deleted); nothing to clean up then.
-      if (replicas <= available) continue;
-      const count = Math.min(maxCleanup - total, replicas - available);
-      await this.scaleMachineSet(ms, replicas - count, md);
-      total += count;
-    }
-  }
-
-  private async scaleDownOldMachineSetsForRollingUpdate(allMSs: MachineSet[], oldMSs: MachineSet[], md: MachineDeployment): Promise<void> {
-    const minAvailable = (md.spec.replicas ?? 1) - maxUnavailable(md);
-    const available = totalAvailable(allMSs);
-    if (available <= minAvailable) return;
-    const toScale = available - minAvailable;
-    let total = 0;
-    for (const ms of sortByCreation(oldMSs)) {
-      if (total >= toScale) break;
-      const replicas = ms.spec.replicas ?? 0;
-      if (replicas === 0) continue;
-      const count = Math.min(replicas, toScale - total);
-      await this.scaleMachineSet(ms, replicas - count, md);
-      total += count;
-    }
-  }
-
-  /** sync.go scaleMachineSet: set replicas and the desired/max replicas annotations. Mutates `ms` to the stored result. */
-  private async scaleMachineSet(ms: MachineSet, newScale: number, md: MachineDeployment): Promise<void> {
-    const desired = md.spec.replicas ?? 1;
-    const max = desired + maxSurge(md);
-    const from = ms.spec.replicas ?? 0;
-    if (from === newScale && !replicasAnnotationsNeedUpdate(ms, desired, max)) return;
-    const next = structuredClone(ms);
-    next.spec.replicas = newScale;
-    next.metadata.annotations = { ...(next.metadata.annotations ?? {}), [ANN_DESIRED_REPLICAS]: String(desired), [ANN_MAX_REPLICAS]: String(max) };
-    const stored = await this.ctx.mgmt.update(next);
-    Object.assign(ms, stored);
-    if (from !== newScale) {
-      this.ctx.events.record({
-        source: 'capi',
-        type: 'machineset.scaled',
-        message: `Scaled MachineSet ${keyFor(ms)}: ${from} -> ${newScale}`,
-        data: { machinedeployment: md.metadata.name, machineset: ms.metadata.name, from, to: newScale },
-        rules: ['MD-1'],
-      });
-      await this.ctx.recorder.record('capi', 'machinedeployment-controller', md, 'Normal', 'SuccessfulScale', `Scaled MachineSet ${keyFor(ms)}: ${from} -> ${newScale}`);
-    }
-  }
-
   // ---- status / cleanup ------------------------------------------------------
 
-  private async syncStatus(md: MachineDeployment, allMSs: MachineSet[], newMS: MachineSet | undefined): Promise<MachineDeployment> {
+  private async syncStatus(md: MachineDeployment, allMSs: MachineSet[], newMS: MachineSet | undefined, templateMissing?: string): Promise<MachineDeployment> {
     const now = this.ctx.clock.now();
     const available = totalAvailable(allMSs);
     const total = totalSpecReplicas(allMSs);
@@ -264,7 +267,7 @@ export class MachineDeploymentReconciler implements Controller {
     const status: MachineDeploymentStatus = {
       observedGeneration: md.metadata.generation,
       selector: Object.entries(md.spec.selector?.matchLabels ?? {})
-        .sort(([a], [b]) => a.localeCompare(b))
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([k, v]) => `${k}=${v}`)
         .join(','),
       replicas: totalStatusReplicas(allMSs),
@@ -279,12 +282,17 @@ export class MachineDeploymentReconciler implements Controller {
     if (total - available < 0) status.phase = 'ScalingDown';
     if (allMSs.some((ms) => ms.status?.failureReason || ms.status?.failureMessage)) status.phase = 'Failed';
     const minNeeded = replicas - maxUnavailable(md);
-    // Ready summarises Available, as upstream's conditions.SetSummary does for a single condition.
-    for (const type of ['Available', 'Ready']) {
+    status.conditions =
+      available >= minNeeded
+        ? markTrue(status.conditions, 'Available', now)
+        : markFalse(status.conditions, 'Available', 'WaitingForAvailableMachines', 'Warning', `Minimum availability requires ${minNeeded} replicas, current ${available} available`, now);
+    if (templateMissing) {
+      status.conditions = markFalse(status.conditions, 'Ready', 'TemplateNotFound', 'Error', templateMissing, now);
+    } else {
+      // Ready summarises Available, as upstream's conditions.SetSummary does for a single condition.
+      const a = status.conditions.find((c) => c.type === 'Available')!;
       status.conditions =
-        available >= minNeeded
-          ? markTrue(status.conditions, type, now)
-          : markFalse(status.conditions, type, 'WaitingForAvailableMachines', 'Warning', `Minimum availability requires ${minNeeded} replicas, current ${available} available`, now);
+        a.status === 'True' ? markTrue(status.conditions, 'Ready', now) : markFalse(status.conditions, 'Ready', a.reason ?? 'WaitingForAvailableMachines', 'Warning', a.message ?? '', now);
     }
     if (canonicalJson(status) === canonicalJson(md.status ?? {})) return md;
     const prevPhase = md.status?.phase;
@@ -307,20 +315,21 @@ export class MachineDeploymentReconciler implements Controller {
     return s.updatedReplicas === r && s.replicas === r && s.availableReplicas === r && (s.observedGeneration ?? 0) >= (md.metadata.generation ?? 0);
   }
 
-  /** sync.go cleanupDeployment: keep revisionHistoryLimit old MachineSets that have no replicas left. */
+  /** cleanupDeployment (v1.11+): delete every old MachineSet that has no replicas left and whose status is current. */
   private async cleanupDeployment(oldMSs: MachineSet[], md: MachineDeployment): Promise<void> {
-    const limit = md.spec.revisionHistoryLimit;
-    if (limit === undefined) return;
-    const cleanable = sortByCreation(oldMSs.filter((ms) => !isDeleting(ms)));
-    const diff = cleanable.length - limit;
-    for (let i = 0; i < diff; i++) {
-      const ms = cleanable[i]!;
+    for (const ms of sortByCreation(oldMSs.filter((x) => !isDeleting(x)))) {
       if ((ms.status?.replicas ?? 0) !== 0 || (ms.spec.replicas ?? 0) !== 0 || (ms.metadata.generation ?? 0) > (ms.status?.observedGeneration ?? 0)) continue;
       try {
         await this.ctx.mgmt.delete({ kind: 'MachineSet', namespace: ms.metadata.namespace, name: ms.metadata.name });
       } catch (e) {
         if (!isNotFound(e)) throw e;
       }
+      this.ctx.events.record({
+        source: 'capi',
+        type: 'machineset.deleted',
+        message: `MachineDeployment ${keyFor(md)} deleted old MachineSet ${ms.metadata.name} (revision ${revisionOf(ms)})`,
+        data: { machinedeployment: md.metadata.name, machineset: ms.metadata.name, revision: revisionOf(ms) },
+      });
       await this.ctx.recorder.record('capi', 'machinedeployment-controller', md, 'Normal', 'SuccessfulDelete', `Deleted MachineSet "${ms.metadata.name}"`);
     }
   }

@@ -12,7 +12,9 @@
  * - status replicas / fullyLabeled / ready / available from the Nodes of the
  *   workload cluster (Ready for minReadySeconds), requeue 15s until all ready.
  * Machines being deleted still count towards replicas (as upstream): a
- * replacement is created only when spec.replicas asks for one.
+ * replacement is created only when spec.replicas asks for one. No Machine is
+ * created while the annotation cluster.x-k8s.io/disable-machine-create is "true"
+ * (old MachineSets of an OnDelete MachineDeployment).
  */
 import { BOOTSTRAP_VERSION, CAPI_VERSION, LABEL_CLUSTER_NAME, LABEL_DEPLOYMENT_NAME, LABEL_SET_NAME } from '../api/capi.js';
 import type { Cluster, Machine, MachineSet, MachineSetStatus, ObjectReference } from '../api/capi.js';
@@ -27,6 +29,9 @@ import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
 import { machinesToDelete } from './delete-policy.js';
 import { CAPI_DEPLOYMENT, canonicalJson, groupOf, keyFor, markFalse, markTrue, splitKey } from './util.js';
+
+/** Upstream DisableMachineCreateAnnotation: set to "true" by the MachineDeployment on old MachineSets with the OnDelete strategy. */
+export const ANN_DISABLE_MACHINE_CREATE = 'cluster.x-k8s.io/disable-machine-create';
 
 export const MACHINESET_CONTROLLER = 'capi-machineset';
 
@@ -112,7 +117,10 @@ export class MachineSetReconciler implements Controller {
     const want = ms.spec.replicas ?? 0;
     const diff = machines.length - want;
     const now = this.ctx.clock.now();
-    if (diff < 0) {
+    if (diff < 0 && ms.metadata.annotations?.[ANN_DISABLE_MACHINE_CREATE] === 'true') {
+      // Old MachineSet of an OnDelete deployment: Machines deleted by the user are not replaced here.
+      this.log.info('Machine creation disabled by annotation', { machineset: keyFor(ms), need: want, have: machines.length });
+    } else if (diff < 0) {
       this.log.info('Too few replicas', { machineset: keyFor(ms), need: want, creating: -diff });
       for (let i = 0; i < -diff; i++) await this.createMachine(ms);
       status.conditions = markTrue(status.conditions, 'MachinesCreated', now);

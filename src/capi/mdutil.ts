@@ -4,9 +4,9 @@
  * kubernetes/pkg/controller/deployment/util): fenceposts, replica sums,
  * new/old MachineSet selection, template equality and hashing.
  */
-import { LABEL_CLUSTER_NAME, LABEL_DEPLOYMENT_NAME, LABEL_MACHINE_TEMPLATE_HASH } from '../api/capi.js';
+import { LABEL_CLUSTER_NAME, LABEL_DEPLOYMENT_NAME } from '../api/capi.js';
 import type { MachineDeployment, MachineSet, MachineTemplateSpec } from '../api/capi.js';
-import { ANN_DESIRED_REPLICAS, ANN_MAX_REPLICAS, ANN_REVISION, ANN_REVISION_HISTORY, canonicalJson, fnv32a, groupOf, safeEncodeString, scaledValue } from './util.js';
+import { ANN_DESIRED_REPLICAS, ANN_MAX_REPLICAS, ANN_REVISION, ANN_REVISION_HISTORY, canonicalJson, fnv32a, groupOf, scaledValue } from './util.js';
 
 /** Defaults applied as upstream's MachineDeployment defaulting webhook does (api/v1beta1/machinedeployment_webhook.go). */
 export function applyMachineDeploymentDefaults(md: MachineDeployment): boolean {
@@ -68,17 +68,6 @@ export function maxSurge(md: MachineDeployment): number {
   return resolveFenceposts(ru?.maxSurge, ru?.maxUnavailable, md.spec.replicas ?? 1).surge;
 }
 
-/** mdutil.NewMSNewReplicas for RollingUpdate. */
-export function newMSNewReplicas(md: MachineDeployment, allMSs: MachineSet[], newMSReplicas: number): number {
-  const replicas = md.spec.replicas ?? 1;
-  const surge = scaledValue(md.spec.strategy?.rollingUpdate?.maxSurge ?? 1, replicas, true);
-  const current = totalSpecReplicas(allMSs);
-  const maxTotal = replicas + surge;
-  if (current >= maxTotal) return newMSReplicas;
-  const scaleUp = Math.min(maxTotal - current, replicas - newMSReplicas);
-  return newMSReplicas + scaleUp;
-}
-
 export function totalSpecReplicas(mss: MachineSet[]): number {
   return mss.reduce((n, ms) => n + (ms.spec.replicas ?? 0), 0);
 }
@@ -93,45 +82,64 @@ export function totalAvailable(mss: MachineSet[]): number {
 }
 
 /**
- * mdutil.EqualMachineTemplate: equal ignoring the machine-template-hash label and
- * the version part of the referenced apiVersions (upstream issues #2140/#2183).
+ * mdutil.MachineTemplateUpToDate: equal on the rollout fields only (labels,
+ * annotations and node timeouts are propagated in place; the version part of
+ * referenced apiVersions is ignored, upstream issues #2140/#2183).
  */
 export function equalMachineTemplate(a: MachineTemplateSpec, b: MachineTemplateSpec): boolean {
   return canonicalJson(normalizeTemplate(a)) === canonicalJson(normalizeTemplate(b));
 }
 
-function normalizeTemplate(t: MachineTemplateSpec): MachineTemplateSpec {
+/**
+ * mdutil.MachineTemplateDeepCopyRolloutFields: the template without the fields
+ * that are propagated in place (labels, annotations, node drain / deletion /
+ * volume detach timeouts, clusterName), with the version dropped from the
+ * referenced apiVersions and without their namespace. Only what is left can
+ * trigger a rollout.
+ */
+export function rolloutFields(t: MachineTemplateSpec): MachineTemplateSpec {
   const c = structuredClone(t);
-  c.metadata = c.metadata ?? {};
-  const labels = { ...(c.metadata.labels ?? {}) };
-  delete labels[LABEL_MACHINE_TEMPLATE_HASH];
-  c.metadata.labels = Object.keys(labels).length ? labels : undefined;
-  if (c.metadata.annotations && Object.keys(c.metadata.annotations).length === 0) c.metadata.annotations = undefined;
-  if (!c.metadata.labels && !c.metadata.annotations) delete c.metadata;
-  if (c.spec.infrastructureRef) c.spec.infrastructureRef = { ...c.spec.infrastructureRef, apiVersion: groupOf(c.spec.infrastructureRef.apiVersion) };
-  if (c.spec.bootstrap?.configRef) c.spec.bootstrap = { ...c.spec.bootstrap, configRef: { ...c.spec.bootstrap.configRef, apiVersion: groupOf(c.spec.bootstrap.configRef.apiVersion) } };
-  return c;
+  delete c.metadata;
+  const spec = { ...c.spec } as Partial<MachineTemplateSpec['spec']>;
+  delete spec.clusterName;
+  delete spec.nodeDrainTimeout;
+  delete spec.nodeDeletionTimeout;
+  delete spec.nodeVolumeDetachTimeout;
+  if (spec.infrastructureRef) {
+    const { namespace: _ns, ...ref } = spec.infrastructureRef;
+    spec.infrastructureRef = { ...ref, apiVersion: groupOf(ref.apiVersion) };
+  }
+  if (spec.bootstrap?.configRef) {
+    const { namespace: _ns, ...ref } = spec.bootstrap.configRef;
+    spec.bootstrap = { ...spec.bootstrap, configRef: { ...ref, apiVersion: groupOf(ref.apiVersion) } };
+  }
+  return { spec: spec as MachineTemplateSpec['spec'] };
+}
+
+function normalizeTemplate(t: MachineTemplateSpec): MachineTemplateSpec {
+  return rolloutFields(t);
 }
 
 /**
- * The machine-template-hash label value and MachineSet name suffix. Upstream
- * hashes a spew dump of the template with FNV-32a (mdutil.ComputeSpewHash);
- * we hash its canonical JSON with FNV-32a (same shape: a decimal uint32, and
- * the name suffix is rand.SafeEncodeString of it).
+ * The first part of the machine-template-hash label value. Upstream hashes
+ * the rollout fields (hash.Compute over MachineTemplateDeepCopyRolloutFields,
+ * FNV-32a); we hash their canonical JSON with FNV-32a. Since v1.4 the label
+ * value is `<hash>-<random suffix>` and the MachineSet name `<md>-<suffix>`.
  */
 export function computeTemplateHash(t: MachineTemplateSpec): string {
-  return String(fnv32a(canonicalJson(t)));
+  return String(fnv32a(canonicalJson(rolloutFields(t))));
 }
 
-export function machineSetNameFor(md: MachineDeployment, hash: string): string {
-  return `${md.metadata.name}-${safeEncodeString(hash)}`;
+/** computeNewMachineSetName: `<md name>-<5 random characters>`. */
+export function machineSetNameFor(md: MachineDeployment, suffix: string): string {
+  return `${md.metadata.name}-${suffix}`;
 }
 
 function creationOrder(a: MachineSet, b: MachineSet): number {
   const ta = a.metadata.creationTimestamp ?? '';
   const tb = b.metadata.creationTimestamp ?? '';
   if (ta !== tb) return ta < tb ? -1 : 1;
-  return a.metadata.name.localeCompare(b.metadata.name);
+  return a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0;
 }
 
 /** MachineSetsByCreationTimestamp (oldest first, name as tie-break). */
@@ -139,9 +147,19 @@ export function sortByCreation(mss: MachineSet[]): MachineSet[] {
   return [...mss].sort(creationOrder);
 }
 
-/** mdutil.FindNewMachineSet: the oldest MachineSet whose template equals the deployment's. */
+/**
+ * mdutil.FindNewMachineSet: among the MachineSets sorted by decreasing
+ * spec.replicas (then oldest first, then name), the first whose template is up
+ * to date with the deployment's. A rollback therefore re-uses the matching old
+ * MachineSet while it still exists.
+ */
 export function findNewMachineSet(md: MachineDeployment, mss: MachineSet[]): MachineSet | undefined {
-  return sortByCreation(mss).find((ms) => equalMachineTemplate(ms.spec.template, md.spec.template));
+  const sorted = [...mss].sort((a, b) => {
+    const ra = a.spec.replicas ?? 0;
+    const rb = b.spec.replicas ?? 0;
+    return ra !== rb ? rb - ra : creationOrder(a, b);
+  });
+  return sorted.find((ms) => equalMachineTemplate(ms.spec.template, md.spec.template));
 }
 
 export function revisionOf(o: { metadata: { annotations?: Record<string, string> } }): number {
@@ -154,7 +172,7 @@ export function maxRevision(mss: MachineSet[]): number {
 }
 
 /** Annotations never copied from the deployment onto its MachineSets (mdutil annotationsToSkip). */
-const SKIP_ANNOTATIONS = new Set([
+export const SKIP_ANNOTATIONS = new Set([
   'kubectl.kubernetes.io/last-applied-configuration',
   ANN_REVISION,
   ANN_REVISION_HISTORY,

@@ -79,8 +79,10 @@ describe('MachineDeployment → MachineSet → Machine (walking skeleton)', () =
     expect(mss).toHaveLength(1);
     const ms = mss[0]!;
     const hash = ms.metadata.labels?.[LABEL_MACHINE_TEMPLATE_HASH];
-    expect(hash).toMatch(/^\d+$/);
-    expect(ms.metadata.name).toBe(mdutil.machineSetNameFor(md, hash!));
+    // v1.4+: label value `<template hash>-<suffix>`, MachineSet name `<md>-<suffix>`.
+    expect(hash).toMatch(/^\d+-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+    expect(hash!.split('-')[0]).toBe(mdutil.computeTemplateHash(md.spec.template));
+    expect(ms.metadata.name).toBe(mdutil.machineSetNameFor(md, hash!.split('-')[1]!));
     expect(ms.metadata.labels).toMatchObject({ [LABEL_DEPLOYMENT_NAME]: MD, [LABEL_CLUSTER_NAME]: CLUSTER });
     expect(ms.metadata.annotations).toMatchObject({ [ANN_REVISION]: '1', [ANN_DESIRED_REPLICAS]: '3', [ANN_MAX_REPLICAS]: '3' });
     expect(ms.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'MachineDeployment', name: MD, controller: true });
@@ -266,10 +268,12 @@ describe('rolling update (MD-1, MD-2, MD-5)', () => {
 
     const mss = w.mgmt.listSync<MachineSet>('MachineSet', { namespace: NS });
     const newMS = mss.find((x) => x.metadata.name !== oldMS.metadata.name)!;
+    expect(newMS).toBeDefined();
     expect(newMS.metadata.annotations?.[ANN_REVISION]).toBe('2');
     expect(newMS.spec.replicas).toBe(3);
-    // Old MachineSet kept (revisionHistoryLimit 1) at 0 replicas.
-    expect(w.mgmt.getSync<MachineSet>({ kind: 'MachineSet', namespace: NS, name: oldMS.metadata.name })?.spec.replicas).toBe(0);
+    // v1.11+ cleanupDeployment: once complete, old MachineSets without replicas are deleted (no revisionHistoryLimit).
+    expect(w.mgmt.getSync<MachineSet>({ kind: 'MachineSet', namespace: NS, name: oldMS.metadata.name })).toBeUndefined();
+    expect(mss).toHaveLength(1);
     for (const m of machines(w)) {
       expect(m.metadata.labels?.[LABEL_SET_NAME]).toBe(newMS.metadata.name);
       const hm = w.mgmt.getSync<HCSMachine>({ kind: 'HCSMachine', namespace: NS, name: m.metadata.name })!;
@@ -336,14 +340,18 @@ describe('missing template (RB-3) and cluster deletion', () => {
     const w = await createWorld(8);
     await w.mgmt.create(machineDeployment(2, { maxSurge: 1, maxUnavailable: 0 }, `${CLUSTER}-worker-template-gone`));
     await w.sim.advance(2 * MIN);
+    // v1.12 planner.init: no new MachineSet while the templates do not exist.
     expect(machines(w)).toHaveLength(0);
-    const ms = w.mgmt.listSync<MachineSet>('MachineSet', { namespace: NS })[0]!;
-    const cond = ms.status?.conditions?.find((c) => c.type === 'MachinesCreated');
-    expect(cond).toMatchObject({ status: 'False', reason: 'InfrastructureTemplateCloningFailed' });
-    expect(cond?.message).toContain(`${CLUSTER}-worker-template-gone`);
-    expect(w.mgmt.listSync('KubeadmConfig', { namespace: NS })).toHaveLength(0); // the bootstrap clone was cleaned up
+    expect(w.mgmt.listSync<MachineSet>('MachineSet', { namespace: NS })).toHaveLength(0);
+    const md = await getMD(w);
+    const cond = md.status?.conditions?.find((c) => c.type === 'Ready');
+    expect(cond).toMatchObject({ status: 'False', reason: 'TemplateNotFound' });
+    expect(cond?.message).toContain(`HCSMachineTemplate ${CLUSTER}-worker-template-gone`);
+    expect(cond?.message).toContain('RB-3');
+    expect(w.events.all().filter((e) => e.type === 'event.TemplateNotFound')).toHaveLength(1);
     await w.mgmt.create(machineTemplate(`${CLUSTER}-worker-template-gone`, 'img'));
     await settledWith(w, 2);
+    expect((await getMD(w)).status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
   });
 
   it('deleting the Cluster deletes its MachineDeployments and Machines first, then the infrastructure', async () => {

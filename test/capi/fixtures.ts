@@ -6,7 +6,8 @@
 import { FINALIZER_HCSMACHINE, INFRA_VERSION } from '../../src/api/hcs.js';
 import type { HCSCluster, HCSMachine, HCSMachineTemplate } from '../../src/api/hcs.js';
 import { BOOTSTRAP_VERSION, CAPI_VERSION } from '../../src/api/capi.js';
-import type { Cluster, KubeadmConfigTemplate, Machine, MachineDeployment } from '../../src/api/capi.js';
+import { CONTROLPLANE_VERSION } from '../../src/api/capi.js';
+import type { Cluster, KubeadmConfigTemplate, KubeadmControlPlane, Machine, MachineDeployment } from '../../src/api/capi.js';
 import type { Node } from '../../src/api/core.js';
 import { rfc3339 } from '../../src/core/clock.js';
 import { isDeleting } from '../../src/kube/types.js';
@@ -192,8 +193,31 @@ export interface World extends EmbeddedEnv {
   infra: FakeInfra;
 }
 
+export const KCP = `${CLUSTER}-control-plane`;
+
+/** A KubeadmControlPlane as in seeds/004 (version, dns / etcd image tags, infrastructure template, maxSurge). */
+export function kubeadmControlPlane(replicas: number, maxSurge: 0 | 1, opts: { version?: string; template?: string; dns?: string; etcd?: string } = {}): KubeadmControlPlane {
+  return {
+    apiVersion: CONTROLPLANE_VERSION,
+    kind: 'KubeadmControlPlane',
+    metadata: { name: KCP, namespace: NS },
+    spec: {
+      replicas,
+      version: opts.version ?? 'v1.30.4',
+      machineTemplate: { infrastructureRef: { apiVersion: INFRA_VERSION, kind: 'HCSMachineTemplate', name: opts.template ?? `${CLUSTER}-cp-template` }, nodeDrainTimeout: '1m' },
+      kubeadmConfigSpec: {
+        clusterConfiguration: { dns: { imageTag: opts.dns ?? 'v1.11.1' }, etcd: { local: { imageTag: opts.etcd ?? '3.5.15-0', dataDir: '/var/lib/etcd' } } },
+        initConfiguration: { nodeRegistration: { kubeletExtraArgs: { 'volume-plugin-dir': '/opt/libexec/kubernetes/kubelet-plugins/volume/exec/' } } },
+        joinConfiguration: { nodeRegistration: { kubeletExtraArgs: { 'volume-plugin-dir': '/opt/libexec/kubernetes/kubelet-plugins/volume/exec/' } } },
+        files: [{ path: '/etc/kubernetes/patches/kubeletconfiguration0+strategic.json', owner: 'root:root', permissions: '0644', content: KUBELET_PATCH }],
+      },
+      rolloutStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge } },
+    },
+  };
+}
+
 /** Management objects for one cluster "demo" whose infrastructure is ready, plus the CAPI controllers and the fake provider. */
-export async function createWorld(seed: number, infraOpts: FakeInfraOptions = { provisionMs: 30_000, deleteMs: 20_000 }): Promise<World> {
+export async function createWorld(seed: number, infraOpts: FakeInfraOptions = { provisionMs: 30_000, deleteMs: 20_000 }, opts: { controlPlane?: boolean } = {}): Promise<World> {
   const env = createEmbeddedEnv({ seed });
   setupCapiControllers(env.ctx);
   const infra = setupFakeInfra(env.ctx, infraOpts);
@@ -212,11 +236,13 @@ export async function createWorld(seed: number, infraOpts: FakeInfraOptions = { 
     spec: {
       clusterNetwork: { pods: { cidrBlocks: ['10.3.0.0/16'] }, services: { cidrBlocks: ['10.4.0.0/16'] } },
       infrastructureRef: { apiVersion: INFRA_VERSION, kind: 'HCSCluster', name: CLUSTER, namespace: NS },
+      ...(opts.controlPlane ? { controlPlaneRef: { apiVersion: CONTROLPLANE_VERSION, kind: 'KubeadmControlPlane', name: KCP, namespace: NS } } : {}),
     },
   };
   await env.mgmt.create(cluster);
   await env.mgmt.create(machineTemplate(`${CLUSTER}-worker-template`, 'alauda-os-k8s-v1.30.4'));
   await env.mgmt.create(kubeadmConfigTemplate());
+  if (opts.controlPlane) await env.mgmt.create({ ...machineTemplate(`${CLUSTER}-cp-template`, 'alauda-os-k8s-v1.30.4'), metadata: { name: `${CLUSTER}-cp-template`, namespace: NS } });
   return { ...env, infra };
 }
 
