@@ -25,6 +25,9 @@ export function validateKcp(op: 'CREATE' | 'UPDATE', obj: KubeObject, old: KubeO
   const ms = spec.rolloutStrategy?.rollingUpdate?.maxSurge;
   if (ms !== undefined && ms !== 0 && ms !== 1 && ms !== '0' && ms !== '1') {
     causes.push({ field: 'spec.rolloutStrategy.rollingUpdate.maxSurge', message: `Invalid value: ${JSON.stringify(ms)}: must be either 0 or 1`, rule: 'KCP-1' });
+  } else if ((ms === 0 || ms === '0') && replicas < 3) {
+    // Upstream: scale-in-first rollouts need at least 3 replicas to keep etcd quorum.
+    causes.push({ field: 'spec.rolloutStrategy.rollingUpdate.maxSurge', message: `Invalid value: 0: maxSurge 0 needs at least 3 replicas (have ${replicas})`, rule: 'KCP-1' });
   }
   if (!spec.machineTemplate?.infrastructureRef?.name) causes.push({ field: 'spec.machineTemplate.infrastructureRef', message: 'Required value', rule: 'KCP-2' });
   if (op === 'UPDATE' && old) {

@@ -91,3 +91,47 @@ describe('admission of HCS resources (each rejection names the field and the rul
     await expect(env.mgmt.update(edited)).rejects.toThrow(/TPL-5/);
   });
 });
+
+describe('admission of Cluster API resources', () => {
+  const md = (strategy: unknown): KubeObject => ({
+    apiVersion: 'cluster.x-k8s.io/v1beta1',
+    kind: 'MachineDeployment',
+    metadata: { name: 'md', namespace: 'cpaas-system' },
+    spec: { clusterName: 'c', replicas: 3, template: { spec: { clusterName: 'c', bootstrap: {}, infrastructureRef: { name: 't' } } }, ...(strategy ? { strategy } : {}) },
+  });
+  const kcp = (replicas: number, maxSurge: number, version = 'v1.31.6'): KubeObject => ({
+    apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1',
+    kind: 'KubeadmControlPlane',
+    metadata: { name: 'kcp', namespace: 'cpaas-system' },
+    spec: { replicas, version, machineTemplate: { infrastructureRef: { name: 'cp' } }, kubeadmConfigSpec: {}, rolloutStrategy: { rollingUpdate: { maxSurge } } },
+  });
+
+  it('MD-1: defaults the strategy to RollingUpdate maxSurge 1 / maxUnavailable 0', async () => {
+    const env = createEmbeddedEnv({ seed: 1 });
+    installAdmission(env.mgmt);
+    const o = await env.mgmt.create(md(undefined));
+    expect((o.spec as { strategy: unknown }).strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
+  });
+
+  it('MD-1: maxSurge and maxUnavailable both zero is rejected; bad values name the field', async () => {
+    const e = await reject(md({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: '0%' } }));
+    expect(e.message).toContain('spec.strategy.rollingUpdate: MD-1: Invalid value: maxSurge and maxUnavailable cannot both be zero');
+    const f = await reject(md({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 'ten', maxUnavailable: 1 } }));
+    expect(f.causes[0]).toMatchObject({ field: 'spec.strategy.rollingUpdate.maxSurge', rule: 'MD-1' });
+  });
+
+  it('KCP-1: maxSurge only 0 or 1, and 0 needs at least 3 replicas', async () => {
+    expect((await reject(kcp(3, 2))).causes[0]).toMatchObject({ field: 'spec.rolloutStrategy.rollingUpdate.maxSurge', rule: 'KCP-1' });
+    expect((await reject(kcp(1, 0))).message).toContain('maxSurge 0 needs at least 3 replicas');
+  });
+
+  it('UPG-3: a Kubernetes minor version cannot be skipped in one step', async () => {
+    const env = createEmbeddedEnv({ seed: 1 });
+    installAdmission(env.mgmt);
+    const o = await env.mgmt.create(kcp(3, 0, 'v1.30.10'));
+    const e = (await env.mgmt.update({ ...o, spec: { ...(o.spec as object), version: 'v1.32.3' } }).catch((x: unknown) => x)) as KubeApiError;
+    expect(e).toBeInstanceOf(KubeApiError);
+    expect(e.message).toContain('spec.version: UPG-3:');
+    await expect(env.mgmt.update({ ...o, spec: { ...(o.spec as object), version: 'v1.31.6' } })).resolves.toBeDefined();
+  });
+});

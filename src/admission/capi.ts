@@ -1,0 +1,48 @@
+/**
+ * Admission for Cluster API resources, as upstream's webhooks do it
+ * (cluster-api internal/webhooks/machinedeployment.go: defaulting of the
+ * strategy and validation of maxSurge/maxUnavailable).
+ */
+import type { MachineDeployment } from '../api/capi.js';
+import type { FieldCause } from '../kube/errors.js';
+import type { KubeObject } from '../kube/types.js';
+
+const INT_OR_PERCENT = /^(\d+)%?$/;
+
+function isZero(v: number | string | undefined): boolean {
+  return v === 0 || v === '0' || v === '0%';
+}
+
+/** Defaulting webhook: RollingUpdate with maxSurge 1 and maxUnavailable 0 unless set. */
+export function defaultMachineDeployment(obj: KubeObject): void {
+  const md = obj as MachineDeployment;
+  if (!md.spec) return;
+  md.spec.strategy ??= {};
+  md.spec.strategy.type ??= 'RollingUpdate';
+  if (md.spec.strategy.type === 'RollingUpdate') {
+    md.spec.strategy.rollingUpdate ??= {};
+    md.spec.strategy.rollingUpdate.maxSurge ??= 1;
+    md.spec.strategy.rollingUpdate.maxUnavailable ??= 0;
+  }
+}
+
+export function validateMachineDeployment(_op: 'CREATE' | 'UPDATE', obj: KubeObject): FieldCause[] {
+  const md = obj as MachineDeployment;
+  const causes: FieldCause[] = [];
+  const ru = md.spec?.strategy?.rollingUpdate;
+  if (md.spec?.replicas !== undefined && (!Number.isInteger(md.spec.replicas) || md.spec.replicas < 0)) {
+    causes.push({ field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(md.spec.replicas)}: must be a non-negative integer` });
+  }
+  if (!ru) return causes;
+  for (const k of ['maxSurge', 'maxUnavailable'] as const) {
+    const v = ru[k];
+    if (v === undefined) continue;
+    if (typeof v === 'number' ? !Number.isInteger(v) || v < 0 : !INT_OR_PERCENT.test(v)) {
+      causes.push({ field: `spec.strategy.rollingUpdate.${k}`, message: `Invalid value: ${JSON.stringify(v)}: must be a non-negative integer or a percentage`, rule: 'MD-1' });
+    }
+  }
+  if (isZero(ru.maxSurge) && isZero(ru.maxUnavailable)) {
+    causes.push({ field: 'spec.strategy.rollingUpdate', message: 'Invalid value: maxSurge and maxUnavailable cannot both be zero', rule: 'MD-1' });
+  }
+  return causes;
+}
