@@ -278,7 +278,8 @@ describe('preflight checks, etcd quorum (KCP-5) and version skew (UPG-3)', () =>
     const surge = structuredClone(base);
     surge.spec.rolloutStrategy = { rollingUpdate: { maxSurge: 2 } };
     expect(validateKcp('CREATE', surge, undefined).map((c) => c.field)).toEqual(['spec.rolloutStrategy.rollingUpdate.maxSurge']);
-    expect(validateKcp('CREATE', kubeadmControlPlane(2, 0), undefined).map((c) => c.field)).toEqual(['spec.replicas']);
+    expect(validateKcp('CREATE', kubeadmControlPlane(2, 0), undefined).map((c) => c.field)).toContain('spec.replicas');
+    expect(validateKcp('CREATE', kubeadmControlPlane(1, 0), undefined)).toEqual([expect.objectContaining({ field: 'spec.rolloutStrategy.rollingUpdate.maxSurge', rule: 'KCP-1' })]);
     expect(minorSkipError('v1.30.4', 'v2.0.0')).toBeDefined();
     expect(minorSkipError('v1.30.4', 'v1.29.0')).toBeUndefined();
   });
