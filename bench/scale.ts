@@ -151,6 +151,7 @@ export async function benchScale(n = 1000): Promise<BenchResult[]> {
   const rolled = await tb.sim.runUntil(settled, 24 * 3_600_000);
   const t2 = performance.now();
   if (!rolled.ok) throw new Error(`rollout of ${n} workers did not finish: ${JSON.stringify((await md())?.status)}`);
+  if (process.env.BENCH_VERBOSE) console.log(tb.env.manager.reconcileStats());
   const servers = tb.cloud.hypervisor.listServers().length;
   const volumes = tb.cloud.hypervisor.listVolumes().filter((v) => v.metadata['hcs.io/persistent'] === 'true').length;
   await tb.close();

@@ -70,6 +70,8 @@ export function toRolloutMachineSet(ms: MachineSet): RolloutMachineSet {
 
 export class MachineDeploymentReconciler implements Controller {
   readonly name = MACHINEDEPLOYMENT_CONTROLLER;
+  /** Sums many children: coalesce bursts of child events (see Controller.coalesce). */
+  readonly coalesce = true;
   private readonly log: Logger;
 
   constructor(private readonly ctx: ControllerContext) {

@@ -50,6 +50,8 @@ class TemplateMissingError extends Error {
 
 export class MachineSetReconciler implements Controller {
   readonly name = MACHINESET_CONTROLLER;
+  /** Sums many children: coalesce bursts of child events (see Controller.coalesce). */
+  readonly coalesce = true;
   private readonly log: Logger;
 
   constructor(private readonly ctx: ControllerContext) {

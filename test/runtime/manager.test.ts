@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { VirtualClock } from '../../src/core/clock.js';
+import { EventLog } from '../../src/core/events.js';
+import { Manager, Simulation, type Controller } from '../../src/runtime/index.js';
+
+function recorder(name: string, log: string[], opts: { coalesce?: boolean; onReconcile?: (key: string) => void; requeueAfter?: number } = {}): Controller {
+  return {
+    name,
+    ...(opts.coalesce ? { coalesce: true } : {}),
+    async reconcile(key) {
+      log.push(`${name}:${key}`);
+      opts.onReconcile?.(key);
+      return opts.requeueAfter ? { requeueAfter: opts.requeueAfter } : undefined;
+    },
+  };
+}
+
+describe('Manager', () => {
+  it('runs work FIFO, deduplicates queued keys, and requeues after a delay on the clock', async () => {
+    const clock = new VirtualClock(0);
+    const m = new Manager({ clock });
+    const log: string[] = [];
+    m.register(recorder('a', log, { requeueAfter: 1000 }));
+    m.enqueue('a', 'x');
+    m.enqueue('a', 'y');
+    m.enqueue('a', 'x');
+    await m.drain();
+    expect(log).toEqual(['a:x', 'a:y']);
+    const sim = new Simulation(clock, m);
+    await sim.advance(1000);
+    expect(log).toEqual(['a:x', 'a:y', 'a:x', 'a:y']);
+    expect(clock.now()).toBe(1000);
+  });
+
+  it('coalescing controllers run after all other work of the instant, once per burst', async () => {
+    const clock = new VirtualClock(0);
+    const m = new Manager({ clock });
+    const log: string[] = [];
+    // Each child reconcile "changes a child", which notifies the parent.
+    m.register(recorder('child', log, { onReconcile: () => m.enqueue('parent', 'p') }));
+    m.register(recorder('parent', log, { coalesce: true }));
+    for (const k of ['1', '2', '3']) m.enqueue('child', k);
+    await m.drain();
+    expect(log).toEqual(['child:1', 'child:2', 'child:3', 'parent:p']);
+    expect(m.reconcileStats()).toEqual({ child: 3, parent: 1 });
+  });
+
+  it('backs off exponentially on errors and records them', async () => {
+    const clock = new VirtualClock(0);
+    const events = new EventLog(clock);
+    const m = new Manager({ clock, events, backoffBaseMs: 100 });
+    let calls = 0;
+    m.register({ name: 'flaky', reconcile: async () => { calls++; if (calls < 3) throw new Error('boom'); } });
+    m.enqueue('flaky', 'k');
+    await new Simulation(clock, m).advance(10_000);
+    expect(calls).toBe(3);
+    expect(events.all().filter((e) => e.type === 'reconcile.error').map((e) => e.t)).toEqual([0, 100]);
+  });
+
+  it('a crashed controller loses its queued and delayed work; restart resyncs', async () => {
+    const clock = new VirtualClock(0);
+    const m = new Manager({ clock });
+    const log: string[] = [];
+    m.register(recorder('c', log, { requeueAfter: 500 }));
+    m.enqueue('c', 'k');
+    await m.drain();
+    m.crash('c');
+    m.enqueue('c', 'lost');
+    await new Simulation(clock, m).advance(1000);
+    expect(log).toEqual(['c:k']);
+    m.restart('c', ['k', 'j']);
+    await m.drain();
+    expect(log).toEqual(['c:k', 'c:k', 'c:j']);
+  });
+});
