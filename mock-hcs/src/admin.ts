@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { CloudError, Codes } from './errors.js';
+import type { FlavorAzStatus } from './config.js';
 import type { FaultRule } from './faults.js';
 
 export interface Catalog {
@@ -19,7 +20,7 @@ export interface Catalog {
     name: string;
     vcpus: number;
     ramMiB: number;
-    availabilityZones: { name: string; soldOut: boolean; reason?: string; capacity?: { max: number; used: number } }[];
+    availabilityZones: { name: string; soldOut: boolean; status: FlavorAzStatus; reason?: string; capacity?: { max: number; used: number } }[];
   }[];
   images: { id: string; name: string; kubernetesVersion: string; status: string }[];
   volumeTypes: string[];

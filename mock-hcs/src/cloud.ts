@@ -4,7 +4,7 @@
  * injected Clock, every random choice through the injected Rng.
  */
 import type { Clock, EventLog, Rng, TimerId } from '../../src/core/index.js';
-import { DEFAULT_VOLUME_TYPES, type CloudConfig, type FlavorConfig, type ImageConfig, type ProjectConfig, type SubnetConfig, type VpcConfig } from './config.js';
+import { DEFAULT_VOLUME_TYPES, type CloudConfig, type FlavorAzStatus, type FlavorConfig, type ImageConfig, type ProjectConfig, type SubnetConfig, type VpcConfig } from './config.js';
 import { CloudError, Codes } from './errors.js';
 import { intToIp, ipToInt, isHostInCidr, parseCidr, type Cidr } from './ip.js';
 import type { JobRec, NicRec, ServerRec, Store, SubJobRec, TaskKind, TaskRec, VolumeFs, VolumeRec } from './state.js';
@@ -53,11 +53,23 @@ const SERVER_NAME = /^[A-Za-z0-9_.\-\u4e00-\u9fa5]{1,64}$/;
 const DEVICE = /^\/dev\/(vd|sd|xvd)[a-z]$/;
 const MAX_USER_DATA = 32 * 1024;
 
-interface SubnetInfo {
+export interface SubnetInfo {
   cfg: SubnetConfig;
   cidr: Cidr;
   gateway: number;
 }
+
+/** Default durations of os-stop / os-start / reboot when the config has none. */
+const DEFAULT_ACTION_MS = { stop: 10_000, start: 10_000, reboot: 15_000 } as const;
+
+export type ServerAction = 'os-stop' | 'os-start' | 'reboot';
+
+/** Job and sub-job types of the batch actions (ECS names). */
+const ACTION_JOB: Record<ServerAction, { job: string; sub: string; kind: TaskKind; verb: string }> = {
+  'os-stop': { job: 'batchStopServer', sub: 'stopServer', kind: 'server.stop', verb: 'stop' },
+  'os-start': { job: 'batchStartServer', sub: 'startServer', kind: 'server.start', verb: 'start' },
+  reboot: { job: 'batchRebootServer', sub: 'rebootServer', kind: 'server.reboot', verb: 'reboot' },
+};
 
 /**
  * Effects of fired fault rules on the transitions a call schedules (HCS-6):
@@ -89,6 +101,13 @@ export class CloudEngine implements Hypervisor {
   readonly vpcs = new Map<string, VpcConfig>();
   /** Keyed by subnet id and by neutron_network_id (ECS nics[].subnet_id accepts the VPC subnet id). */
   private readonly subnets = new Map<string, SubnetInfo>();
+  /** Keyed by neutron_subnet_id (VPC port fixed_ips[].subnet_id). */
+  private readonly neutronSubnets = new Map<string, SubnetInfo>();
+  /**
+   * Capacity fault rules that make a flavor sold out in an AZ (set by createMockHcs):
+   * returns a reason, or undefined. Shown as `sellout` by ListFlavors and the catalog.
+   */
+  injectedSellout: (flavorId: string, az: string) => string | undefined = () => undefined;
   private readonly azs: Set<string>;
   private readonly volumeTypes: Set<string>;
   private stopped = false;
@@ -114,6 +133,7 @@ export class CloudEngine implements Hypervisor {
       const info: SubnetInfo = { cfg: s, cidr: parseCidr(s.cidr), gateway: ipToInt(s.gateway_ip) ?? -1 };
       this.subnets.set(s.id, info);
       this.subnets.set(s.neutron_network_id, info);
+      this.neutronSubnets.set(s.neutron_subnet_id, info);
     }
     this.azs = new Set(config.availabilityZones);
     this.volumeTypes = new Set(config.volumeTypes ?? DEFAULT_VOLUME_TYPES);
@@ -293,6 +313,11 @@ export class CloudEngine implements Hypervisor {
       case 'server.delete':
         this.finishServerDelete(t.target);
         break;
+      case 'server.stop':
+      case 'server.start':
+      case 'server.reboot':
+        this.finishAction(t.kind, t.target);
+        break;
       case 'volume.create':
         this.finishVolumeCreate(t.target);
         break;
@@ -322,6 +347,7 @@ export class CloudEngine implements Hypervisor {
         s.status = 'ERROR';
         s.taskState = null;
         s.updated = now;
+        s.fault = { code: 500, message: reason, details: code, created: now };
         for (const sv of s.volumes) {
           const v = this.data.volumes[sv.volumeId];
           if (v && v.status === 'creating') {
@@ -342,8 +368,28 @@ export class CloudEngine implements Hypervisor {
         s.taskState = null;
         s.status = 'ERROR';
         s.updated = now;
+        s.fault = { code: 500, message: reason, details: code, created: now };
         this.record('server.delete-failed', `deleting server ${s.name} (${s.id}) failed: ${code} ${reason}; it is ERROR`, { serverId: s.id, code, reason }, ['HCS-6']);
         for (const j of s.deleteJobs.splice(0)) this.endSubJob(j, s.id, false, code, reason);
+        this.serverChanged(s);
+        return;
+      }
+      case 'server.stop':
+      case 'server.start':
+      case 'server.reboot': {
+        const s = this.data.servers[t.target];
+        if (!s || !s.actionJob) return;
+        const job = s.actionJob;
+        delete s.actionJob;
+        s.taskState = null;
+        s.updated = now;
+        if (t.kind === 'server.reboot') {
+          // A failed reboot leaves the server broken, as on Nova.
+          s.status = 'ERROR';
+          s.fault = { code: 500, message: reason, details: code, created: now };
+        }
+        this.record('server.action-failed', `${t.kind} of server ${s.name} (${s.id}) failed: ${code} ${reason}; status ${s.status}`, { serverId: s.id, kind: t.kind, code, reason }, ['HCS-6']);
+        this.endSubJob(job, s.id, false, code, reason);
         this.serverChanged(s);
         return;
       }
@@ -501,8 +547,65 @@ export class CloudEngine implements Hypervisor {
     return this.subnets.get(id)?.cfg;
   }
 
+  /** Subnet by VPC subnet id, neutron_network_id or (with `neutron`) neutron_subnet_id. */
+  subnetInfo(id: string, neutron = false): SubnetInfo | undefined {
+    return this.subnets.get(id) ?? (neutron ? this.neutronSubnets.get(id) : undefined);
+  }
+
   flavorOffered(f: FlavorConfig, az: string): boolean {
-    return !f.availabilityZones || f.availabilityZones.includes(az);
+    return this.flavorAzStatus(f, az, false).status !== 'abandon';
+  }
+
+  /**
+   * Sell status of a flavor in an AZ (ECS `cond:operation:az`): the configured
+   * `azStatus`, else `abandon` where it is not offered, `sellout` when the
+   * capacity is used up or a capacity fault rule says so (with `dynamic`), else `normal`.
+   */
+  flavorAzStatus(f: FlavorConfig, az: string, dynamic = true): { status: FlavorAzStatus; reason?: string } {
+    const fixed = f.azStatus?.[az];
+    if (fixed) return { status: fixed, reason: `configured ${fixed}` };
+    if (f.availabilityZones && !f.availabilityZones.includes(az)) return { status: 'abandon', reason: 'not offered in this availability zone' };
+    if (!dynamic) return { status: 'normal' };
+    const cap = this.capacityOf(f.id, az);
+    if (cap.max !== undefined && cap.used >= cap.max) return { status: 'sellout', reason: `capacity ${cap.max} reached` };
+    const injected = this.injectedSellout(f.id, az);
+    if (injected) return { status: 'sellout', reason: injected };
+    return { status: 'normal' };
+  }
+
+  /** Validate a requested fixed IP of a subnet (NET-7): a usable host address, not the gateway, not in use. */
+  checkRequestedIp(subnet: SubnetInfo, ipText: string, path: string, v: Validator = ecsV, taken?: Set<string>): number {
+    const ip = ipToInt(ipText);
+    if (ip === undefined) v.fail(path, `"${ipText}" is not an IPv4 address`);
+    if (!isHostInCidr(ip, subnet.cidr) || ip === subnet.gateway) {
+      throw new CloudError(400, Codes.ecsIpOutsideSubnet, `The IP address ${ipText} is not a usable address of subnet ${subnet.cfg.name} (${subnet.cfg.cidr}, gateway ${subnet.cfg.gateway_ip}) (${path})`, ['NET-7']);
+    }
+    const holder = this.store.ipHolder(subnet.cfg.id, ipText);
+    if (holder !== undefined || taken?.has(`${subnet.cfg.id}|${ipText}`)) {
+      throw new CloudError(
+        400,
+        Codes.ecsIpInUse,
+        `The private IP address ${ipText} is already in use in subnet ${subnet.cfg.name}${holder ? ` by ${holder.kind} ${holder.id}` : ''} (${path})`,
+        ['NET-7'],
+      );
+    }
+    return ip;
+  }
+
+  /** The next free IP of a subnet, or Ecs.0013 when it is exhausted (NET-7). */
+  allocateIp(subnet: SubnetInfo, taken: Set<string>, path: string): string {
+    const ip = this.freeIp(subnet, taken);
+    if (ip === undefined) throw new CloudError(400, Codes.ecsNoFreeIp, `Subnet ${subnet.cfg.name} (${subnet.cfg.cidr}) has no free IP address left (${path})`, ['NET-7']);
+    return ip;
+  }
+
+  /** A fresh UUID from the id stream (ports, private IPs). */
+  newUuid(): string {
+    return this.ids.uuid();
+  }
+
+  newMac(): string {
+    return `fa:16:3e:${this.ids.hex(2)}:${this.ids.hex(2)}:${this.ids.hex(2)}`;
   }
 
   // ---------------------------------------------------------------- hypervisor view
@@ -595,7 +698,11 @@ export class CloudEngine implements Hypervisor {
     }
     const az = azIn ?? this.config.availabilityZones.find((a) => this.flavorOffered(flavor, a)) ?? '';
     if (!this.flavorOffered(flavor, az)) {
-      throw new CloudError(400, Codes.ecsFlavorUnavailable, `Flavor ${flavorRef} is not available in availability zone ${az} (offered in: ${flavor.availabilityZones?.join(', ')})`, ['TPL-2']);
+      const offered = this.config.availabilityZones.filter((a) => this.flavorOffered(flavor, a));
+      throw new CloudError(400, Codes.ecsFlavorUnavailable, `Flavor ${flavorRef} is not available in availability zone ${az} (offered in: ${offered.join(', ') || 'none'})`, ['TPL-2']);
+    }
+    if (flavor.azStatus?.[az] === 'sellout') {
+      throw new CloudError(400, Codes.ecsCapacity, `Insufficient capacity: flavor ${flavor.id} is sold out in availability zone ${az}. Try another flavor or availability zone.`, ['HCS-6', 'TPL-2', 'OPS-2']);
     }
     const vpcId = ecsV.str(srv.vpcid, 'server.vpcid');
     if (!this.vpcs.has(vpcId)) throw new CloudError(400, Codes.ecsVpcNotFound, `VPC ${vpcId} could not be found (server.vpcid)`);
@@ -616,15 +723,7 @@ export class CloudEngine implements Hypervisor {
       let ip: number | undefined;
       if (ipText !== undefined) {
         if (count > 1) ecsV.fail(`${path}.ip_address`, 'a fixed IP address cannot be used with count > 1');
-        ip = ipToInt(ipText);
-        if (ip === undefined) ecsV.fail(`${path}.ip_address`, `"${ipText}" is not an IPv4 address`);
-        if (!isHostInCidr(ip, subnet.cidr) || ip === subnet.gateway) {
-          throw new CloudError(400, Codes.ecsIpOutsideSubnet, `The IP address ${ipText} is not a usable address of subnet ${subnet.cfg.name} (${subnet.cfg.cidr}, gateway ${subnet.cfg.gateway_ip}) (${path}.ip_address)`, ['NET-7']);
-        }
-        const holder = this.store.ipHolder(subnet.cfg.id, ipText);
-        if (holder !== undefined || seenIps.has(`${subnet.cfg.id}|${ipText}`)) {
-          throw new CloudError(400, Codes.ecsIpInUse, `The private IP address ${ipText} is already in use in subnet ${subnet.cfg.name}${holder ? ` by server ${holder}` : ''} (${path}.ip_address)`, ['NET-7']);
-        }
+        ip = this.checkRequestedIp(subnet, ipText, `${path}.ip_address`, ecsV, seenIps);
         seenIps.add(`${subnet.cfg.id}|${ipText}`);
       }
       nicSpecs.push({ subnet, ...(ip !== undefined ? { ip } : {}), path });
@@ -673,10 +772,7 @@ export class CloudEngine implements Hypervisor {
     for (let c = 0; c < count; c++) {
       const ips: string[] = [];
       for (const spec of nicSpecs) {
-        const ip = spec.ip !== undefined ? intToIp(spec.ip) : this.freeIp(spec.subnet, batchTaken);
-        if (ip === undefined) {
-          throw new CloudError(400, Codes.ecsNoFreeIp, `Subnet ${spec.subnet.cfg.name} (${spec.subnet.cfg.cidr}) has no free IP address left (${spec.path})`, ['NET-7']);
-        }
+        const ip = spec.ip !== undefined ? intToIp(spec.ip) : this.allocateIp(spec.subnet, batchTaken, spec.path);
         batchTaken.add(`${spec.subnet.cfg.id}|${ip}`);
         ips.push(ip);
       }
@@ -694,7 +790,7 @@ export class CloudEngine implements Hypervisor {
         subnetId: spec.subnet.cfg.id,
         ip: plannedIps[c]![i]!,
         portId: this.ids.uuid(),
-        mac: `fa:16:3e:${this.ids.hex(2)}:${this.ids.hex(2)}:${this.ids.hex(2)}`,
+        mac: this.newMac(),
       }));
       const s: ServerRec = {
         id,
@@ -823,7 +919,7 @@ export class CloudEngine implements Hypervisor {
     return t;
   }
 
-  private freeIp(subnet: SubnetInfo, batchTaken: Set<string>): string | undefined {
+  freeIp(subnet: SubnetInfo, batchTaken: Set<string>): string | undefined {
     const { first, last } = subnet.cidr;
     // Skip the network address, the gateway and the first few addresses the platform reserves (.1 - .3 on HCS-like clouds).
     for (let n = first + 4; n < last; n++) {
@@ -904,6 +1000,12 @@ export class CloudEngine implements Hypervisor {
         this.cancelTasks(s.id);
         this.endSubJob(s.createJob, s.id, false, Codes.internal, `server ${s.id} was deleted before it became ACTIVE`);
       }
+      if (s.actionJob) {
+        // A stop/start/reboot in progress is abandoned: its sub-job fails.
+        this.cancelTasks(s.id);
+        this.endSubJob(s.actionJob, s.id, false, Codes.ecsServerState, `server ${s.id} was deleted during the operation`);
+        delete s.actionJob;
+      }
       s.taskState = 'deleting';
       s.updated = this.clock.now();
       this.schedule('server.delete', s.id, this.duration(this.config.timings.serverDeleteMs));
@@ -965,6 +1067,76 @@ export class CloudEngine implements Hypervisor {
     for (const j of v.jobs.splice(0)) this.endJob(j, true);
     this.record('volume.deleted', `volume ${v.name} (${v.id}) ${why}`, { volumeId: v.id, name: v.name }, rules);
     this.volumeChanged(v, 'deleted');
+  }
+
+  // ---------------------------------------------------------------- ECS: stop / start / reboot
+
+  /** POST /cloudservers/action with one of os-stop, os-start, reboot (all or nothing). */
+  serverAction(projectId: string, body: unknown): { job_id: string } {
+    const root = ecsV.obj(body, 'body');
+    const present = (Object.keys(ACTION_JOB) as ServerAction[]).filter((k) => root[k] !== undefined);
+    const extra = Object.keys(root).filter((k) => !(k in ACTION_JOB));
+    if (present.length !== 1 || extra.length > 0) {
+      ecsV.fail('body', `must contain exactly one of os-stop, os-start, reboot${extra.length ? ` (unknown: ${extra.join(', ')})` : ''}`);
+    }
+    const action = present[0]!;
+    const opt = ecsV.obj(root[action], action);
+    const list = ecsV.arr(opt.servers, `${action}.servers`, 1, 1000);
+    const ids = list.map((e, i) => ecsV.str(ecsV.obj(e, `${action}.servers[${i}]`).id, `${action}.servers[${i}].id`));
+    if (new Set(ids).size !== ids.length) ecsV.fail(`${action}.servers`, 'server ids must be unique');
+    if (action === 'os-start' && opt.type !== undefined) ecsV.fail('os-start.type', 'is not a field of os-start');
+    let type: 'SOFT' | 'HARD' = 'SOFT';
+    if (action === 'reboot' || opt.type !== undefined) {
+      const t = ecsV.str(opt.type, `${action}.type`);
+      if (t !== 'SOFT' && t !== 'HARD') ecsV.fail(`${action}.type`, 'must be SOFT or HARD');
+      type = t;
+    }
+    const servers = ids.map((id) => {
+      const s = this.serverRec(projectId, id);
+      if (!s) throw new CloudError(404, Codes.ecsServerNotFound, `Instance[${id}] could not be found.`);
+      return s;
+    });
+    const need: Record<ServerAction, ServerRec['status']> = { 'os-stop': 'ACTIVE', 'os-start': 'SHUTOFF', reboot: 'ACTIVE' };
+    for (const s of servers) {
+      const busy = s.taskState === 'deleting' ? 'being deleted' : s.actionJob ? `busy (${s.taskState ?? 'operation in progress'})` : undefined;
+      if (busy || s.status !== need[action]) {
+        throw new CloudError(409, Codes.ecsServerState, `Cannot ${ACTION_JOB[action].verb} server ${s.id} while it is ${busy ?? s.status} (needs ${need[action]})`, ['HCS-1']);
+      }
+    }
+    const spec = ACTION_JOB[action];
+    const subJobs = servers.map((s) => this.newSubJob(spec.sub, { server_id: s.id }));
+    const job = this.newJob(projectId, spec.job, { sub_jobs_total: subJobs.length }, subJobs);
+    const t = this.config.timings;
+    const base = action === 'os-stop' ? (t.serverStopMs ?? DEFAULT_ACTION_MS.stop) : action === 'os-start' ? (t.serverStartMs ?? DEFAULT_ACTION_MS.start) : (t.serverRebootMs ?? DEFAULT_ACTION_MS.reboot);
+    for (const s of servers) {
+      s.actionJob = job.job_id;
+      s.updated = this.clock.now();
+      if (action === 'os-stop') s.taskState = 'powering-off';
+      else if (action === 'os-start') s.taskState = 'powering-on';
+      else {
+        s.status = type === 'HARD' ? 'HARD_REBOOT' : 'REBOOT';
+        s.taskState = type === 'HARD' ? 'rebooting_hard' : 'rebooting';
+      }
+      this.schedule(spec.kind, s.id, this.duration(base));
+      this.record(`server.${spec.verb}-requested`, `${spec.verb}${action === 'os-start' ? '' : ` (${type})`} server ${s.name} (${s.id})`, { serverId: s.id, name: s.name, type, jobId: job.job_id }, ['HCS-1']);
+      if (action === 'reboot') this.serverChanged(s);
+    }
+    this.store.markDirty();
+    return { job_id: job.job_id };
+  }
+
+  private finishAction(kind: TaskKind, serverId: string): void {
+    const s = this.data.servers[serverId];
+    if (!s || !s.actionJob) return;
+    const job = s.actionJob;
+    delete s.actionJob;
+    s.status = kind === 'server.stop' ? 'SHUTOFF' : 'ACTIVE';
+    s.taskState = null;
+    s.updated = this.clock.now();
+    const type = kind === 'server.stop' ? 'server.stopped' : kind === 'server.start' ? 'server.started' : 'server.rebooted';
+    this.record(type, `server ${s.name} (${s.id}) ${s.status}`, { serverId: s.id, name: s.name, status: s.status }, ['HCS-1']);
+    this.endSubJob(job, s.id, true);
+    this.serverChanged(s);
   }
 
   // ---------------------------------------------------------------- ECS: attach / detach

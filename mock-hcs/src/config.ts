@@ -10,7 +10,30 @@ export interface ProjectConfig {
   sk: string;
   /** Per-project quotas (HCS-6); omitted = unlimited. Enforced on create: Ecs.0001 (ECS) / EVS.0001 (EVS). */
   quotas?: QuotaConfig;
+  /**
+   * IAM users that may get a token scoped to this project (HCS-5, POST /v3/auth/tokens).
+   * Omitted: one default user `<project name>-admin` with password `<Project name>@123`
+   * (see `defaultUsersOf`); `[]`: nobody can get a token for this project.
+   */
+  users?: UserConfig[];
 }
+
+/** An IAM user (Keystone v3 password method). */
+export interface UserConfig {
+  name: string;
+  password: string;
+  /** Domain (account) name of the user; default: the cloud's domain (`CloudConfig.domain.name`). */
+  domain?: string;
+}
+
+/** The account (Keystone domain) owning the projects. */
+export interface DomainConfig {
+  id: string;
+  name: string;
+}
+
+/** Sell status of a flavor in one AZ, as in ECS `os_extra_specs["cond:operation:az"]`. */
+export type FlavorAzStatus = 'normal' | 'abandon' | 'sellout' | 'obt';
 
 export interface QuotaConfig {
   /** Servers (any status) in the project. */
@@ -35,6 +58,11 @@ export interface FlavorConfig {
   ramMiB: number;
   /** AZs where the flavor is sold; omitted = every AZ (TPL-2). */
   availabilityZones?: string[];
+  /**
+   * Explicit sell status per AZ (overrides the computed one): `abandon` = not sold there
+   * (Ecs.0023), `sellout` = sold out (Ecs.0319), `obt` = open beta (can be created), `normal`.
+   */
+  azStatus?: Record<string, FlavorAzStatus>;
 }
 
 export interface ImageConfig {
@@ -69,6 +97,12 @@ export interface TimingConfig {
   volumeAttachMs: number;
   volumeDetachMs: number;
   volumeDeleteMs: number;
+  /** os-stop: ACTIVE -> SHUTOFF (default 10 s). */
+  serverStopMs?: number;
+  /** os-start: SHUTOFF -> ACTIVE (default 10 s). */
+  serverStartMs?: number;
+  /** reboot: REBOOT / HARD_REBOOT -> ACTIVE (default 15 s). */
+  serverRebootMs?: number;
   /** 0..1: each duration is drawn uniformly from base * [1 - jitter, 1 + jitter] with the seeded Rng. */
   jitter: number;
 }
@@ -85,6 +119,19 @@ export interface CloudConfig {
   volumeTypes?: string[];
   /** Optional capacity limits per AZ and flavor (Ecs.0319 when exhausted). */
   capacity?: CapacityConfig[];
+  /** The account (Keystone domain) of every project; default `DEFAULT_DOMAIN`. */
+  domain?: DomainConfig;
+  /** Lifetime of IAM tokens on the injected clock (default 24 h, as IAM). */
+  tokenTtlMs?: number;
+}
+
+export const DEFAULT_DOMAIN: DomainConfig = { id: '3c1d2e4f5a6b47c8d9e0f1a2b3c4d5e6', name: 'testbed-account' };
+export const DEFAULT_TOKEN_TTL_MS = 24 * 3600_000;
+
+/** Users of a project: the configured ones, or the default `<name>-admin` / `<Name>@123`. */
+export function usersOf(p: ProjectConfig): UserConfig[] {
+  if (p.users) return p.users;
+  return [{ name: `${p.name}-admin`, password: `${p.name.charAt(0).toUpperCase()}${p.name.slice(1)}@123` }];
 }
 
 export const DEFAULT_VOLUME_TYPES = ['SATA', 'SAS', 'SSD', 'GPSSD', 'ESSD'];

@@ -2,9 +2,9 @@
  * Errors of the fake cloud, rendered as `{"error":{"code","message"}}`.
  *
  * The codes follow the real services' naming (Ecs.NNNN, EVS.NNNN, APIGW.NNNN).
- * Ecs.0005/Ecs.0114/APIGW.0101/APIGW.0301 are documented codes; the others are
- * plausible stand-ins, listed in mock-hcs/README.md, so clients must not rely
- * on more than `code` prefix + HTTP status.
+ * Which codes appear in public documentation and which are plausible
+ * stand-ins is listed in mock-hcs/README.md; clients must not rely on more
+ * than `code` prefix + HTTP status.
  */
 export class CloudError extends Error {
   constructor(
@@ -49,6 +49,16 @@ export const Codes = {
   evsNotFound: 'EVS.5404',
   evsInUse: 'EVS.1046',
   vpcNotFound: 'VPC.0202',
+  vpcBadRequest: 'VPC.0001',
+  vpcPortNotFound: 'VPC.2501',
+  vpcPortInUse: 'VPC.2502',
+  vpcPrivateIpNotFound: 'VPC.0702',
+  vpcPrivateIpInUse: 'VPC.0703',
+  iamAuthFailed: 'IAM.0001',
+  iamForbidden: 'IAM.0002',
+  iamNotFound: 'IAM.0004',
+  iamBadParam: 'IAM.0007',
+  iamBadBody: 'IAM.0011',
   imsBadRequest: 'IMG.0001',
   apiNotFound: 'APIGW.0101',
   authFailed: 'APIGW.0301',

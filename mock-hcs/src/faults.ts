@@ -22,18 +22,33 @@
 import type { Rng } from '../../src/core/index.js';
 import { CloudError, Codes } from './errors.js';
 
-export type FaultService = 'ecs' | 'evs' | 'vpc' | 'ims';
+export type FaultService = 'ecs' | 'evs' | 'vpc' | 'ims' | 'iam';
 
 /** Operations per service (names follow the SDK clients' methods). */
 export const FAULT_OPERATIONS: Record<FaultService, readonly string[]> = {
-  ecs: ['createServers', 'showServer', 'listServers', 'deleteServers', 'attachVolume', 'detachVolume', 'showJob', 'listFlavors'],
+  ecs: [
+    'createServers',
+    'showServer',
+    'listServers',
+    'deleteServers',
+    'attachVolume',
+    'detachVolume',
+    'showJob',
+    'listFlavors',
+    'batchStopServers',
+    'batchStartServers',
+    'batchRebootServers',
+    'listServerBlockDevices',
+    'showServerBlockDevice',
+  ],
   evs: ['createVolume', 'showVolume', 'listVolumes', 'deleteVolume'],
-  vpc: ['listSubnets', 'showSubnet'],
+  vpc: ['listSubnets', 'showSubnet', 'listPorts', 'showPort', 'createPort', 'deletePort', 'createPrivateip', 'listPrivateips', 'showPrivateip', 'deletePrivateip'],
   ims: ['listImages'],
+  iam: ['createToken', 'listProjects', 'listAuthDomains', 'listAuthProjects'],
 };
 
 /** Operations that start a job (latency defaults to making the job longer). */
-export const JOB_OPERATIONS = new Set(['createServers', 'deleteServers', 'attachVolume', 'detachVolume', 'createVolume', 'deleteVolume']);
+export const JOB_OPERATIONS = new Set(['createServers', 'deleteServers', 'attachVolume', 'detachVolume', 'createVolume', 'deleteVolume', 'batchStopServers', 'batchStartServers', 'batchRebootServers']);
 
 export type QuotaResource = 'instances' | 'volumes' | 'gigabytes';
 

@@ -1,7 +1,8 @@
 /**
- * The shared HTTP layer: raw-body capture (for signature checks), AK/SK
- * authentication and project scoping (HCS-5), seeded x-request-id, and the
- * `{"error":{"code","message"}}` error shape for every failure.
+ * The shared HTTP layer: raw-body capture (for signature checks), AK/SK or
+ * X-Auth-Token authentication and project scoping (HCS-5), seeded
+ * x-request-id, and the `{"error":{"code","message"}}` error shape for every
+ * failure.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock, Rng } from '../../src/core/index.js';
@@ -9,6 +10,7 @@ import { verifySignature } from './auth.js';
 import type { CallEffects, CloudEngine } from './cloud.js';
 import { CloudError, Codes, errorBody } from './errors.js';
 import { JOB_OPERATIONS, type FaultRegistry, type FaultService, type ResourceInfo } from './faults.js';
+import type { IamService } from './iam.js';
 
 export interface HcsRequestContext {
   requestId: string;
@@ -16,7 +18,12 @@ export interface HcsRequestContext {
   /** Parsed JSON body; undefined when the body is empty. */
   json: unknown;
   parseError?: string;
+  /** Project of the credentials ('' for a domain-scoped token and unauthenticated routes). */
   projectId: string;
+  /** Domain (account) of the credentials ('' on unauthenticated routes). */
+  domainId: string;
+  /** How the request was authenticated. */
+  authMode: 'aksk' | 'token' | 'none';
   /** Fault effects for the engine call of this request (latency 'job', stuck, jobFail). */
   effects?: CallEffects;
   /** Fault `partial`: carry the call out, then answer with this error. */
@@ -32,10 +39,12 @@ declare module 'fastify' {
     op?: string;
     /** Admin route: no AK/SK signature, no faults. */
     admin?: boolean;
+    /** `none`: no AK/SK or token needed (IAM token issue: the password authenticates). */
+    auth?: 'none';
   }
 }
 
-export type Service = 'ecs' | 'evs' | 'vpc' | 'ims';
+export type Service = 'ecs' | 'evs' | 'vpc' | 'ims' | 'iam';
 
 export function isAdminUrl(url: string): boolean {
   return url === '/_admin' || url.startsWith('/_admin/') || url.startsWith('/_admin?');
@@ -43,12 +52,23 @@ export function isAdminUrl(url: string): boolean {
 
 export function serviceOf(url: string): Service {
   if (url.startsWith('/v2/cloudimages')) return 'ims';
+  if (url === '/v3' || url.startsWith('/v3/') || url.startsWith('/v3?')) return 'iam';
   if (url.includes('/cloudvolumes')) return 'evs';
-  if (/^\/v1\/[^/]+\/subnets/.test(url)) return 'vpc';
+  if (/^\/v1\/[^/]+\/(subnets|ports|privateips)(\/|\?|$)/.test(url)) return 'vpc';
   return 'ecs';
 }
 
-const BAD_REQUEST: Record<Service, string> = { ecs: Codes.ecsBadRequest, evs: Codes.evsBadRequest, vpc: 'VPC.0001', ims: Codes.imsBadRequest };
+const BAD_REQUEST: Record<Service, string> = { ecs: Codes.ecsBadRequest, evs: Codes.evsBadRequest, vpc: Codes.vpcBadRequest, ims: Codes.imsBadRequest, iam: Codes.iamBadBody };
+
+/** The fault operation of a request: POST /cloudservers/action is one of three by its body. */
+export function effectiveOp(op: string, json: unknown): string {
+  if (op !== 'serverAction') return op;
+  const b = obj(json);
+  if (b?.['os-stop'] !== undefined) return 'batchStopServers';
+  if (b?.['os-start'] !== undefined) return 'batchStartServers';
+  if (b?.reboot !== undefined) return 'batchRebootServers';
+  return op;
+}
 
 export interface HttpLayerOptions {
   engine: CloudEngine;
@@ -60,6 +80,8 @@ export interface HttpLayerOptions {
   admin: boolean;
   /** Clock for the X-Sdk-Date skew check (default o.clock.now). */
   authNow?: () => number;
+  /** Tokens (X-Auth-Token) and the account's domain. */
+  iam: IamService;
 }
 
 export function installHttpLayer(app: FastifyInstance, o: HttpLayerOptions): void {
@@ -82,7 +104,7 @@ export function installHttpLayer(app: FastifyInstance, o: HttpLayerOptions): voi
 
   app.addHook('onRequest', async (req, reply) => {
     const requestId = requestIds.hex(32);
-    req.hcs = { requestId, rawBody: '', json: undefined, projectId: '' };
+    req.hcs = { requestId, rawBody: '', json: undefined, projectId: '', domainId: '', authMode: 'none' };
     void reply.header('x-request-id', requestId);
   });
 
@@ -95,35 +117,12 @@ export function installHttpLayer(app: FastifyInstance, o: HttpLayerOptions): voi
       // Fastify does not parse GET bodies; the SDK may still send (and sign) one.
       req.hcs.rawBody = await readStream(req);
     }
-    const result = verifySignature(
-      { method: req.method, url: req.raw.url ?? req.url, headers: req.headers, body: req.hcs.rawBody },
-      (ak) => o.engine.projectsByAk.get(ak)?.sk,
-      o.authNow ? o.authNow() : o.clock.now(),
-      o.signatureSkewMs,
-    );
-    if (!result.ok) {
-      o.engine.record('auth.rejected', `${req.method} ${req.url}: 401 ${result.reason}`, { method: req.method, path: req.url.split('?')[0], reason: result.reason }, ['HCS-5']);
-      throw new CloudError(401, Codes.authFailed, `Incorrect IAM authentication information: ${result.reason}`, ['HCS-5']);
-    }
-    const project = o.engine.projectsByAk.get(result.ak)!;
-    const params = (req.params ?? {}) as Record<string, string | undefined>;
-    const pathProject = params.project_id;
-    const headerProject = req.headers['x-project-id'];
-    for (const [where, value] of [
-      ['path', pathProject],
-      ['X-Project-Id header', typeof headerProject === 'string' ? headerProject : undefined],
-    ] as const) {
-      if (value !== undefined && value !== project.id) {
-        o.engine.record('auth.forbidden', `${req.method} ${req.url}: 403 project ${value} (${where}) is not the project of access key ${result.ak}`, { method: req.method, project: value }, ['HCS-5']);
-        throw new CloudError(403, Codes.ecsForbidden, `You do not have permission to perform this operation: project ${value} (${where}) does not belong to the credentials used`, ['HCS-5']);
-      }
-    }
-    req.hcs.projectId = project.id;
+    if (req.routeOptions.config.auth !== 'none') authenticate(req, o);
     if (req.hcs.parseError !== undefined) {
       throw new CloudError(400, serviceOf(req.url) === 'ecs' ? Codes.ecsMalformed : BAD_REQUEST[serviceOf(req.url)], `Malformed JSON request body: ${req.hcs.parseError}`);
     }
     const op = req.routeOptions.config.op;
-    if (op !== undefined && o.faults.size > 0) await applyFaults(req, op, o);
+    if (op !== undefined && o.faults.size > 0) await applyFaults(req, effectiveOp(op, req.hcs.json), o);
   });
 
   // Acknowledged mutations are on disk before the response leaves (kill -9 safe); then fault `partial`.
@@ -161,6 +160,60 @@ export function installHttpLayer(app: FastifyInstance, o: HttpLayerOptions): voi
 }
 
 /**
+ * AK/SK signature (Authorization header) or, without one, an IAM token
+ * (X-Auth-Token); then the project of the path / X-Project-Id header (and the
+ * X-Domain-Id header) must be the credentials' own (HCS-5).
+ */
+function authenticate(req: FastifyRequest, o: HttpLayerOptions): void {
+  function reject(reason: string): never {
+    o.engine.record('auth.rejected', `${req.method} ${req.url}: 401 ${reason}`, { method: req.method, path: req.url.split('?')[0], reason }, ['HCS-5']);
+    throw new CloudError(401, Codes.authFailed, `Incorrect IAM authentication information: ${reason}`, ['HCS-5']);
+  }
+  const tokenHeader = req.headers['x-auth-token'];
+  let who: string;
+  if (req.headers.authorization === undefined && tokenHeader !== undefined) {
+    const token = Array.isArray(tokenHeader) ? tokenHeader[0]! : tokenHeader;
+    const check = o.iam.verify(token);
+    if (!check.ok) reject(check.reason);
+    const rec = check.rec;
+    req.hcs.authMode = 'token';
+    req.hcs.projectId = rec.projectId ?? '';
+    req.hcs.domainId = rec.domainId;
+    who = `the token of user ${rec.userName}`;
+    if (!rec.projectId && serviceOf(req.url) !== 'iam') {
+      o.engine.record('auth.forbidden', `${req.method} ${req.url}: 403 token of ${rec.userName} is not scoped to a project`, { method: req.method }, ['HCS-5']);
+      throw new CloudError(403, Codes.ecsForbidden, 'You do not have permission to perform this operation: the token is not scoped to a project (get one with auth.scope.project)', ['HCS-5']);
+    }
+  } else {
+    const result = verifySignature(
+      { method: req.method, url: req.raw.url ?? req.url, headers: req.headers, body: req.hcs.rawBody },
+      (ak) => o.engine.projectsByAk.get(ak)?.sk,
+      o.authNow ? o.authNow() : o.clock.now(),
+      o.signatureSkewMs,
+    );
+    if (!result.ok) reject(result.reason);
+    req.hcs.authMode = 'aksk';
+    req.hcs.projectId = o.engine.projectsByAk.get(result.ak)!.id;
+    req.hcs.domainId = o.iam.domain.id;
+    who = `access key ${result.ak}`;
+  }
+  const params = (req.params ?? {}) as Record<string, string | undefined>;
+  const headerProject = req.headers['x-project-id'];
+  const headerDomain = req.headers['x-domain-id'];
+  for (const [where, value, own] of [
+    ['path', params.project_id, req.hcs.projectId],
+    ['X-Project-Id header', typeof headerProject === 'string' ? headerProject : undefined, req.hcs.projectId],
+    ['X-Domain-Id header', typeof headerDomain === 'string' ? headerDomain : undefined, req.hcs.domainId],
+  ] as const) {
+    if (value !== undefined && value !== own) {
+      const what = where === 'X-Domain-Id header' ? 'domain' : 'project';
+      o.engine.record('auth.forbidden', `${req.method} ${req.url}: 403 ${what} ${value} (${where}) is not the ${what} of ${who}`, { method: req.method, [what]: value }, ['HCS-5']);
+      throw new CloudError(403, Codes.ecsForbidden, `You do not have permission to perform this operation: ${what} ${value} (${where}) does not belong to the credentials used`, ['HCS-5']);
+    }
+  }
+}
+
+/**
  * Errors fastify raises before routing (URL that cannot be decoded, path
  * parameter over maxParamLength): same error shape, 400. Hooks did not run,
  * so there is no request id.
@@ -183,6 +236,23 @@ async function readStream(req: FastifyRequest): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of req.raw) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c as Buffer));
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Every value of a query parameter (repeated keys), [] when absent. */
+export function qAll(req: FastifyRequest, name: string): string[] {
+  const v = (req.query as Record<string, string | string[] | undefined>)[name];
+  return v === undefined ? [] : Array.isArray(v) ? v : [v];
+}
+
+/**
+ * Answer 204 without a body. Empty payloads skip preSerialization, so the
+ * durability wait and the `partial` fault are done here.
+ */
+export async function noContent(req: FastifyRequest, reply: FastifyReply, engine: CloudEngine): Promise<FastifyReply> {
+  if (engine.storeRef.dirty) await engine.storeRef.sync();
+  const p = req.hcs.partial;
+  if (p) return reply.code(p.status).send(errorBody(p.code, p.message));
+  return reply.code(204).send();
 }
 
 /** Single query value (first one when repeated). */
@@ -295,6 +365,49 @@ export function resourceFor(op: string, req: FastifyRequest, engine: CloudEngine
       break;
     case 'listFlavors':
       r.az = q(req, 'availability_zone');
+      break;
+    case 'batchStopServers':
+    case 'batchStartServers':
+    case 'batchRebootServers': {
+      const key = op === 'batchStopServers' ? 'os-stop' : op === 'batchStartServers' ? 'os-start' : 'reboot';
+      const list = obj(body?.[key])?.servers;
+      for (const e of Array.isArray(list) ? list : []) addServer(strs(obj(e)?.id)[0]);
+      break;
+    }
+    case 'listServerBlockDevices':
+    case 'showServerBlockDevice':
+      addServer(params.server_id);
+      addVolume(params.volume_id);
+      break;
+    case 'showPort':
+    case 'deletePort':
+      r.ids.push(...strs(params.port_id));
+      break;
+    case 'createPort':
+      r.names.push(...strs(obj(body?.port)?.name));
+      r.ids.push(...strs(obj(body?.port)?.network_id));
+      break;
+    case 'listPorts':
+      r.names.push(...strs(q(req, 'name')));
+      r.ids.push(...strs(q(req, 'device_id'), q(req, 'network_id')));
+      break;
+    case 'createPrivateip':
+      for (const e of Array.isArray(body?.privateips) ? body.privateips : []) r.ids.push(...strs(obj(e)?.subnet_id));
+      break;
+    case 'listPrivateips':
+      r.ids.push(...strs(params.subnet_id));
+      break;
+    case 'showPrivateip':
+    case 'deletePrivateip':
+      r.ids.push(...strs(params.privateip_id));
+      break;
+    case 'createToken': {
+      const u = obj(obj(obj(obj(body?.auth)?.identity)?.password)?.user);
+      r.names.push(...strs(u?.name));
+      break;
+    }
+    case 'listProjects':
+      r.names.push(...strs(q(req, 'name')));
       break;
   }
   return r;

@@ -1,5 +1,5 @@
 /**
- * mock-hcs: a fake Huawei Cloud Stack (ECS, EVS, VPC, IMS, AK/SK auth, jobs)
+ * mock-hcs: a fake Huawei Cloud Stack (ECS, EVS, VPC, IMS, IAM, AK/SK and token auth, jobs)
  * that the official SDKs accept unchanged. All services live on one fastify
  * app: use `app.inject()` in-process or `app.listen()` standalone.
  */
@@ -11,14 +11,30 @@ import { DEFAULT_VOLUME_TYPES, defaultCloudConfig, type CloudConfig } from './co
 import { CloudError, Codes } from './errors.js';
 import { FaultRegistry, parseFaultRule, type FaultRule } from './faults.js';
 import { frameworkErrors, installHttpLayer } from './http.js';
+import { IamService } from './iam.js';
+import { NetworkService } from './network.js';
 import { ecsRoutes } from './routes/ecs.js';
 import { evsRoutes } from './routes/evs.js';
+import { iamRoutes } from './routes/iam.js';
 import { imsRoutes } from './routes/ims.js';
 import { vpcRoutes } from './routes/vpc.js';
 import { emptyData, Store, validateDbData, type DbData } from './state.js';
 
-export { defaultCloudConfig } from './config.js';
-export type { CapacityConfig, CloudConfig, FlavorConfig, ImageConfig, ProjectConfig, QuotaConfig, SubnetConfig, TimingConfig, VpcConfig } from './config.js';
+export { defaultCloudConfig, usersOf, DEFAULT_DOMAIN, DEFAULT_TOKEN_TTL_MS } from './config.js';
+export type {
+  CapacityConfig,
+  CloudConfig,
+  DomainConfig,
+  FlavorAzStatus,
+  FlavorConfig,
+  ImageConfig,
+  ProjectConfig,
+  QuotaConfig,
+  SubnetConfig,
+  TimingConfig,
+  UserConfig,
+  VpcConfig,
+} from './config.js';
 export type { Hypervisor, ServerChange, VolumeChange } from './cloud.js';
 export type { VolumeFs } from './state.js';
 export { DataFileError } from './state.js';
@@ -86,6 +102,24 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
   const faults = new FaultRegistry(opts.rng);
   const createdMs = opts.clock.now();
   const admin = opts.admin ?? true;
+  const net = new NetworkService(engine);
+  const iam = new IamService(store, config, opts.clock, opts.rng);
+  // Capacity fault rules without a resource match and not used up: the flavor is sold out there (ListFlavors, catalog).
+  const injectedSellout = (flavorId: string, az: string): string | undefined => {
+    const rule = faults
+      .list()
+      .find(
+        (f) =>
+          f.effect.type === 'capacity' &&
+          !f.match &&
+          (f.count === undefined || f.fired < f.count) &&
+          (f.probability ?? 1) >= 1 &&
+          (f.effect.flavor === undefined || f.effect.flavor === flavorId) &&
+          (f.effect.az === undefined || f.effect.az === az),
+      );
+    return rule ? `injected fault ${rule.id}` : undefined;
+  };
+  engine.injectedSellout = injectedSellout;
   // Route schemas reject (never silently strip or coerce) unexpected input.
   const app = Fastify({
     logger: false,
@@ -93,11 +127,21 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
     frameworkErrors: frameworkErrors(admin),
   });
-  installHttpLayer(app, { engine, clock: opts.clock, rng: opts.rng, signatureSkewMs: opts.signatureSkewMs ?? DEFAULT_SIGNATURE_SKEW_MS, faults, admin, ...(opts.authNow ? { authNow: opts.authNow } : {}) });
+  installHttpLayer(app, {
+    engine,
+    clock: opts.clock,
+    rng: opts.rng,
+    signatureSkewMs: opts.signatureSkewMs ?? DEFAULT_SIGNATURE_SKEW_MS,
+    faults,
+    admin,
+    iam,
+    ...(opts.authNow ? { authNow: opts.authNow } : {}),
+  });
   await app.register(ecsRoutes(engine, opts.clock));
   await app.register(evsRoutes(engine));
-  await app.register(vpcRoutes(engine, createdMs));
+  await app.register(vpcRoutes(engine, net, createdMs));
   await app.register(imsRoutes(engine, createdMs));
+  await app.register(iamRoutes(engine, iam));
 
   const seed = (): number | null => {
     const s = (opts.rng as { seed?: unknown }).seed;
@@ -128,7 +172,6 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
   };
 
   const catalog = (): Catalog => {
-    const capFaults = faults.list().filter((f) => f.effect.type === 'capacity' && !f.match && (f.count === undefined || f.fired < f.count) && (f.probability ?? 1) >= 1);
     return {
       note: 'TPL-2: flavorName, availabilityZone and imageName in HCSMachineTemplate are these provider API values, not the names shown in the tenant UI',
       regions: [...new Set(config.projects.map((p) => p.region))],
@@ -143,12 +186,13 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
           .filter((az) => engine.flavorOffered(f, az))
           .map((az) => {
             const cap = engine.capacityOf(f.id, az);
-            const full = cap.max !== undefined && cap.used >= cap.max;
-            const injected = capFaults.find((r) => r.effect.type === 'capacity' && (r.effect.flavor === undefined || r.effect.flavor === f.id) && (r.effect.az === undefined || r.effect.az === az));
+            const st = engine.flavorAzStatus(f, az);
+            const soldOut = st.status === 'sellout';
             return {
               name: az,
-              soldOut: full || injected !== undefined,
-              ...(full ? { reason: `capacity ${cap.max} reached` } : injected ? { reason: `injected fault ${injected.id}` } : {}),
+              soldOut,
+              status: st.status,
+              ...(soldOut && st.reason ? { reason: st.reason } : {}),
               ...(cap.max !== undefined ? { capacity: { max: cap.max, used: cap.used } } : {}),
             };
           }),
@@ -182,9 +226,11 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
     const problems = validateDbData(data);
     if (problems.length) bad(problems.join('; '));
     const doc = structuredClone(data) as DbData;
-    for (const r of [...Object.values(doc.servers), ...Object.values(doc.volumes), ...Object.values(doc.jobs)]) {
+    for (const r of [...Object.values(doc.servers), ...Object.values(doc.volumes), ...Object.values(doc.jobs), ...Object.values(doc.ports ?? {})]) {
       if (!engine.projectsById.has(r.projectId)) bad(`project ${r.projectId} is not a project of this cloud's configuration`);
     }
+    for (const p of Object.values(doc.ports ?? {})) if (!engine.subnet(p.subnetId)) bad(`ports.${p.id}.subnetId ${p.subnetId} is not a subnet of this cloud's configuration`);
+    for (const [k, t] of Object.entries(doc.tokens ?? {})) if (t.projectId !== undefined && !engine.projectsById.has(t.projectId)) bad(`tokens.${k}.projectId ${t.projectId} is not a project of this cloud's configuration`);
     let rules: unknown[] | undefined;
     if (isDump && d.faults !== undefined) {
       if (!Array.isArray(d.faults)) bad('faults must be an array of fault rules');

@@ -1,7 +1,8 @@
 /** Wire renderings of the fake cloud's records (snake_case, as the real APIs return them). */
 import { rfc3339 } from '../../src/core/index.js';
 import type { CloudEngine } from './cloud.js';
-import type { ImageConfig, SubnetConfig, FlavorConfig } from './config.js';
+import type { FlavorAzStatus, ImageConfig, SubnetConfig, FlavorConfig } from './config.js';
+import type { PortView } from './network.js';
 import type { JobRec, ServerRec, SubJobRec, VolumeRec } from './state.js';
 
 /** Job times as ECS returns them: RFC 3339 with milliseconds. */
@@ -9,8 +10,8 @@ function jobTime(ms: number | undefined): string | undefined {
   return ms === undefined ? undefined : new Date(ms).toISOString();
 }
 
-const VM_STATE: Record<string, string> = { BUILD: 'building', ACTIVE: 'active', SHUTOFF: 'stopped', ERROR: 'error' };
-const POWER_STATE: Record<string, number> = { BUILD: 0, ACTIVE: 1, SHUTOFF: 4, ERROR: 0 };
+const VM_STATE: Record<string, string> = { BUILD: 'building', ACTIVE: 'active', SHUTOFF: 'stopped', REBOOT: 'active', HARD_REBOOT: 'active', ERROR: 'error' };
+const POWER_STATE: Record<string, number> = { BUILD: 0, ACTIVE: 1, SHUTOFF: 4, REBOOT: 1, HARD_REBOOT: 1, ERROR: 0 };
 
 export function renderServer(e: CloudEngine, s: ServerRec): Record<string, unknown> {
   const flavor = e.flavors.get(s.flavorId);
@@ -87,6 +88,22 @@ export function renderServer(e: CloudEngine, s: ServerRec): Record<string, unkno
     description: '',
     enterprise_project_id: '0',
     'os:scheduler_hints': {},
+    // Nova `fault`: why the server is ERROR (a failed build, delete or reboot).
+    ...(s.fault && s.status === 'ERROR' ? { fault: { code: s.fault.code, message: s.fault.message, ...(s.fault.details ? { details: s.fault.details } : {}), created: rfc3339(s.fault.created) } } : {}),
+  };
+}
+
+/** One entry of GET .../cloudservers/{id}/block_device (os-volume_attachments plus the ECS extras). */
+export function renderBlockDevice(e: CloudEngine, s: ServerRec, v: ServerRec['volumes'][number], index: number): Record<string, unknown> {
+  return {
+    id: v.volumeId,
+    volumeId: v.volumeId,
+    serverId: s.id,
+    device: v.device,
+    size: e.volumeRec(s.projectId, v.volumeId)?.size ?? 0,
+    bootIndex: v.bootIndex ?? -1,
+    bus: 'virtio',
+    pciAddress: `0000:02:${(index + 1).toString(16).padStart(2, '0')}.0`,
   };
 }
 
@@ -161,8 +178,14 @@ export function renderVolume(v: VolumeRec, endpoint = ''): Record<string, unknow
   };
 }
 
-export function renderFlavor(f: FlavorConfig, azs: string[]): Record<string, unknown> {
-  const offered = f.availabilityZones ?? azs;
+/**
+ * A flavor with its sell status: `cond:operation:az` lists every AZ as
+ * `az(status)`; `cond:operation:status` is the status in the AZ asked for,
+ * else the best one over all AZs (normal > obt > sellout > abandon).
+ */
+export function renderFlavor(f: FlavorConfig, statuses: { az: string; status: FlavorAzStatus }[], az?: string): Record<string, unknown> {
+  const rank: FlavorAzStatus[] = ['normal', 'obt', 'sellout', 'abandon'];
+  const overall = az !== undefined ? (statuses.find((x) => x.az === az)?.status ?? 'abandon') : (rank.find((r) => statuses.some((x) => x.status === r)) ?? 'abandon');
   return {
     id: f.id,
     name: f.name,
@@ -179,8 +202,9 @@ export function renderFlavor(f: FlavorConfig, azs: string[]): Record<string, unk
     'os-flavor-access:is_public': true,
     os_extra_specs: {
       'ecs:performancetype': 'normal',
-      'cond:operation:status': 'normal',
-      'cond:operation:az': offered.map((a) => `${a}(normal)`).join(','),
+      'ecs:virtualization_env_types': 'CloudCompute',
+      'cond:operation:status': overall,
+      'cond:operation:az': statuses.map((x) => `${x.az}(${x.status})`).join(','),
     },
   };
 }
@@ -239,5 +263,47 @@ export function renderSubnet(s: SubnetConfig, projectId: string, createdMs: numb
     tenant_id: projectId,
     created_at: rfc3339(createdMs),
     updated_at: rfc3339(createdMs),
+  };
+}
+
+/** A VPC port (Neutron shape, as the VPC SDK's Port model). */
+export function renderPort(p: PortView): Record<string, unknown> {
+  const server = p.kind === 'server';
+  return {
+    id: p.id,
+    name: p.name,
+    network_id: p.subnet.neutron_network_id,
+    admin_state_up: p.adminStateUp,
+    mac_address: p.mac,
+    fixed_ips: [{ subnet_id: p.subnet.neutron_subnet_id, ip_address: p.ip }],
+    device_id: p.deviceId,
+    device_owner: p.deviceOwner,
+    tenant_id: p.projectId,
+    status: p.status,
+    security_groups: [...p.securityGroups],
+    allowed_address_pairs: [],
+    extra_dhcp_opts: [],
+    'binding:vnic_type': 'normal',
+    dns_assignment: [{ hostname: p.hostname ?? `host-${p.ip.replace(/\./g, '-')}`, ip_address: p.ip, fqdn: `${p.hostname ?? `host-${p.ip.replace(/\./g, '-')}`}.${p.subnet.name}.internal.` }],
+    dns_name: p.hostname ?? '',
+    'binding:vif_details': server ? { primary_interface: true, port_filter: true, ovs_hybrid_plug: false } : {},
+    'binding:profile': {},
+    instance_id: server ? p.deviceId : '',
+    instance_type: server ? 'ecs' : '',
+    port_security_enabled: true,
+    zone_id: p.az ?? '',
+    enable_efi: false,
+  };
+}
+
+/** A VPC private IP (the VPC SDK's Privateip model); its id is the port id. */
+export function renderPrivateIp(p: PortView): Record<string, unknown> {
+  return {
+    id: p.id,
+    status: p.deviceOwner ? 'ACTIVE' : 'DOWN',
+    subnet_id: p.subnet.id,
+    tenant_id: p.projectId,
+    device_owner: p.deviceOwner,
+    ip_address: p.ip,
   };
 }

@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { EventLog, RealClock, SeededRng, type Clock, type TimerId } from '../../src/core/index.js';
-import { createMockHcs, defaultCloudConfig, type CloudConfig, type MockHcs } from './index.js';
+import { createMockHcs, DEFAULT_DOMAIN, defaultCloudConfig, usersOf, type CloudConfig, type MockHcs } from './index.js';
 
 export const HELP = `mock-hcs — a fake Huawei Cloud Stack (ECS, EVS, VPC, IMS) for the official SDKs
 
@@ -186,6 +186,10 @@ export async function startServer(args: ServerArgs, out: (line: string) => void 
   const url = address.replace('[::1]', 'localhost');
   out(`mock-hcs listening on ${url}`);
   for (const p of config.projects) out(`  project ${p.name}: id=${p.id} region=${p.region} ak=${p.ak} sk=${p.sk}`);
+  const domain = config.domain ?? DEFAULT_DOMAIN;
+  for (const p of config.projects) {
+    for (const u of usersOf(p)) out(`  iam user ${u.name} (domain ${u.domain ?? domain.name}): password=${u.password} project=${p.name}`);
+  }
   out(`  data: ${args.dataFile ?? '(in memory)'}; seed ${args.seed}; speedup ${args.speedup}; admin ${args.admin ? `${url}/_admin/catalog` : 'off'}`);
   return { url, mock, stop: () => mock.close() };
 }

@@ -9,7 +9,7 @@
 import { Low, Memory } from 'lowdb';
 import { DataFile } from 'lowdb/node';
 
-export type ServerStatus = 'BUILD' | 'ACTIVE' | 'SHUTOFF' | 'ERROR';
+export type ServerStatus = 'BUILD' | 'ACTIVE' | 'SHUTOFF' | 'REBOOT' | 'HARD_REBOOT' | 'ERROR';
 export type VolumeStatus = 'creating' | 'available' | 'attaching' | 'in-use' | 'detaching' | 'deleting' | 'error';
 export type JobStatus = 'INIT' | 'RUNNING' | 'SUCCESS' | 'FAIL';
 
@@ -56,6 +56,43 @@ export interface ServerRec {
   deleteVolume?: boolean;
   /** Volumes being attached (status attaching) and the device they will get. */
   attaching: { volumeId: string; device: string }[];
+  /** Why the server is ERROR (Nova `fault`): set when a build or delete fails. */
+  fault?: { code: number; message: string; details?: string; created: number };
+  /** Job of the os-stop / os-start / reboot in progress (its sub-job ends with the transition). */
+  actionJob?: string;
+}
+
+/**
+ * A VPC port created through the VPC API (POST /ports) or a private IP
+ * (POST /privateips, which is a port with one fixed IP on the real VPC too).
+ * Ports of server NICs are not stored here: they are derived from the servers.
+ */
+export interface PortRec {
+  id: string;
+  projectId: string;
+  kind: 'port' | 'privateip';
+  name: string;
+  /** VPC subnet id (= neutron_network_id). */
+  subnetId: string;
+  ip: string;
+  mac: string;
+  deviceOwner: string;
+  deviceId: string;
+  adminStateUp: boolean;
+  securityGroups: string[];
+  created: number;
+}
+
+/** An IAM token (HCS-5); stored under sha256(token), never the token itself. */
+export interface TokenRec {
+  userName: string;
+  userId: string;
+  domainId: string;
+  /** Project the token is scoped to; absent = domain-scoped. */
+  projectId?: string;
+  methods: string[];
+  issuedAt: number;
+  expiresAt: number;
 }
 
 export interface VolumeFs {
@@ -110,7 +147,9 @@ export interface JobRec {
   fail_reason?: string;
 }
 
-export type TaskKind = 'server.build' | 'server.delete' | 'volume.create' | 'volume.attach' | 'volume.detach' | 'volume.delete';
+export type TaskKind = 'server.build' | 'server.delete' | 'server.stop' | 'server.start' | 'server.reboot' | 'volume.create' | 'volume.attach' | 'volume.detach' | 'volume.delete';
+
+export const TASK_KINDS: readonly TaskKind[] = ['server.build', 'server.delete', 'server.stop', 'server.start', 'server.reboot', 'volume.create', 'volume.attach', 'volume.detach', 'volume.delete'];
 
 export interface TaskRec {
   /** Monotonic sequence; orders tasks with equal due times deterministically. */
@@ -141,6 +180,10 @@ export interface DbData {
   tasks: Record<string, TaskRec>;
   /** Key: `${projectId}|${token}`. */
   clientTokens: Record<string, ClientTokenRec>;
+  /** VPC ports and private IPs created through the VPC API, keyed by id (absent in files written before they existed). */
+  ports: Record<string, PortRec>;
+  /** IAM tokens keyed by sha256 hex of the token. */
+  tokens: Record<string, TokenRec>;
   taskSeq: number;
   /** Counter for instance names (instance-0000xxxx). */
   instanceSeq: number;
@@ -149,7 +192,15 @@ export interface DbData {
 }
 
 export function emptyData(): DbData {
-  return { version: 1, servers: {}, volumes: {}, jobs: {}, tasks: {}, clientTokens: {}, taskSeq: 0, instanceSeq: 0 };
+  return { version: 1, servers: {}, volumes: {}, jobs: {}, tasks: {}, clientTokens: {}, ports: {}, tokens: {}, taskSeq: 0, instanceSeq: 0 };
+}
+
+/** Fill in collections added after version 1 was first written (ports, tokens), in place. */
+export function normalizeDbData(d: DbData): DbData {
+  const o = d as Partial<DbData> & DbData;
+  o.ports ??= {};
+  o.tokens ??= {};
+  return o;
 }
 
 /** Largest valid JavaScript Date value. */
@@ -165,8 +216,10 @@ export function validateDbData(d: unknown): string[] {
   if (typeof d !== 'object' || d === null || Array.isArray(d)) return ['state must be a JSON object'];
   const o = d as Record<string, unknown>;
   if (o.version !== 1) errs.push(`version must be 1 (got ${JSON.stringify(o.version)})`);
-  for (const k of ['servers', 'volumes', 'jobs', 'tasks', 'clientTokens'] as const) {
+  for (const k of ['servers', 'volumes', 'jobs', 'tasks', 'clientTokens', 'ports', 'tokens'] as const) {
     const v = o[k];
+    // ports and tokens came later: files without them are still version 1 documents.
+    if (v === undefined && (k === 'ports' || k === 'tokens')) continue;
     if (typeof v !== 'object' || v === null || Array.isArray(v)) {
       errs.push(`${k} must be an object keyed by id`);
       continue;
@@ -183,6 +236,8 @@ export function validateDbData(d: unknown): string[] {
         jobs: [['job_id', 'string'], ['projectId', 'string'], ['job_type', 'string'], ['status', 'string'], ['begin_time', 'number'], ['entities', 'object']],
         tasks: [['seq', 'number'], ['kind', 'string'], ['due', 'number'], ['target', 'string']],
         clientTokens: [['projectId', 'string'], ['response', 'object']],
+        ports: [['id', 'string'], ['projectId', 'string'], ['kind', 'string'], ['name', 'string'], ['subnetId', 'string'], ['ip', 'string'], ['mac', 'string'], ['deviceOwner', 'string'], ['deviceId', 'string'], ['securityGroups', 'array'], ['created', 'number']],
+        tokens: [['userName', 'string'], ['userId', 'string'], ['domainId', 'string'], ['methods', 'array'], ['issuedAt', 'number'], ['expiresAt', 'number']],
       };
       for (const [field, type] of need[k]!) {
         const val = r[field];
@@ -255,7 +310,21 @@ export function validateDbData(d: unknown): string[] {
           errs.push(`clientTokens.${id}.response must have job_id and serverIds`);
         }
       }
-      if (k === 'tasks' && !['server.build', 'server.delete', 'volume.create', 'volume.attach', 'volume.detach', 'volume.delete'].includes(r.kind as string)) {
+      if (k === 'ports') {
+        if (r.id !== id) errs.push(`ports.${id}.id must equal its key`);
+        if (r.kind !== 'port' && r.kind !== 'privateip') errs.push(`ports.${id}.kind must be "port" or "privateip"`);
+        if (typeof r.adminStateUp !== 'boolean') errs.push(`ports.${id}.adminStateUp must be a boolean`);
+        if (Array.isArray(r.securityGroups) && r.securityGroups.some((x) => typeof x !== 'string')) errs.push(`ports.${id}.securityGroups must hold strings`);
+      }
+      if (k === 'tokens') {
+        if (r.projectId !== undefined && typeof r.projectId !== 'string') errs.push(`tokens.${id}.projectId must be a string`);
+        if (Array.isArray(r.methods) && r.methods.some((x) => typeof x !== 'string')) errs.push(`tokens.${id}.methods must hold strings`);
+      }
+      if (k === 'servers' && r.fault !== undefined) {
+        const f = r.fault as Record<string, unknown> | null;
+        if (typeof f !== 'object' || f === null || typeof f.code !== 'number' || typeof f.message !== 'string' || !isTime(f.created)) errs.push(`servers.${id}.fault must have code, message and created`);
+      }
+      if (k === 'tasks' && !(TASK_KINDS as readonly string[]).includes(r.kind as string)) {
         errs.push(`tasks.${id}.kind is not a known transition`);
       }
       if (k === 'jobs' && r.job_id !== id) errs.push(`jobs.${id}.job_id must equal its key`);
@@ -266,6 +335,13 @@ export function validateDbData(d: unknown): string[] {
     if (typeof o[k] !== 'number' || !Number.isInteger(o[k])) errs.push(`${k} must be an integer`);
   }
   return errs;
+}
+
+/** Who holds a fixed IP of a subnet: a server NIC (its port id) or a VPC port / private IP. */
+export interface IpHolder {
+  kind: 'server' | 'port' | 'privateip';
+  id: string;
+  portId: string;
 }
 
 export class DataFileError extends Error {
@@ -282,8 +358,8 @@ export class Store {
   /** projectId -> server ids, in creation order. */
   readonly serversByProject = new Map<string, Set<string>>();
   readonly volumesByProject = new Map<string, Set<string>>();
-  /** subnetId -> ip -> server id holding that fixed IP. */
-  readonly usedIps = new Map<string, Map<string, string>>();
+  /** subnetId -> ip -> server or port holding that fixed IP. */
+  readonly usedIps = new Map<string, Map<string, IpHolder>>();
   /** Clock used to stamp savedAtMs; set by the engine. */
   now: () => number = () => 0;
 
@@ -320,6 +396,7 @@ export class Store {
     if (problems.length > 0) {
       throw new DataFileError(`mock-hcs: data file ${dataFile} is not a mock-hcs state document: ${problems.slice(0, 5).join('; ')}`);
     }
+    normalizeDbData(db.data);
     return new Store(db, Boolean(dataFile));
   }
 
@@ -329,7 +406,7 @@ export class Store {
 
   /** Replace the whole document (admin reset/restore); the caller validated it. */
   replace(data: DbData): void {
-    this.db.data = data;
+    this.db.data = normalizeDbData(data);
     this.reindex();
     this.markDirty();
   }
@@ -340,11 +417,12 @@ export class Store {
     this.usedIps.clear();
     for (const s of Object.values(this.data.servers)) this.indexServer(s);
     for (const v of Object.values(this.data.volumes)) this.indexVolume(v);
+    for (const p of Object.values(this.data.ports)) this.indexPort(p);
   }
 
   indexServer(s: ServerRec): void {
     setOf(this.serversByProject, s.projectId).add(s.id);
-    for (const n of s.nics) this.reserveIp(n.subnetId, n.ip, s.id);
+    for (const n of s.nics) this.reserveIp(n.subnetId, n.ip, { kind: 'server', id: s.id, portId: n.portId });
   }
 
   unindexServer(s: ServerRec): void {
@@ -360,13 +438,22 @@ export class Store {
     this.volumesByProject.get(v.projectId)?.delete(v.id);
   }
 
-  reserveIp(subnetId: string, ip: string, serverId: string): void {
-    let m = this.usedIps.get(subnetId);
-    if (!m) this.usedIps.set(subnetId, (m = new Map()));
-    m.set(ip, serverId);
+  indexPort(p: PortRec): void {
+    this.reserveIp(p.subnetId, p.ip, { kind: p.kind, id: p.id, portId: p.id });
   }
 
-  ipHolder(subnetId: string, ip: string): string | undefined {
+  unindexPort(p: PortRec): void {
+    const m = this.usedIps.get(p.subnetId);
+    if (m?.get(p.ip)?.id === p.id) m.delete(p.ip);
+  }
+
+  reserveIp(subnetId: string, ip: string, holder: IpHolder): void {
+    let m = this.usedIps.get(subnetId);
+    if (!m) this.usedIps.set(subnetId, (m = new Map()));
+    m.set(ip, holder);
+  }
+
+  ipHolder(subnetId: string, ip: string): IpHolder | undefined {
     return this.usedIps.get(subnetId)?.get(ip);
   }
 

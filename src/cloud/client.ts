@@ -1,11 +1,16 @@
 /**
- * The provider's HCS client: signed JSON calls to ECS, EVS, VPC and IMS.
- * It only speaks HTTP (through an HcsTransport), never into the fake cloud.
+ * The provider's HCS client: JSON calls to ECS, EVS, VPC, IMS and IAM,
+ * authenticated by AK/SK signing (SDK-HMAC-SHA256) or an IAM token
+ * (X-Auth-Token). It only speaks HTTP (through an HcsTransport), never into
+ * the fake cloud.
  */
 import type { Clock } from '../core/index.js';
 import { signRequest } from './signer.js';
 import type { HcsTransport, HttpRequest, HttpResponse } from './transport.js';
 import type {
+  BlockDevice,
+  BlockDeviceList,
+  CreatePortBody,
   CreateServersBody,
   CreateServersResponse,
   CreateVolumeBody,
@@ -13,7 +18,12 @@ import type {
   ErrorBody,
   Flavor,
   Image,
+  IssuedToken,
   Job,
+  ListPortsQuery,
+  Port,
+  PrivateIp,
+  Project,
   ServerDetail,
   Subnet,
   Volume,
@@ -34,8 +44,11 @@ export class HcsApiError extends Error {
 
 export interface HcsClientOptions {
   transport: HcsTransport;
-  ak: string;
-  sk: string;
+  /** AK/SK signing (the default). Omit both to authenticate with `token` instead. */
+  ak?: string;
+  sk?: string;
+  /** IAM token (X-Auth-Token) used when no AK/SK is given; a function is asked before every call (refresh it there). */
+  token?: string | (() => string | Promise<string>);
   projectId: string;
   /** Signed host header; defaults to the transport's host. */
   host?: string;
@@ -52,6 +65,7 @@ export interface ListServersQuery {
 }
 
 const ECS_MAX_PAGE = 1000;
+const VPC_MAX_PAGE = 2000;
 const EVS_MAX_PAGE = 1000;
 
 function qs(params: Record<string, string | number | undefined>): string {
@@ -70,6 +84,8 @@ export class HcsClient {
 
   constructor(private readonly opts: HcsClientOptions) {
     this.host = opts.host ?? opts.transport.host ?? 'localhost';
+    if ((opts.ak === undefined) !== (opts.sk === undefined)) throw new Error('HcsClient: ak and sk go together');
+    if (opts.ak === undefined && opts.token === undefined) throw new Error('HcsClient needs ak and sk, or a token');
   }
 
   get projectId(): string {
@@ -99,8 +115,22 @@ export class HcsClient {
       headers: { 'content-type': 'application/json', 'x-project-id': this.opts.projectId, ...extraHeaders },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     };
-    const signed = signRequest(req, { ak: this.opts.ak, sk: this.opts.sk }, this.host, new Date(this.opts.clock.now()));
-    return this.opts.transport.send(signed);
+    const { ak, sk, token } = this.opts;
+    if (ak !== undefined && sk !== undefined) {
+      return this.opts.transport.send(signRequest(req, { ak, sk }, this.host, new Date(this.opts.clock.now())));
+    }
+    const t = typeof token === 'function' ? await token() : token!;
+    return this.opts.transport.send({ ...req, headers: { ...req.headers, 'x-auth-token': t } });
+  }
+
+  /** GET that maps 404 to undefined. */
+  private async find<T>(operation: string, path: string): Promise<T | undefined> {
+    try {
+      return await this.call<T>(operation, 'GET', path);
+    } catch (e) {
+      if (e instanceof HcsApiError && e.status === 404) return undefined;
+      throw e;
+    }
   }
 
   // ------------------------------------------------------------ ECS
@@ -160,9 +190,40 @@ export class HcsClient {
     return this.call('DetachServerVolume', 'DELETE', `/v1/${this.p}/cloudservers/${seg(serverId)}/detachvolume/${seg(volumeId)}`);
   }
 
+  /**
+   * Flavors (sold in `az` when given). `os_extra_specs["cond:operation:az"]` holds the sell
+   * status per AZ ("az1(normal),az2(sellout)"); `cond:operation:status` the status in `az`.
+   */
   async listFlavors(az?: string): Promise<Flavor[]> {
     const r = await this.call<{ flavors: Flavor[] }>('ListFlavors', 'GET', `/v1/${this.p}/cloudservers/flavors${qs({ availability_zone: az })}`);
     return r.flavors;
+  }
+
+  /** os-stop (SOFT by default): ACTIVE -> SHUTOFF through a job. */
+  stopServers(ids: string[], type: 'SOFT' | 'HARD' = 'SOFT'): Promise<{ job_id: string }> {
+    return this.call('BatchStopServers', 'POST', `/v1/${this.p}/cloudservers/action`, { 'os-stop': { servers: ids.map((id) => ({ id })), type } });
+  }
+
+  /** os-start: SHUTOFF -> ACTIVE through a job. */
+  startServers(ids: string[]): Promise<{ job_id: string }> {
+    return this.call('BatchStartServers', 'POST', `/v1/${this.p}/cloudservers/action`, { 'os-start': { servers: ids.map((id) => ({ id })) } });
+  }
+
+  /** reboot: REBOOT / HARD_REBOOT -> ACTIVE through a job. */
+  rebootServers(ids: string[], type: 'SOFT' | 'HARD' = 'SOFT'): Promise<{ job_id: string }> {
+    return this.call('BatchRebootServers', 'POST', `/v1/${this.p}/cloudservers/action`, { reboot: { servers: ids.map((id) => ({ id })), type } });
+  }
+
+  /** Disks attached to a server (system disk included); undefined when the server does not exist. */
+  async listServerBlockDevices(serverId: string): Promise<BlockDevice[] | undefined> {
+    const r = await this.find<BlockDeviceList>('ListServerBlockDevices', `/v1/${this.p}/cloudservers/${seg(serverId)}/block_device`);
+    return r?.volumeAttachments;
+  }
+
+  /** One attached disk; undefined when the server does not exist or the volume is not attached to it. */
+  async showServerBlockDevice(serverId: string, volumeId: string): Promise<BlockDevice | undefined> {
+    const r = await this.find<{ volumeAttachment: BlockDevice }>('ShowServerBlockDevice', `/v1/${this.p}/cloudservers/${seg(serverId)}/block_device/${seg(volumeId)}`);
+    return r?.volumeAttachment;
   }
 
   // ------------------------------------------------------------ EVS
@@ -212,10 +273,96 @@ export class HcsClient {
     return r.subnets;
   }
 
+  async showSubnet(id: string): Promise<Subnet | undefined> {
+    return (await this.find<{ subnet: Subnet }>('ShowSubnet', `/v1/${this.p}/subnets/${seg(id)}`))?.subnet;
+  }
+
+  /** Ports of the project (server NICs included: device_owner "compute:<az>", device_id = server id); all pages. */
+  async listPorts(q: ListPortsQuery = {}): Promise<Port[]> {
+    const out: Port[] = [];
+    const base = {
+      name: q.name,
+      network_id: q.networkId,
+      device_id: q.deviceId,
+      device_owner: q.deviceOwner,
+      status: q.status,
+      fixed_ips: q.ipAddress !== undefined ? `ip_address=${q.ipAddress}` : undefined,
+    };
+    for (let marker: string | undefined; ; ) {
+      const r = await this.call<{ ports: Port[] }>('ListPorts', 'GET', `/v1/${this.p}/ports${qs({ ...base, limit: VPC_MAX_PAGE, marker })}`);
+      out.push(...r.ports);
+      if (r.ports.length < VPC_MAX_PAGE) return out;
+      marker = r.ports[r.ports.length - 1]!.id;
+    }
+  }
+
+  async showPort(id: string): Promise<Port | undefined> {
+    return (await this.find<{ port: Port }>('ShowPort', `/v1/${this.p}/ports/${seg(id)}`))?.port;
+  }
+
+  async createPort(body: CreatePortBody): Promise<Port> {
+    return (await this.call<{ port: Port }>('CreatePort', 'POST', `/v1/${this.p}/ports`, body)).port;
+  }
+
+  async deletePort(id: string): Promise<void> {
+    await this.call('DeletePort', 'DELETE', `/v1/${this.p}/ports/${seg(id)}`);
+  }
+
+  /** Reserve private IPs (a given ip_address, or the next free one); all or nothing. Conflicts are HcsApiError 400 Ecs.0010 (NET-7). */
+  async createPrivateIps(entries: { subnetId: string; ipAddress?: string }[]): Promise<PrivateIp[]> {
+    const body = { privateips: entries.map((e) => ({ subnet_id: e.subnetId, ...(e.ipAddress !== undefined ? { ip_address: e.ipAddress } : {}) })) };
+    return (await this.call<{ privateips: PrivateIp[] }>('CreatePrivateip', 'POST', `/v1/${this.p}/privateips`, body)).privateips;
+  }
+
+  /** Private IPs in use in a subnet (server NICs, ports and reserved IPs of this project); all pages. */
+  async listPrivateIps(subnetId: string): Promise<PrivateIp[]> {
+    const out: PrivateIp[] = [];
+    for (let marker: string | undefined; ; ) {
+      const r = await this.call<{ privateips: PrivateIp[] }>('ListPrivateips', 'GET', `/v1/${this.p}/subnets/${seg(subnetId)}/privateips${qs({ limit: VPC_MAX_PAGE, marker })}`);
+      out.push(...r.privateips);
+      if (r.privateips.length < VPC_MAX_PAGE) return out;
+      marker = r.privateips[r.privateips.length - 1]!.id;
+    }
+  }
+
+  async deletePrivateIp(id: string): Promise<void> {
+    await this.call('DeletePrivateip', 'DELETE', `/v1/${this.p}/privateips/${seg(id)}`);
+  }
+
+  // ------------------------------------------------------------ IAM
+
+  /** Projects of the credentials' account (GET /v3/projects), optionally by exact name. */
+  async listProjects(q: { name?: string } = {}): Promise<Project[]> {
+    return (await this.call<{ projects: Project[] }>('KeystoneListProjects', 'GET', `/v3/projects${qs({ name: q.name })}`)).projects;
+  }
+
   async listImages(q: { name?: string; status?: string } = {}): Promise<Image[]> {
     const r = await this.call<{ images: Image[] }>('ListImages', 'GET', `/v2/cloudimages${qs({ name: q.name, status: q.status })}`);
     return r.images;
   }
+}
+
+/**
+ * Get an IAM token with a password (Keystone v3, POST /v3/auth/tokens; no AK/SK
+ * needed). `project` scopes it (by id, or by name); without it the token is
+ * domain-scoped. Wrong credentials: HcsApiError 401.
+ */
+export async function issueToken(
+  transport: HcsTransport,
+  o: { user: string; password: string; domain: string; project?: { id: string } | { name: string } },
+): Promise<IssuedToken> {
+  const body = {
+    auth: {
+      identity: { methods: ['password'], password: { user: { name: o.user, password: o.password, domain: { name: o.domain } } } },
+      ...(o.project ? { scope: { project: o.project } } : {}),
+    },
+  };
+  const res = await transport.send({ method: 'POST', path: '/v3/auth/tokens?nocatalog=true', headers: { 'content-type': 'application/json;charset=UTF-8' }, body: JSON.stringify(body) });
+  if (res.status !== 201) throw toApiError('KeystoneCreateUserTokenByPassword', res);
+  const token = res.headers['x-subject-token'];
+  if (!token) throw new HcsApiError(res.status, 'InvalidResponse', 'no X-Subject-Token header in the response', 'KeystoneCreateUserTokenByPassword', res.headers['x-request-id']);
+  const parsed = JSON.parse(res.body) as IssuedToken['body'];
+  return { token, expiresAt: parsed.token.expires_at, ...(parsed.token.project ? { projectId: parsed.token.project.id } : {}), body: parsed };
 }
 
 function toApiError(operation: string, res: HttpResponse): HcsApiError {

@@ -193,3 +193,99 @@ export interface ErrorBody {
   code?: string;
   message?: string;
 }
+
+/** ECS block device (GET .../cloudservers/{id}/block_device). */
+export interface BlockDevice {
+  id: string;
+  volumeId: string;
+  serverId: string;
+  device: string;
+  size?: number;
+  bootIndex?: number;
+  bus?: string;
+  pciAddress?: string;
+}
+
+export interface BlockDeviceList {
+  attachableQuantity?: { free_scsi?: number; free_blk?: number; free_disk?: number };
+  volumeAttachments: BlockDevice[];
+}
+
+/** VPC port (Neutron shape). */
+export interface Port {
+  id: string;
+  name: string;
+  network_id: string;
+  admin_state_up: boolean;
+  mac_address: string;
+  fixed_ips: { subnet_id: string; ip_address: string }[];
+  device_id: string;
+  /** "compute:<az>" for a server NIC, "" for an unbound port / private IP. */
+  device_owner: string;
+  tenant_id?: string;
+  status: 'ACTIVE' | 'BUILD' | 'DOWN' | string;
+  security_groups?: string[];
+  [k: string]: unknown;
+}
+
+export interface CreatePortBody {
+  port: {
+    network_id: string;
+    name?: string;
+    fixed_ips?: { subnet_id?: string; ip_address?: string }[];
+    device_owner?: string;
+    security_groups?: string[];
+    admin_state_up?: boolean;
+  };
+}
+
+export interface ListPortsQuery {
+  name?: string;
+  networkId?: string;
+  deviceId?: string;
+  deviceOwner?: string;
+  status?: string;
+  /** Exact IP address of the port's fixed IP. */
+  ipAddress?: string;
+}
+
+/** VPC private IP (its id is a port id). */
+export interface PrivateIp {
+  id: string;
+  status: 'ACTIVE' | 'DOWN' | string;
+  subnet_id: string;
+  tenant_id?: string;
+  device_owner: string;
+  ip_address: string;
+}
+
+/** IAM project (Keystone ProjectResult). */
+export interface Project {
+  id: string;
+  name: string;
+  domain_id: string;
+  parent_id?: string;
+  enabled: boolean;
+  is_domain?: boolean;
+  description?: string;
+  [k: string]: unknown;
+}
+
+/** A Keystone token (POST /v3/auth/tokens): the X-Subject-Token header and the body. */
+export interface IssuedToken {
+  token: string;
+  expiresAt: string;
+  projectId?: string;
+  body: {
+    token: {
+      expires_at: string;
+      issued_at: string;
+      methods: string[];
+      user: { id: string; name: string; domain: { id: string; name: string } };
+      project?: { id: string; name: string; domain: { id: string; name: string } };
+      domain?: { id: string; name: string };
+      catalog?: unknown[];
+      [k: string]: unknown;
+    };
+  };
+}

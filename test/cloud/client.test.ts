@@ -3,7 +3,7 @@ import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SeededRng, VirtualClock } from '../../src/core/index.js';
 import { createMockHcs, defaultCloudConfig } from '../../mock-hcs/src/index.js';
-import { fetchTransport, HcsApiError, HcsClient, injectTransport, sdkDate, signRequest } from '../../src/cloud/index.js';
+import { fetchTransport, HcsApiError, HcsClient, injectTransport, issueToken, sdkDate, signRequest } from '../../src/cloud/index.js';
 import { AKSKSigner } from '@huaweicloud/huaweicloud-sdk-core/auth/AKSKSigner.js';
 
 const cfg = defaultCloudConfig();
@@ -120,6 +120,36 @@ describe('HcsClient', () => {
       const e2 = await client.showServer('s2').catch((x: unknown) => x);
       expect(e2).toMatchObject({ status: 502, code: 'HTTP.502' });
       expect(nock.isDone()).toBe(true);
+    });
+
+    it('authenticates with a token (X-Auth-Token, no signature) and issues tokens by password', async () => {
+      let n = 0;
+      const client = new HcsClient({ transport: fetchTransport('https://ecs.hcs.example.com'), token: () => `tok-${++n}`, projectId: p0.id, clock: new VirtualClock() });
+      nock('https://ecs.hcs.example.com')
+        .matchHeader('x-auth-token', 'tok-1')
+        .matchHeader('authorization', (v: string | null) => v === null)
+        .post(`/v1/${p0.id}/cloudservers/action`, { 'os-stop': { servers: [{ id: 's1' }], type: 'SOFT' } })
+        .reply(200, { job_id: 'j1' });
+      expect(await client.stopServers(['s1'])).toEqual({ job_id: 'j1' });
+      nock('https://ecs.hcs.example.com')
+        .matchHeader('x-auth-token', 'tok-2')
+        .get(`/v1/${p0.id}/ports`)
+        .query({ fixed_ips: 'ip_address=10.0.0.5', limit: '2000' })
+        .reply(200, { ports: [{ id: 'port-1' }] });
+      expect((await client.listPorts({ ipAddress: '10.0.0.5' })).map((x) => x.id)).toEqual(['port-1']);
+
+      nock('https://iam.hcs.example.com')
+        .post('/v3/auth/tokens', (b: { auth: { identity: { methods: string[] }; scope: unknown } }) => b.auth.identity.methods[0] === 'password' && JSON.stringify(b.auth.scope) === JSON.stringify({ project: { name: 'testbed' } }))
+        .query({ nocatalog: 'true' })
+        .reply(201, { token: { expires_at: '2026-01-02T00:00:00.000000Z', project: { id: 'p1', name: 'testbed' } } }, { 'X-Subject-Token': 'MIItoken' });
+      const t = await issueToken(fetchTransport('https://iam.hcs.example.com'), { user: 'u', password: 'pw', domain: 'd', project: { name: 'testbed' } });
+      expect([t.token, t.projectId, t.expiresAt]).toEqual(['MIItoken', 'p1', '2026-01-02T00:00:00.000000Z']);
+      nock('https://iam.hcs.example.com').post('/v3/auth/tokens').query(true).reply(401, { error_code: 'IAM.0001', error_msg: 'The username or password is wrong.' });
+      const e = await issueToken(fetchTransport('https://iam.hcs.example.com'), { user: 'u', password: 'bad', domain: 'd' }).catch((x: unknown) => x);
+      expect(e).toMatchObject({ status: 401, code: 'IAM.0001', operation: 'KeystoneCreateUserTokenByPassword' });
+      expect(nock.isDone()).toBe(true);
+      expect(() => new HcsClient({ transport: fetchTransport('https://x'), projectId: 'p', clock: new VirtualClock() })).toThrow(/ak and sk, or a token/);
+      expect(() => new HcsClient({ transport: fetchTransport('https://x'), ak: 'a', projectId: 'p', clock: new VirtualClock() })).toThrow(/go together/);
     });
   });
 });

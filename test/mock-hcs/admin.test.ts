@@ -35,7 +35,7 @@ describe('mock-hcs admin API', () => {
     expect(r.status).toBe(200);
     const c = r.json as ReturnType<MockHcs['catalog']>;
     expect(c.availabilityZones).toEqual(['az1', 'az2']);
-    expect(c.flavors.find((f) => f.id === 'c6.4xlarge.4')!.availabilityZones).toEqual([{ name: 'az1', soldOut: false }]);
+    expect(c.flavors.find((f) => f.id === 'c6.4xlarge.4')!.availabilityZones).toEqual([{ name: 'az1', soldOut: false, status: 'normal' }]);
     expect(c.images.map((i) => [i.name, i.kubernetesVersion])).toContainEqual(['alauda-os-v4.1-k8s-v1.31.6', 'v1.31.6']);
     expect(c.volumeTypes).toContain('SSD');
     expect(c.subnets.map((s) => s.name)).toEqual(['cp-subnet', 'worker-subnet']);

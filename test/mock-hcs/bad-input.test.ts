@@ -11,8 +11,10 @@ let env: Env;
 let serverId: string;
 let volumeId: string;
 let jobId: string;
+let subnetId: string;
 beforeAll(async () => {
   env = await setup();
+  subnetId = env.config.subnets.find((s) => s.name === 'worker-subnet')!.id;
   const c = await env.client.createServers(serverBody(env, { name: 'keeper' }));
   serverId = c.serverIds[0]!;
   jobId = c.job_id;
@@ -100,6 +102,16 @@ describe('mock-hcs generated bad input', () => {
       { label: 'AttachVolume', method: 'POST', path: `/v1/${p}/cloudservers/${serverId}/attachvolume`, valid: () => ({ volumeAttachment: { volumeId: '00000000-0000-4000-8000-000000000000', device: '/dev/vdz' } }) },
       { label: 'CreateVolume v2.1', method: 'POST', path: `/v2.1/${p}/cloudvolumes`, valid: () => ({ volume: { name: 'gen', size: 10, volume_type: 'SSD', availability_zone: 'az1', metadata: { a: 'b' }, count: 1 } }) },
       { label: 'CreateVolume v2', method: 'POST', path: `/v2/${p}/cloudvolumes`, valid: () => ({ volume: { size: 10, volume_type: 'SSD', availability_zone: 'az2' } }) },
+      { label: 'ServerAction stop', method: 'POST', path: `/v1/${p}/cloudservers/action`, valid: () => ({ 'os-stop': { servers: [{ id: '00000000-0000-4000-8000-000000000000' }], type: 'SOFT' } }) },
+      { label: 'ServerAction reboot', method: 'POST', path: `/v1/${p}/cloudservers/action`, valid: () => ({ reboot: { servers: [{ id: '00000000-0000-4000-8000-000000000000' }], type: 'HARD' } }) },
+      { label: 'CreatePort', method: 'POST', path: `/v1/${p}/ports`, valid: () => ({ port: { network_id: subnetId, name: 'gen', device_owner: '', admin_state_up: true, security_groups: ['sg'], fixed_ips: [{ subnet_id: subnetId, ip_address: '192.168.10.222' }] } }) },
+      { label: 'CreatePrivateip', method: 'POST', path: `/v1/${p}/privateips`, valid: () => ({ privateips: [{ subnet_id: subnetId, ip_address: '192.168.10.223' }] }) },
+      {
+        label: 'KeystoneCreateUserTokenByPassword',
+        method: 'POST',
+        path: '/v3/auth/tokens',
+        valid: () => ({ auth: { identity: { methods: ['password'], password: { user: { name: 'testbed-admin', password: 'Testbed@123', domain: { name: 'testbed-account' } } } }, scope: { project: { name: 'testbed' } } } }),
+      },
     ];
     for (const r of routes) {
       for (const m of MALFORMED) check(await signed(`${r.label} malformed ${JSON.stringify(m).slice(0, 20)}`, r.method, r.path, m));
@@ -128,6 +140,12 @@ describe('mock-hcs generated bad input', () => {
       [`/v2/${p}/cloudvolumes/detail`, ['limit', 'offset', 'name', 'status', 'availability_zone', 'metadata']],
       [`/v1/${p}/subnets`, ['vpc_id']],
       ['/v2/cloudimages', ['name', 'status', 'id']],
+      [`/v1/${p}/cloudservers/flavors`, ['flavor_id', 'limit', 'marker']],
+      [`/v1/${p}/ports`, ['name', 'id', 'limit', 'marker', 'network_id', 'mac_address', 'device_id', 'device_owner', 'status', 'admin_state_up', 'fixed_ips', 'security_groups']],
+      [`/v1/${p}/subnets/${subnetId}/privateips`, ['limit', 'marker']],
+      [`/v1/${p}/subnets`, ['limit', 'marker']],
+      ['/v3/projects', ['name', 'domain_id', 'enabled', 'parent_id', 'is_domain', 'page', 'per_page']],
+      ['/v3/auth/domains', ['x']],
     ];
     for (const [path, params] of routes) {
       for (const k of params) {
@@ -155,6 +173,15 @@ describe('mock-hcs generated bad input', () => {
       check(await signed(`Detach server ${short}`, 'DELETE', `/v1/${p}/cloudservers/${id}/detachvolume/${volumeId}`));
       check(await signed(`Detach volume ${short}`, 'DELETE', `/v1/${p}/cloudservers/${serverId}/detachvolume/${id}`));
       check(await signed(`project ${short}`, 'GET', `/v1/${id}/cloudservers/detail`));
+      check(await signed(`ShowPort ${short}`, 'GET', `/v1/${p}/ports/${id}`));
+      check(await signed(`DeletePort ${short}`, 'DELETE', `/v1/${p}/ports/${id}`));
+      check(await signed(`ShowPrivateip ${short}`, 'GET', `/v1/${p}/privateips/${id}`));
+      check(await signed(`DeletePrivateip ${short}`, 'DELETE', `/v1/${p}/privateips/${id}`));
+      check(await signed(`ListPrivateips ${short}`, 'GET', `/v1/${p}/subnets/${id}/privateips`));
+      check(await signed(`BlockDevices ${short}`, 'GET', `/v1/${p}/cloudservers/${id}/block_device`));
+      check(await signed(`BlockDevice ${short}`, 'GET', `/v1/${p}/cloudservers/${serverId}/block_device/${id}`));
+      const r = await env.hcs.app.inject({ method: 'GET', url: `/v1/${p}/cloudservers/detail`, headers: { 'x-auth-token': decodeURIComponent(id.replace(/%(?![0-9A-F]{2})/g, '')).replace(/[^\x20-\x7e]/g, '') } });
+      check({ label: `X-Auth-Token ${short}`, status: r.statusCode, body: r.body });
       check(await unsigned(`admin fault ${short}`, 'DELETE', `/_admin/faults/${id}`));
     }
     for (const m of ['PATCH', 'PUT', 'OPTIONS']) check(await signed(`${m} server`, m, `/v1/${p}/cloudservers/${serverId}`, '{}'));

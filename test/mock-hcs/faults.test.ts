@@ -195,8 +195,8 @@ describe('mock-hcs fault injection (HCS-6)', () => {
     expect((await env.req('POST', `/v1.1/${p}/cloudservers`, serverBody(env, { flavorRef: 's6.xlarge.2', availability_zone: 'az2' }))).status).toBe(200);
     const soldOut = env.hcs.catalog().flavors.find((f) => f.id === 's6.xlarge.2')!.availabilityZones;
     expect(soldOut).toEqual([
-      { name: 'az1', soldOut: true, reason: 'injected fault fault-1' },
-      { name: 'az2', soldOut: false },
+      { name: 'az1', soldOut: true, status: 'sellout', reason: 'injected fault fault-1' },
+      { name: 'az2', soldOut: false, status: 'normal' },
     ]);
     env.hcs.faults.add({ service: 'evs', operation: 'createVolume', effect: { type: 'quota', resource: 'gigabytes' } });
     const v = await env.req('POST', `/v2.1/${p}/cloudvolumes`, { volume: { size: 10, volume_type: 'SSD', availability_zone: 'az1' } });
@@ -274,6 +274,7 @@ describe('mock-hcs quotas and capacity from the configuration', () => {
     expect(env.hcs.catalog().flavors.find((f) => f.id === 's6.large.2')!.availabilityZones[0]).toEqual({
       name: 'az1',
       soldOut: true,
+      status: 'sellout',
       reason: 'capacity 1 reached',
       capacity: { max: 1, used: 1 },
     });

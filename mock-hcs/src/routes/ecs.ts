@@ -1,9 +1,9 @@
-/** ECS: servers, jobs, flavors, volume attach/detach (paths as in @huaweicloud/huaweicloud-sdk-ecs EcsClient). */
+/** ECS: servers, jobs, flavors, actions, block devices, volume attach/detach (paths as in @huaweicloud/huaweicloud-sdk-ecs EcsClient). */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CloudEngine } from '../cloud.js';
 import { CloudError, Codes } from '../errors.js';
 import { q } from '../http.js';
-import { renderFlavor, renderJob, renderServer } from '../render.js';
+import { renderBlockDevice, renderFlavor, renderJob, renderServer } from '../render.js';
 import type { ServerRec } from '../state.js';
 import type { Clock } from '../../../src/core/index.js';
 
@@ -51,8 +51,47 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       if (az !== undefined && !azs.includes(az)) {
         throw new CloudError(400, Codes.ecsBadRequest, `Invalid request parameter availability_zone: "${az}" is not an availability zone (valid: ${azs.join(', ')})`, ['TPL-2']);
       }
-      const flavors = engine.config.flavors.filter((f) => az === undefined || engine.flavorOffered(f, az));
-      return { flavors: flavors.map((f) => renderFlavor(f, azs)) };
+      const flavorId = q(req, 'flavor_id');
+      const limit = intParam(q(req, 'limit'), 'limit', 1000, 1, 1000);
+      const marker = q(req, 'marker');
+      // Sell status per AZ: configuration, capacity in use and capacity fault rules (TPL-2, OPS-2).
+      let rows = engine.config.flavors
+        .map((f) => ({ f, statuses: azs.map((a) => ({ az: a, status: engine.flavorAzStatus(f, a).status })) }))
+        .filter((r) => (flavorId === undefined || r.f.id === flavorId) && (az === undefined || r.statuses.find((x) => x.az === az)?.status !== 'abandon'));
+      if (marker !== undefined) {
+        const i = rows.findIndex((r) => r.f.id === marker);
+        if (i < 0) throw new CloudError(400, Codes.ecsBadRequest, `Invalid request parameter marker: flavor ${marker} is not in the list`);
+        rows = rows.slice(i + 1);
+      }
+      return { flavors: rows.slice(0, limit).map((r) => renderFlavor(r.f, r.statuses, az)) };
+    });
+
+    app.post('/v1/:project_id/cloudservers/action', { config: { op: 'serverAction' } }, async (req) =>
+      engine.withEffects(req.hcs.effects, () => engine.serverAction(req.hcs.projectId, req.hcs.json)),
+    );
+
+    const serverOr404 = (req: FastifyRequest): ServerRec => {
+      const { server_id } = req.params as P;
+      const s = engine.serverRec(req.hcs.projectId, server_id!);
+      if (!s) throw new CloudError(404, Codes.ecsServerNotFound, `Instance[${server_id}] could not be found.`);
+      return s;
+    };
+
+    app.get('/v1/:project_id/cloudservers/:server_id/block_device', { config: { op: 'listServerBlockDevices' } }, async (req) => {
+      const s = serverOr404(req);
+      const n = s.volumes.length + s.attaching.length;
+      return {
+        attachableQuantity: { free_scsi: Math.max(0, 60 - n), free_blk: Math.max(0, 24 - n), free_disk: Math.max(0, 24 - n) },
+        volumeAttachments: s.volumes.map((v, i) => renderBlockDevice(engine, s, v, i)),
+      };
+    });
+
+    app.get('/v1/:project_id/cloudservers/:server_id/block_device/:volume_id', { config: { op: 'showServerBlockDevice' } }, async (req) => {
+      const s = serverOr404(req);
+      const { volume_id } = req.params as P;
+      const i = s.volumes.findIndex((v) => v.volumeId === volume_id);
+      if (i < 0) throw new CloudError(404, Codes.ecsVolumeNotAttached, `Volume ${volume_id} is not attached to server ${s.id}`);
+      return { volumeAttachment: renderBlockDevice(engine, s, s.volumes[i]!, i) };
     });
 
     app.get('/v1/:project_id/cloudservers/:server_id', { config: { op: 'showServer' } }, async (req) => {

@@ -1,22 +1,105 @@
-/** VPC: subnets (GET /v1/{project_id}/subnets[?vpc_id=], GET /v1/{project_id}/subnets/{subnet_id}). */
-import type { FastifyInstance } from 'fastify';
+/**
+ * VPC: subnets, ports and private IPs (paths as in @huaweicloud/huaweicloud-sdk-vpc v2 VpcClient):
+ * GET /v1/{project_id}/subnets[?vpc_id=], GET /v1/{project_id}/subnets/{subnet_id},
+ * GET|POST /v1/{project_id}/ports, GET|DELETE /v1/{project_id}/ports/{port_id},
+ * POST /v1/{project_id}/privateips, GET /v1/{project_id}/subnets/{subnet_id}/privateips,
+ * GET|DELETE /v1/{project_id}/privateips/{privateip_id}.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CloudEngine } from '../cloud.js';
 import { CloudError, Codes } from '../errors.js';
-import { q } from '../http.js';
-import { renderSubnet } from '../render.js';
+import { noContent, q, qAll } from '../http.js';
+import type { NetworkService, PortView } from '../network.js';
+import { renderPort, renderPrivateIp, renderSubnet } from '../render.js';
+import { intParam } from './ecs.js';
 
-export function vpcRoutes(engine: CloudEngine, createdMs: number) {
+type P = { project_id: string; subnet_id?: string; port_id?: string; privateip_id?: string };
+
+/** Items after `marker` (an id of the list), at most `limit`. */
+function page<T extends { id: string }>(list: T[], req: FastifyRequest, max: number): T[] {
+  const limit = intParam(q(req, 'limit'), 'limit', max, 1, max, Codes.vpcBadRequest);
+  const marker = q(req, 'marker');
+  let from = 0;
+  if (marker !== undefined && marker !== '') {
+    const i = list.findIndex((x) => x.id === marker);
+    if (i < 0) throw new CloudError(400, Codes.vpcBadRequest, `Invalid request parameter marker: ${marker} is not in the list`);
+    from = i + 1;
+  }
+  return list.slice(from, from + limit);
+}
+
+function boolParam(v: string | undefined, name: string): boolean | undefined {
+  if (v === undefined) return undefined;
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  throw new CloudError(400, Codes.vpcBadRequest, `Invalid request parameter ${name}: must be true or false`);
+}
+
+export function vpcRoutes(engine: CloudEngine, net: NetworkService, createdMs: number) {
   return async (app: FastifyInstance): Promise<void> => {
     app.get('/v1/:project_id/subnets', { config: { op: 'listSubnets' } }, async (req) => {
       const vpcId = q(req, 'vpc_id');
       const subnets = engine.config.subnets.filter((s) => !vpcId || s.vpc_id === vpcId);
-      return { subnets: subnets.map((s) => renderSubnet(s, req.hcs.projectId, createdMs)) };
+      return { subnets: page(subnets, req, 2000).map((s) => renderSubnet(s, req.hcs.projectId, createdMs)) };
     });
     app.get('/v1/:project_id/subnets/:subnet_id', { config: { op: 'showSubnet' } }, async (req) => {
-      const { subnet_id } = req.params as { subnet_id: string };
+      const { subnet_id } = req.params as P;
       const s = engine.config.subnets.find((x) => x.id === subnet_id);
       if (!s) throw new CloudError(404, Codes.vpcNotFound, `Subnet ${subnet_id} could not be found.`);
       return { subnet: renderSubnet(s, req.hcs.projectId, createdMs) };
     });
+
+    // ------------------------------------------------------------ ports
+    app.get('/v1/:project_id/ports', { config: { op: 'listPorts' } }, async (req) => {
+      const list = net.filter(net.ports(req.hcs.projectId), {
+        name: q(req, 'name'),
+        ids: qAll(req, 'id'),
+        networkId: q(req, 'network_id'),
+        macAddress: q(req, 'mac_address'),
+        deviceId: q(req, 'device_id'),
+        deviceOwner: q(req, 'device_owner'),
+        status: q(req, 'status'),
+        adminStateUp: boolParam(q(req, 'admin_state_up'), 'admin_state_up'),
+        fixedIps: qAll(req, 'fixed_ips'),
+        securityGroups: qAll(req, 'security_groups'),
+      });
+      return { ports: page(list, req, 2000).map(renderPort) };
+    });
+    app.get('/v1/:project_id/ports/:port_id', { config: { op: 'showPort' } }, async (req) => {
+      const { port_id } = req.params as P;
+      const p = net.port(req.hcs.projectId, port_id!);
+      if (!p) throw new CloudError(404, Codes.vpcPortNotFound, `Port ${port_id} could not be found.`);
+      return { port: renderPort(p) };
+    });
+    app.post('/v1/:project_id/ports', { config: { op: 'createPort' } }, async (req) => ({ port: renderPort(net.createPort(req.hcs.projectId, req.hcs.json)) }));
+    app.delete('/v1/:project_id/ports/:port_id', { config: { op: 'deletePort' } }, async (req, reply) => {
+      const { port_id } = req.params as P;
+      net.remove(req.hcs.projectId, port_id!, 'port');
+      return noContent(req, reply, engine);
+    });
+
+    // ------------------------------------------------------------ private IPs
+    app.post('/v1/:project_id/privateips', { config: { op: 'createPrivateip' } }, async (req) => ({
+      privateips: net.createPrivateIps(req.hcs.projectId, req.hcs.json).map(renderPrivateIp),
+    }));
+    app.get('/v1/:project_id/subnets/:subnet_id/privateips', { config: { op: 'listPrivateips' } }, async (req) => {
+      const { subnet_id } = req.params as P;
+      const subnet = engine.subnetInfo(subnet_id!);
+      if (!subnet) throw new CloudError(404, Codes.vpcNotFound, `Subnet ${subnet_id} could not be found.`);
+      const list: PortView[] = net.ports(req.hcs.projectId).filter((p) => p.subnet.id === subnet.cfg.id);
+      return { privateips: page(list, req, 2000).map(renderPrivateIp) };
+    });
+    app.get('/v1/:project_id/privateips/:privateip_id', { config: { op: 'showPrivateip' } }, async (req) => {
+      const { privateip_id } = req.params as P;
+      const p = net.port(req.hcs.projectId, privateip_id!);
+      if (!p) throw new CloudError(404, Codes.vpcPrivateIpNotFound, `Private IP ${privateip_id} could not be found.`);
+      return { privateip: renderPrivateIp(p) };
+    });
+    app.delete('/v1/:project_id/privateips/:privateip_id', { config: { op: 'deletePrivateip' } }, async (req, reply) => {
+      const { privateip_id } = req.params as P;
+      net.remove(req.hcs.projectId, privateip_id!, 'privateip');
+      return noContent(req, reply, engine);
+    });
   };
 }
+
