@@ -845,7 +845,7 @@ export class CloudEngine implements Hypervisor {
       this.store.indexServer(s);
       subJobs.push(this.newSubJob('createSingleServer', { server_id: id }));
       serverIds.push(id);
-      this.schedule('server.build', id, this.duration(this.config.timings.serverBuildMs));
+      this.schedule('server.build', id, this.duration(image.buildMs ?? flavor.buildMs ?? this.config.timings.serverBuildMs));
       this.record('server.created', `server ${sName} (${id}) BUILD in ${az}: flavor ${flavor.id}, image ${image.name}, ips ${nics.map((n) => n.ip).join(',')}`, {
         serverId: id,
         name: sName,

@@ -58,6 +58,8 @@ export interface FlavorConfig {
   ramMiB: number;
   /** AZs where the flavor is sold; omitted = every AZ (TPL-2). */
   availabilityZones?: string[];
+  /** BUILD -> ACTIVE duration for servers of this flavor (overrides timings.serverBuildMs; an image's value wins). */
+  buildMs?: number;
   /**
    * Explicit sell status per AZ (overrides the computed one): `abandon` = not sold there
    * (Ecs.0023), `sellout` = sold out (Ecs.0319), `obt` = open beta (can be created), `normal`.
@@ -71,6 +73,8 @@ export interface ImageConfig {
   /** Kubernetes version baked into the image (BOOT-4, HCS-4). */
   kubernetesVersion: string;
   status?: 'active' | 'queued';
+  /** BUILD -> ACTIVE duration for servers booted from this image (overrides the flavor's and timings.serverBuildMs). */
+  buildMs?: number;
 }
 
 export interface VpcConfig {
