@@ -9,8 +9,34 @@ import type { KubeObject, ObjectRef, WatchEvent } from './types.js';
  */
 export interface ListOptions {
   namespace?: string;
-  /** Equality label selector. */
-  labelSelector?: Record<string, string>;
+  /** Label selector: an equality map, or a selector string (`a=b,c in (x,y),!d`). */
+  labelSelector?: Record<string, string> | string;
+  /** Field selector string: `metadata.name=x`, `metadata.namespace!=y` (plus per-kind fields such as Event `involvedObject.uid`). */
+  fieldSelector?: string;
+}
+
+export interface WatchOptions extends ListOptions {
+  /**
+   * Resume after this resourceVersion: events newer than it are replayed
+   * first. A version older than the retained history fails with 410 Gone
+   * (thrown by the embedded store, passed to `onError` by remote backends).
+   * Unset: only changes from now on (no initial state).
+   */
+  resourceVersion?: string;
+  /** Remote backends report watch failures (after their own retries) here. */
+  onError?: (e: unknown) => void;
+  /** Called once the watch is established (synchronously by the embedded store). */
+  onReady?: () => void;
+}
+
+/** Options of a write, as the apiserver's query parameters. */
+export interface WriteOptions {
+  /** `dryRun=All`: run the whole request (defaulting, validation, admission) but store nothing. */
+  dryRun?: boolean;
+  /** Unknown fields: Strict rejects (400), Warn keeps going with warnings, Ignore (default) prunes silently. */
+  fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
+  /** Filled with warnings (e.g. unknown fields under fieldValidation=Warn). */
+  warnings?: string[];
 }
 
 export type PatchType = 'merge' | 'json';
@@ -18,14 +44,19 @@ export type PatchType = 'merge' | 'json';
 export interface KubeClient {
   get<T extends KubeObject>(ref: ObjectRef): Promise<T | undefined>;
   list<T extends KubeObject>(kind: string, opts?: ListOptions): Promise<T[]>;
-  create<T extends KubeObject>(obj: T): Promise<T>;
+  create<T extends KubeObject>(obj: T, opts?: WriteOptions): Promise<T>;
   /** Replace (spec, metadata). Fails with Conflict when resourceVersion is stale. Status is ignored for kinds with a status subresource. */
-  update<T extends KubeObject>(obj: T): Promise<T>;
+  update<T extends KubeObject>(obj: T, opts?: WriteOptions): Promise<T>;
   /** Replace status only. Fails with Conflict when resourceVersion is stale. */
-  updateStatus<T extends KubeObject>(obj: T): Promise<T>;
-  patch<T extends KubeObject>(ref: ObjectRef, type: PatchType, patch: unknown, opts?: { subresource?: 'status' }): Promise<T>;
+  updateStatus<T extends KubeObject>(obj: T, opts?: WriteOptions): Promise<T>;
+  patch<T extends KubeObject>(ref: ObjectRef, type: PatchType, patch: unknown, opts?: { subresource?: 'status' } & WriteOptions): Promise<T>;
   /** Deletes, or marks for deletion when finalizers are present. NotFound is not an error when `ignoreNotFound`. */
   delete(ref: ObjectRef, opts?: { ignoreNotFound?: boolean }): Promise<void>;
-  /** Subscribe to changes of one kind. Handlers of the embedded store run synchronously after each write. */
-  watch<T extends KubeObject>(kind: string, handler: (e: WatchEvent<T>) => void): () => void;
+  /**
+   * Subscribe to changes of one kind (optionally filtered, optionally resumed
+   * from a resourceVersion). Handlers of the embedded store run synchronously
+   * after each write; with a selector, an object that stops matching is
+   * reported as DELETED and one that starts matching as ADDED (as the apiserver does).
+   */
+  watch<T extends KubeObject>(kind: string, handler: (e: WatchEvent<T>) => void, opts?: WatchOptions): () => void;
 }

@@ -2,11 +2,13 @@ import type { Clock } from '../core/clock.js';
 import { rfc3339 } from '../core/clock.js';
 import type { EventLog } from '../core/events.js';
 import type { Rng } from '../core/rng.js';
-import type { KubeClient, ListOptions, PatchType } from './client.js';
+import type { KubeClient, ListOptions, PatchType, WatchOptions, WriteOptions } from './client.js';
+import { prune, validate as validateSchema, type JSONSchemaProps } from './crds/schema.js';
 import { KubeApiError, type FieldCause } from './errors.js';
 import { applyJsonPatch, applyMergePatch, jsonEqual } from './patch.js';
 import { resourceForKind } from './resources.js';
-import { describeRef, keyOf, labelsMatch, type KubeObject, type ObjectRef, type WatchEvent } from './types.js';
+import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, selectorFromMap } from './selectors.js';
+import { describeRef, keyOf, type KubeObject, type ObjectRef, type WatchEvent } from './types.js';
 
 /** Validating admission: returns the causes of a rejection (empty = admitted). */
 export type Validator = (op: 'CREATE' | 'UPDATE', obj: KubeObject, old: KubeObject | undefined) => FieldCause[];
@@ -19,9 +21,50 @@ export interface EmbeddedStoreOptions {
   /** Shown in events: "management" or the workload cluster's name. */
   clusterName: string;
   events?: EventLog;
+  /** Watch events kept for resuming watches from a resourceVersion (default 5000); older versions get 410 Gone. */
+  watchHistory?: number;
 }
 
 type Handler = (e: WatchEvent) => void;
+
+interface Watcher {
+  handler: Handler;
+  /** undefined: every object of the kind. */
+  match?: (o: KubeObject) => boolean;
+}
+
+interface HistoryEntry {
+  rv: number;
+  type: WatchEvent['type'];
+  /** Never mutated after it was recorded (the store replaces objects on write). */
+  object: KubeObject;
+  old?: KubeObject;
+}
+
+/** Field selectors the apiserver supports besides metadata.name/namespace, per kind. */
+const FIELD_LABELS: Record<string, string[]> = {
+  Event: ['involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'source', 'type'],
+  Pod: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
+  Node: ['spec.unschedulable'],
+  Secret: ['type'],
+  Namespace: ['status.phase'],
+};
+
+/** A compiled list/watch filter (namespace + label selector + field selector). */
+export function objectFilter(kind: string, opts: ListOptions): ((o: KubeObject) => boolean) | undefined {
+  const labels = opts.labelSelector === undefined ? undefined : typeof opts.labelSelector === 'string' ? parseLabelSelector(opts.labelSelector) : selectorFromMap(opts.labelSelector);
+  const fields = opts.fieldSelector ? parseFieldSelector(opts.fieldSelector) : undefined;
+  for (const f of fields ?? []) {
+    if (f.path !== 'metadata.name' && f.path !== 'metadata.namespace' && !(FIELD_LABELS[kind] ?? []).includes(f.path)) {
+      throw new KubeApiError('BadRequest', `field label not supported: ${f.path}`);
+    }
+  }
+  if (!opts.namespace && !labels?.length && !fields?.length) return undefined;
+  return (o) =>
+    (!opts.namespace || o.metadata.namespace === opts.namespace) &&
+    (!labels || matchesLabels(o.metadata.labels, labels)) &&
+    (!fields || matchesFields(o, fields));
+}
 
 /**
  * An in-process Kubernetes API with the semantics controllers depend on:
@@ -32,7 +75,11 @@ type Handler = (e: WatchEvent) => void;
  */
 export class EmbeddedStore implements KubeClient {
   private readonly objects = new Map<string, Map<string, KubeObject>>();
-  private readonly handlers = new Map<string, Set<Handler>>();
+  private readonly handlers = new Map<string, Set<Watcher>>();
+  private readonly schemas = new Map<string, JSONSchemaProps>();
+  private readonly history: HistoryEntry[] = [];
+  /** Versions at or above this can be resumed from; older ones get 410 Gone. */
+  private historyFloor = 0;
   /** owner uid -> dependents (kind + key). */
   private readonly dependents = new Map<string, Set<string>>();
   private readonly validators = new Map<string, Validator[]>();
@@ -54,6 +101,18 @@ export class EmbeddedStore implements KubeClient {
 
   addDefaulter(kind: string, d: Defaulter): void {
     this.defaulters.set(kind, [...(this.defaulters.get(kind) ?? []), d]);
+  }
+
+  /**
+   * Validate and prune a kind against its structural OpenAPI v3 schema on
+   * every write, as the apiserver does for CRDs (see src/kube/crds).
+   */
+  setSchema(kind: string, schema: JSONSchemaProps): void {
+    this.schemas.set(kind, schema);
+  }
+
+  schemaFor(kind: string): JSONSchemaProps | undefined {
+    return this.schemas.get(kind);
   }
 
   /** Current resourceVersion of the whole store. */
@@ -78,12 +137,17 @@ export class EmbeddedStore implements KubeClient {
 
   listSync<T extends KubeObject>(kind: string, opts: ListOptions = {}): T[] {
     const out: T[] = [];
+    const match = objectFilter(kind, opts);
     for (const o of this.bucket(kind).values()) {
-      if (opts.namespace && o.metadata.namespace !== opts.namespace) continue;
-      if (opts.labelSelector && !labelsMatch(o.metadata.labels, opts.labelSelector)) continue;
+      if (match && !match(o)) continue;
       out.push(structuredClone(o) as T);
     }
     return out.sort((a, b) => keyOf(a.metadata).localeCompare(keyOf(b.metadata)));
+  }
+
+  /** A list plus the store's resourceVersion at that instant, to start a watch from (list-then-watch). */
+  listWithVersion<T extends KubeObject>(kind: string, opts: ListOptions = {}): { items: T[]; resourceVersion: string } {
+    return { items: this.listSync<T>(kind, opts), resourceVersion: this.resourceVersion() };
   }
 
   /** Number of stored objects of a kind (cheap; no copies). */
@@ -93,7 +157,7 @@ export class EmbeddedStore implements KubeClient {
 
   // ---- writes --------------------------------------------------------------
 
-  async create<T extends KubeObject>(obj: T): Promise<T> {
+  async create<T extends KubeObject>(obj: T, wopts: WriteOptions = {}): Promise<T> {
     const info = resourceForKind(obj.kind);
     const o = structuredClone(obj) as KubeObject;
     if (!o.metadata?.name) {
@@ -106,14 +170,17 @@ export class EmbeddedStore implements KubeClient {
     const bucket = this.bucket(o.kind);
     const key = this.key(ref);
     if (bucket.has(key)) throw new KubeApiError('AlreadyExists', `${info.plural} "${o.metadata.name}" already exists`);
+    this.checkSchema(o, 'all', wopts);
     for (const d of this.defaulters.get(o.kind) ?? []) d(o);
     this.validate('CREATE', o, undefined);
     o.apiVersion = o.apiVersion || `${info.group ? info.group + '/' : ''}${info.version}`;
-    o.metadata.uid = this.uids.uuid();
     o.metadata.creationTimestamp = rfc3339(this.opts.clock.now());
     o.metadata.generation = 1;
-    o.metadata.resourceVersion = this.nextRv();
     delete o.metadata.deletionTimestamp;
+    delete o.metadata.resourceVersion;
+    if (wopts.dryRun) return structuredClone(o) as T;
+    o.metadata.uid = this.uids.uuid();
+    o.metadata.resourceVersion = this.nextRv();
     bucket.set(key, o);
     this.indexOwners(o);
     this.opts.events?.record({
@@ -126,19 +193,19 @@ export class EmbeddedStore implements KubeClient {
     return structuredClone(o) as T;
   }
 
-  async update<T extends KubeObject>(obj: T): Promise<T> {
-    return this.write(obj, 'main');
+  async update<T extends KubeObject>(obj: T, wopts: WriteOptions = {}): Promise<T> {
+    return this.write(obj, 'main', wopts);
   }
 
-  async updateStatus<T extends KubeObject>(obj: T): Promise<T> {
-    return this.write(obj, 'status');
+  async updateStatus<T extends KubeObject>(obj: T, wopts: WriteOptions = {}): Promise<T> {
+    return this.write(obj, 'status', wopts);
   }
 
   async patch<T extends KubeObject>(
     ref: ObjectRef,
     type: PatchType,
     patch: unknown,
-    opts: { subresource?: 'status' } = {},
+    opts: { subresource?: 'status' } & WriteOptions = {},
   ): Promise<T> {
     const cur = this.bucket(ref.kind).get(this.key(ref));
     if (!cur) throw KubeApiError.notFound(resourceForKind(ref.kind).plural, ref.name);
@@ -149,7 +216,7 @@ export class EmbeddedStore implements KubeClient {
     // A patch is not a conditional write unless it carries a resourceVersion itself.
     const carriesRv = JSON.stringify(patch).includes('"resourceVersion"');
     if (!carriesRv) patched.metadata.resourceVersion = cur.metadata.resourceVersion;
-    return this.write(patched as T, opts.subresource === 'status' ? 'status' : 'main');
+    return this.write(patched as T, opts.subresource === 'status' ? 'status' : 'main', opts);
   }
 
   async delete(ref: ObjectRef, opts: { ignoreNotFound?: boolean } = {}): Promise<void> {
@@ -162,31 +229,59 @@ export class EmbeddedStore implements KubeClient {
     }
     if (cur.metadata.finalizers?.length) {
       if (cur.metadata.deletionTimestamp) return;
-      cur.metadata.deletionTimestamp = rfc3339(this.opts.clock.now());
-      cur.metadata.generation = (cur.metadata.generation ?? 1) + 1;
-      cur.metadata.resourceVersion = this.nextRv();
+      // Objects are never mutated in place once stored: watch history holds references to them.
+      const next = structuredClone(cur);
+      next.metadata.deletionTimestamp = rfc3339(this.opts.clock.now());
+      next.metadata.generation = (cur.metadata.generation ?? 1) + 1;
+      next.metadata.resourceVersion = this.nextRv();
+      bucket.set(key, next);
       this.opts.events?.record({
         source: 'kube',
         type: 'object.deleting',
-        message: `[${this.opts.clusterName}] ${describeRef(ref)} marked for deletion (finalizers: ${cur.metadata.finalizers.join(', ')})`,
+        message: `[${this.opts.clusterName}] ${describeRef(ref)} marked for deletion (finalizers: ${(cur.metadata.finalizers ?? []).join(', ')})`,
         data: { cluster: this.opts.clusterName, kind: ref.kind, namespace: ref.namespace, name: ref.name },
       });
-      this.emit('MODIFIED', cur);
+      this.emit('MODIFIED', next, cur);
       return;
     }
     this.remove(cur);
   }
 
-  watch<T extends KubeObject>(kind: string, handler: (e: WatchEvent<T>) => void): () => void {
-    const set = this.handlers.get(kind) ?? new Set<Handler>();
+  /**
+   * Subscribe to a kind. With `opts.resourceVersion`, the retained events
+   * after that version are replayed synchronously before this returns;
+   * a version older than the retained history throws 410 Gone.
+   */
+  watch<T extends KubeObject>(kind: string, handler: (e: WatchEvent<T>) => void, opts: WatchOptions = {}): () => void {
+    resourceForKind(kind);
+    const match = objectFilter(kind, opts);
+    const w: Watcher = { handler: handler as Handler, ...(match ? { match } : {}) };
+    if (opts.resourceVersion !== undefined && opts.resourceVersion !== '' && opts.resourceVersion !== '0') {
+      const from = Number(opts.resourceVersion);
+      if (!Number.isInteger(from) || from < 0) throw new KubeApiError('BadRequest', `invalid resource version "${opts.resourceVersion}"`);
+      if (from < this.historyFloor) {
+        throw new KubeApiError('Gone', `too old resource version: ${from} (${this.historyFloor})`);
+      }
+      for (const e of this.history) {
+        if (e.rv <= from || e.object.kind !== kind) continue;
+        this.deliver(w, e.type, e.object, e.old);
+      }
+    }
+    const set = this.handlers.get(kind) ?? new Set<Watcher>();
     this.handlers.set(kind, set);
-    set.add(handler as Handler);
-    return () => set.delete(handler as Handler);
+    set.add(w);
+    opts.onReady?.();
+    return () => set.delete(w);
+  }
+
+  /** The oldest resourceVersion a watch can still resume from. */
+  oldestResumableVersion(): string {
+    return String(this.historyFloor);
   }
 
   // ---- internals -----------------------------------------------------------
 
-  private write<T extends KubeObject>(obj: T, part: 'main' | 'status'): T {
+  private write<T extends KubeObject>(obj: T, part: 'main' | 'status', wopts: WriteOptions = {}): T {
     const info = resourceForKind(obj.kind);
     const ref = { kind: obj.kind, namespace: info.namespaced ? obj.metadata.namespace ?? 'default' : undefined, name: obj.metadata.name };
     const bucket = this.bucket(obj.kind);
@@ -204,6 +299,7 @@ export class EmbeddedStore implements KubeClient {
       if (obj.status === undefined) delete next.status;
       else next.status = structuredClone(obj.status);
     }
+    if (part === 'status') this.checkSchema(next, 'status', wopts);
     if (part === 'main') {
       const incoming = structuredClone(obj) as KubeObject;
       // Everything but status (for kinds with a status subresource) and server-owned metadata.
@@ -223,6 +319,7 @@ export class EmbeddedStore implements KubeClient {
       for (const k of ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const) {
         if (next.metadata[k] === undefined) delete next.metadata[k];
       }
+      this.checkSchema(next, info.statusSubresource ? 'main' : 'all', wopts);
       if (cur.metadata.deletionTimestamp) {
         const added = (m.finalizers ?? []).filter((f) => !(cur.metadata.finalizers ?? []).includes(f));
         if (added.length) {
@@ -235,16 +332,52 @@ export class EmbeddedStore implements KubeClient {
       if (!jsonEqual(this.specPart(next), this.specPart(cur))) next.metadata.generation = (cur.metadata.generation ?? 1) + 1;
     }
     if (jsonEqual(next, cur)) return structuredClone(cur) as T; // no-op writes do not bump resourceVersion
+    if (wopts.dryRun) return structuredClone(next) as T;
     next.metadata.resourceVersion = this.nextRv();
     this.unindexOwners(cur);
     bucket.set(key, next);
     this.indexOwners(next);
     if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
-      this.remove(next);
-      return structuredClone(next) as T;
+      return structuredClone(this.remove(next)) as T;
     }
-    this.emit('MODIFIED', next);
+    this.emit('MODIFIED', next, cur);
     return structuredClone(next) as T;
+  }
+
+  /**
+   * Structural-schema handling of a write: prune unknown fields (Strict:
+   * 400 BadRequest naming them; Warn: warnings), then validate types, required
+   * fields, enums and bounds (422 Invalid naming each field). `part` limits
+   * both to what the request may change.
+   */
+  private checkSchema(o: KubeObject, part: 'all' | 'main' | 'status', wopts: WriteOptions): void {
+    const schema = this.schemas.get(o.kind);
+    if (!schema) return;
+    const props = schema.properties ?? {};
+    const rec = o as unknown as Record<string, unknown>;
+    const unknown: string[] = [];
+    const causes: FieldCause[] = [];
+    for (const key of Object.keys(rec)) {
+      if (key === 'metadata' || key === 'apiVersion' || key === 'kind') continue;
+      if (part === 'status' ? key !== 'status' : part === 'main' && key === 'status') continue;
+      const p = props[key];
+      if (!p) {
+        unknown.push(key);
+        delete rec[key];
+        continue;
+      }
+      unknown.push(...prune(rec[key], p, key));
+      causes.push(...validateSchema(rec[key], p, key));
+    }
+    if (unknown.length && wopts.fieldValidation === 'Strict') {
+      const info = resourceForKind(o.kind);
+      throw new KubeApiError(
+        'BadRequest',
+        `${o.kind} in version "${info.version}" cannot be handled as a ${o.kind}: strict decoding error: ${unknown.map((u) => `unknown field "${u}"`).join(', ')}`,
+      );
+    }
+    if (unknown.length && wopts.fieldValidation === 'Warn') wopts.warnings?.push(...unknown.map((u) => `unknown field "${u}"`));
+    if (causes.length) throw KubeApiError.invalid(o.kind, o.metadata.name, causes);
   }
 
   private specPart(o: KubeObject): Record<string, unknown> {
@@ -259,7 +392,7 @@ export class EmbeddedStore implements KubeClient {
     if (causes.length) throw KubeApiError.invalid(obj.kind, obj.metadata.name, causes);
   }
 
-  private remove(o: KubeObject): void {
+  private remove(o: KubeObject): KubeObject {
     const ref = { kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name };
     this.bucket(o.kind).delete(this.key(ref));
     this.unindexOwners(o);
@@ -269,9 +402,11 @@ export class EmbeddedStore implements KubeClient {
       message: `[${this.opts.clusterName}] deleted ${describeRef(ref)}`,
       data: { cluster: this.opts.clusterName, kind: o.kind, namespace: ref.namespace, name: ref.name },
     });
-    o.metadata.resourceVersion = this.nextRv();
-    this.emit('DELETED', o);
+    const gone = structuredClone(o);
+    gone.metadata.resourceVersion = this.nextRv();
+    this.emit('DELETED', gone);
     this.collectGarbage(o.metadata.uid);
+    return gone;
   }
 
   /** Background cascading deletion: dependents whose every owner is gone are deleted. */
@@ -307,10 +442,27 @@ export class EmbeddedStore implements KubeClient {
     for (const r of o.metadata.ownerReferences ?? []) this.dependents.get(r.uid)?.delete(id);
   }
 
-  private emit(type: WatchEvent['type'], o: KubeObject): void {
+  private emit(type: WatchEvent['type'], o: KubeObject, old?: KubeObject): void {
+    this.history.push({ rv: Number(o.metadata.resourceVersion), type, object: o, ...(old ? { old } : {}) });
+    const cap = this.opts.watchHistory ?? 5000;
+    while (this.history.length > cap) this.historyFloor = this.history.shift()!.rv;
     const hs = this.handlers.get(o.kind);
     if (!hs || hs.size === 0) return;
-    for (const h of [...hs]) h({ type, object: structuredClone(o) });
+    for (const w of [...hs]) this.deliver(w, type, o, old);
+  }
+
+  /** Deliver one event to one watcher, translating selector transitions as the apiserver does. */
+  private deliver(w: Watcher, type: WatchEvent['type'], o: KubeObject, old: KubeObject | undefined): void {
+    if (!w.match) return w.handler({ type, object: structuredClone(o) });
+    const now = w.match(o);
+    if (type !== 'MODIFIED') {
+      if (now) w.handler({ type, object: structuredClone(o) });
+      return;
+    }
+    const before = old ? w.match(old) : now;
+    if (now && before) w.handler({ type: 'MODIFIED', object: structuredClone(o) });
+    else if (now) w.handler({ type: 'ADDED', object: structuredClone(o) });
+    else if (before) w.handler({ type: 'DELETED', object: structuredClone(o) });
   }
 
   private bucket(kind: string): Map<string, KubeObject> {

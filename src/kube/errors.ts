@@ -7,7 +7,9 @@ export type StatusReason =
   | 'BadRequest'
   | 'Forbidden'
   | 'Gone'
-  | 'MethodNotAllowed';
+  | 'MethodNotAllowed'
+  | 'UnsupportedMediaType'
+  | 'InternalError';
 
 const CODES: Record<StatusReason, number> = {
   NotFound: 404,
@@ -18,6 +20,8 @@ const CODES: Record<StatusReason, number> = {
   Forbidden: 403,
   Gone: 410,
   MethodNotAllowed: 405,
+  UnsupportedMediaType: 415,
+  InternalError: 500,
 };
 
 export interface FieldCause {

@@ -38,6 +38,9 @@ export const RESOURCES: readonly ResourceInfo[] = [
   r('ConfigMap', '', 'v1', 'configmaps', true, false, ['cm']),
   r('Node', '', 'v1', 'nodes', false, true, ['no']),
   r('Event', '', 'v1', 'events', true, false, ['ev']),
+  // Controller deployments and their pods, so that `kubectl logs deployment/<name>` resolves a pod (OPS-3).
+  r('Pod', '', 'v1', 'pods', true, true, ['po']),
+  r('Deployment', 'apps', 'v1', 'deployments', true, true, ['deploy']),
   r('Cluster', CAPI, 'v1beta1', 'clusters', true, true, ['cl']),
   r('Machine', CAPI, 'v1beta1', 'machines', true, true, ['ma']),
   r('MachineSet', CAPI, 'v1beta1', 'machinesets', true, true, ['ms']),

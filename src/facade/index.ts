@@ -1,0 +1,4 @@
+export * from './server.js';
+export * from './tables.js';
+export * from './discovery.js';
+export * from './controllers.js';

@@ -1,0 +1,451 @@
+/**
+ * An HTTP facade that serves the embedded management cluster, and every
+ * simulated workload cluster under /clusters/<namespace>/<name>, with enough
+ * of the Kubernetes REST API that the real kubectl works against it:
+ * discovery, OpenAPI v3, get/list/watch (JSON lines), server-side tables,
+ * create/update/patch (json, merge; strategic for built-in kinds only)/delete,
+ * the status subresource, Events, and pods/log for the controller
+ * deployments. Errors are metav1.Status objects. See docs/kube.md.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import { parse as parseYaml } from 'yaml';
+import type { Clock } from '../core/clock.js';
+import type { WriteOptions } from '../kube/client.js';
+import type { EmbeddedStore } from '../kube/embedded-store.js';
+import { KubeApiError } from '../kube/errors.js';
+import { applyMergePatch } from '../kube/patch.js';
+import { RESOURCES, type ResourceInfo } from '../kube/resources.js';
+import type { KubeObject, WatchEvent } from '../kube/types.js';
+import type { ControllerLogs } from '../runtime/context.js';
+import type { EmbeddedWorkloadClusters } from '../testbed/embedded.js';
+import { ANN_LOG_STREAM, ensureControllerObjects, ensureNamespaces, KNOWN_CONTROLLER_DEPLOYMENTS, CONTROLLER_NAMESPACE } from './controllers.js';
+import { apiGroupInfo, apiGroupList, apiResourceList, apiVersions, openApiV3, openApiV3Index, SERVER_VERSION } from './discovery.js';
+import { toTable, type IncludeObject } from './tables.js';
+
+export interface FacadeOptions {
+  mgmt: EmbeddedStore;
+  workloads?: EmbeddedWorkloadClusters;
+  /** Controller logs served as the pods/log of the controller deployments. */
+  logs?: ControllerLogs;
+  /** The simulation clock (ages in tables are computed on it). */
+  clock: Clock;
+  /** Default 0 (an ephemeral port). */
+  port?: number;
+  host?: string;
+  /** Directory for kubeconfig files (default: a fresh temp dir). */
+  kubeconfigDir?: string;
+}
+
+export interface KubeconfigFiles {
+  /** One file, contexts "management" (current) and one per workload cluster (its name). */
+  combined: string;
+  management: string;
+  /** "namespace/name" -> file whose current context is that workload cluster. */
+  workloads: Record<string, string>;
+}
+
+export interface Facade {
+  url: string;
+  /** Base URL of a workload cluster's API. */
+  clusterUrl(namespace: string, name: string): string;
+  /** The management cluster's kubeconfig. */
+  kubeconfigPath: string;
+  kubeconfigPaths: KubeconfigFiles;
+  /** (Re)write kubeconfig files, e.g. after new workload clusters appeared. */
+  writeKubeconfig(dir?: string): KubeconfigFiles;
+  /** Number of watch streams currently open (tests wait for a client's watch to be established). */
+  openWatches(): number;
+  close(): Promise<void>;
+}
+
+interface Status {
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: Record<string, never>;
+  status: 'Failure' | 'Success';
+  message: string;
+  reason: string;
+  details?: { name?: string; group?: string; kind?: string; causes?: { reason: string; message: string; field?: string }[] };
+  code: number;
+}
+
+class HttpStatus extends Error {
+  constructor(readonly status: Status) {
+    super(status.message);
+  }
+}
+
+function status(code: number, reason: string, message: string, details?: Status['details']): HttpStatus {
+  return new HttpStatus({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, ...(details ? { details } : {}), code });
+}
+
+const qualified = (info: ResourceInfo): string => (info.group ? `${info.plural}.${info.group}` : info.plural);
+
+function toStatus(e: unknown, info?: ResourceInfo, name?: string): Status {
+  if (e instanceof HttpStatus) return e.status;
+  if (e instanceof KubeApiError) {
+    name ??= /^\S+ "([^"]*)" is invalid/.exec(e.message)?.[1];
+    let message = e.message;
+    if (e.reason === 'NotFound' && info && name) message = `${qualified(info)} "${name}" not found`;
+    if (e.reason === 'Invalid' && info?.group && message.startsWith(`${info.kind} "`)) message = `${info.kind}.${info.group}${message.slice(info.kind.length)}`;
+    const details: Status['details'] = {
+      ...(name ? { name } : {}),
+      ...(info ? { group: info.group, kind: e.reason === 'Invalid' ? info.kind : info.plural } : {}),
+      ...(e.causes.length
+        ? { causes: e.causes.map((c) => ({ reason: /^Required value/.test(c.message) ? 'FieldValueRequired' : /^Forbidden/.test(c.message) ? 'FieldValueForbidden' : /^Unsupported value/.test(c.message) ? 'FieldValueNotSupported' : /^Duplicate/.test(c.message) ? 'FieldValueDuplicate' : 'FieldValueInvalid', message: c.rule ? `${c.rule}: ${c.message}` : c.message, field: c.field })) }
+        : {}),
+    };
+    const reason = e.reason === 'Gone' ? 'Expired' : e.reason;
+    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, details, code: e.code };
+  }
+  const msg = e instanceof Error ? e.message : String(e);
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: msg, reason: 'InternalError', details: { causes: [{ reason: 'UnexpectedServerResponse', message: msg }] }, code: 500 };
+}
+
+interface Target {
+  store: EmbeddedStore;
+  info: ResourceInfo;
+  namespace?: string;
+  name?: string;
+  sub?: string;
+}
+
+type Query = Record<string, string | undefined>;
+
+function wantsTable(req: FastifyRequest): boolean {
+  return /as=Table/.test(String(req.headers.accept ?? ''));
+}
+
+function writeOptions(q: Query, warnings: string[]): WriteOptions {
+  const fv = q.fieldValidation;
+  return {
+    ...(q.dryRun === 'All' ? { dryRun: true } : {}),
+    ...(fv === 'Strict' || fv === 'Warn' || fv === 'Ignore' ? { fieldValidation: fv } : {}),
+    warnings,
+  };
+}
+
+function parseBody(req: FastifyRequest): unknown {
+  const raw = typeof req.body === 'string' ? req.body : Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
+  if (raw.trim() === '') throw status(400, 'BadRequest', 'the request body is empty');
+  const ct = String(req.headers['content-type'] ?? 'application/json');
+  try {
+    return ct.includes('yaml') ? (parseYaml(raw) as unknown) : (JSON.parse(raw) as unknown);
+  } catch (e) {
+    throw status(400, 'BadRequest', `the body of the request could not be decoded: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+export async function startFacade(opts: FacadeOptions): Promise<Facade> {
+  const app = Fastify({ logger: false, forceCloseConnections: true, bodyLimit: 16 * 1024 * 1024 });
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  const { mgmt, workloads, logs, clock } = opts;
+  const streams = new Set<() => void>();
+
+  const ensureControllers = async (): Promise<void> => {
+    const names = [...new Set([...KNOWN_CONTROLLER_DEPLOYMENTS, ...(logs?.deployments() ?? [])])].sort();
+    await ensureControllerObjects(mgmt, names, clock);
+  };
+  await ensureNamespaces(mgmt);
+  await ensureControllers();
+  const prepared = new WeakSet<EmbeddedStore>([mgmt]);
+
+  app.all('/*', async (req, reply) => {
+    const url = new URL(req.url, 'http://facade');
+    const q: Query = Object.fromEntries(url.searchParams.entries());
+    let path = url.pathname.replace(/\/+$/, '') || '/';
+    let store = mgmt;
+    let base = '';
+    const m = /^\/clusters\/([^/]+)\/([^/]+)(\/.*)?$/.exec(path);
+    if (m) {
+      const key = `${decodeURIComponent(m[1]!)}/${decodeURIComponent(m[2]!)}`;
+      if (!workloads?.names().includes(key)) return send(reply, status(404, 'NotFound', `workload cluster "${key}" not found`).status);
+      store = workloads.store(decodeURIComponent(m[1]!), decodeURIComponent(m[2]!));
+      if (!prepared.has(store)) {
+        prepared.add(store);
+        await ensureNamespaces(store);
+      }
+      base = `/clusters/${m[1]}/${m[2]}`;
+      path = m[3] ?? '/';
+    }
+    let target: Target | undefined;
+    try {
+      switch (path) {
+        case '/version':
+          return reply.send(SERVER_VERSION);
+        case '/healthz':
+        case '/livez':
+        case '/readyz':
+          return reply.type('text/plain').send('ok');
+        case '/api':
+          return reply.send(apiVersions(`${req.hostname}`));
+        case '/apis':
+          return reply.send(apiGroupList());
+        case '/openapi/v3':
+          return reply.send(openApiV3Index(base));
+        case '/openapi/v2':
+          throw status(404, 'NotFound', 'the server could not find the requested resource (OpenAPI v2 is not served; kubectl uses /openapi/v3)');
+      }
+      let mm: RegExpExecArray | null;
+      if ((mm = /^\/openapi\/v3\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))$/.exec(path))) {
+        const doc = mm[1] ? openApiV3('', 'v1') : openApiV3(mm[2]!, mm[3]!);
+        if (!doc) throw status(404, 'NotFound', 'the server could not find the requested resource');
+        return reply.send(doc);
+      }
+      if (path === '/api/v1') return reply.send(apiResourceList('', 'v1'));
+      if ((mm = /^\/apis\/([^/]+)$/.exec(path))) {
+        const g = apiGroupInfo(mm[1]!);
+        if (!g) throw status(404, 'NotFound', 'the server could not find the requested resource');
+        return reply.send(g);
+      }
+      if ((mm = /^\/apis\/([^/]+)\/([^/]+)$/.exec(path))) {
+        const l = apiResourceList(mm[1]!, mm[2]!);
+        if (!l) throw status(404, 'NotFound', 'the server could not find the requested resource');
+        return reply.send(l);
+      }
+      target = resolve(store, path);
+      if (!target) throw status(404, 'NotFound', 'the server could not find the requested resource');
+      if ((target.info.kind === 'Deployment' || target.info.kind === 'Pod') && store === mgmt) await ensureControllers();
+      return await serve(req, reply, target, q);
+    } catch (e) {
+      return send(reply, toStatus(e, target?.info, target?.name));
+    }
+  });
+
+  function send(reply: FastifyReply, s: Status): FastifyReply {
+    return reply.code(s.code).type('application/json').send(s);
+  }
+
+  function resolve(store: EmbeddedStore, path: string): Target | undefined {
+    const mm = /^\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))\/(.+)$/.exec(path);
+    if (!mm) return undefined;
+    const group = mm[1] ? '' : mm[2]!;
+    const version = mm[1] ?? mm[3]!;
+    let rest = mm[4]!.split('/').map(decodeURIComponent);
+    const find = (plural: string | undefined): ResourceInfo | undefined => RESOURCES.find((r) => r.group === group && r.version === version && r.plural === plural);
+    let namespace: string | undefined;
+    if (rest[0] === 'namespaces' && rest.length >= 3 && find(rest[2])?.namespaced) {
+      namespace = rest[1];
+      rest = rest.slice(2);
+    }
+    const info = find(rest[0]);
+    if (!info || rest.length > 3) return undefined;
+    if (namespace && !info.namespaced) return undefined;
+    return { store, info, ...(namespace ? { namespace } : {}), ...(rest[1] ? { name: rest[1] } : {}), ...(rest[2] ? { sub: rest[2] } : {}) };
+  }
+
+  async function serve(req: FastifyRequest, reply: FastifyReply, t: Target, q: Query): Promise<FastifyReply> {
+    const { store, info, namespace, name, sub } = t;
+    const method = req.method.toUpperCase();
+    const warnings: string[] = [];
+    const done = (code: number, body: unknown): FastifyReply => {
+      for (const w of warnings) void reply.header('Warning', `299 - ${JSON.stringify(w)}`);
+      return reply.code(code).type('application/json').send(body);
+    };
+    if (sub && !(sub === 'status' && info.statusSubresource) && !(sub === 'log' && info.kind === 'Pod')) {
+      throw status(404, 'NotFound', 'the server could not find the requested resource');
+    }
+    const includeObject = (q.includeObject as IncludeObject | undefined) ?? 'Metadata';
+    const ref = { kind: info.kind, namespace: info.namespaced ? namespace : undefined, name: name ?? '' };
+
+    if (method === 'GET' && !name) {
+      const listOpts = { ...(namespace ? { namespace } : {}), ...(q.labelSelector ? { labelSelector: q.labelSelector } : {}), ...(q.fieldSelector ? { fieldSelector: q.fieldSelector } : {}) };
+      if (q.watch === 'true' || q.watch === '1') return watch(req, reply, t, q, listOpts);
+      const { items, resourceVersion } = store.listWithVersion(info.kind, listOpts);
+      if (wantsTable(req)) return done(200, toTable(info.kind, items, clock.now(), { resourceVersion, includeObject }));
+      return done(200, { kind: `${info.kind}List`, apiVersion: info.group ? `${info.group}/${info.version}` : info.version, metadata: { resourceVersion }, items });
+    }
+    if (!name) {
+      if (method !== 'POST') throw status(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
+      const body = parseBody(req) as KubeObject;
+      checkBody(body, info, namespace);
+      const created = await store.create({ ...body, metadata: { ...body.metadata, ...(info.namespaced ? { namespace: namespace ?? body.metadata.namespace ?? 'default' } : {}) } }, writeOptions(q, warnings));
+      return done(201, created);
+    }
+    switch (method) {
+      case 'GET': {
+        if (sub === 'log') return podLog(reply, store, info, namespace!, name, q);
+        const o = store.getSync(ref);
+        if (!o) throw KubeApiError.notFound(info.plural, name);
+        if (wantsTable(req)) return done(200, toTable(info.kind, [o], clock.now(), { resourceVersion: store.resourceVersion(), includeObject }));
+        return done(200, o);
+      }
+      case 'PUT': {
+        const body = parseBody(req) as KubeObject;
+        checkBody(body, info, namespace);
+        if (body.metadata?.name !== name) throw status(400, 'BadRequest', `the name of the object (${body.metadata?.name ?? ''}) does not match the name on the URL (${name})`);
+        const wo = writeOptions(q, warnings);
+        const obj = { ...body, metadata: { ...body.metadata, ...(info.namespaced ? { namespace } : {}) } };
+        const out = sub === 'status' ? await store.updateStatus(obj, wo) : await store.update(obj, wo);
+        return done(200, out);
+      }
+      case 'PATCH': {
+        const ct = String(req.headers['content-type'] ?? '').split(';')[0]!.trim();
+        const wo = writeOptions(q, warnings);
+        const subOpt = sub === 'status' ? { subresource: 'status' as const } : {};
+        if (ct === 'application/json-patch+json') return done(200, await store.patch(ref, 'json', parseBody(req), { ...subOpt, ...wo }));
+        if (ct === 'application/merge-patch+json') return done(200, await store.patch(ref, 'merge', parseBody(req), { ...subOpt, ...wo }));
+        if (ct === 'application/strategic-merge-patch+json') {
+          // The apiserver has no strategic-merge metadata for custom resources.
+          if (info.group && info.group !== 'apps') throw unsupportedMedia(ct);
+          return done(200, await store.patch(ref, 'merge', parseBody(req), { ...subOpt, ...wo }));
+        }
+        if (ct === 'application/apply-patch+yaml') return done(200, await serverSideApply(store, info, ref, parseBody(req) as KubeObject, wo));
+        throw unsupportedMedia(ct);
+      }
+      case 'DELETE': {
+        const before = store.getSync(ref);
+        if (!before) throw KubeApiError.notFound(info.plural, name);
+        await store.delete(ref);
+        const after = store.getSync(ref);
+        return done(200, after ?? { ...before, metadata: { ...before.metadata } });
+      }
+      default:
+        throw status(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+    }
+  }
+
+  function unsupportedMedia(_ct: string): HttpStatus {
+    return status(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`);
+  }
+
+  function checkBody(body: KubeObject, info: ResourceInfo, namespace: string | undefined): void {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw status(400, 'BadRequest', 'the request body must be a JSON object');
+    if (!body.metadata || typeof body.metadata !== 'object') body.metadata = { name: '' };
+    const av = info.group ? `${info.group}/${info.version}` : info.version;
+    if (body.kind !== info.kind || (body.apiVersion && body.apiVersion !== av)) {
+      throw status(400, 'BadRequest', `the API version in the data (${body.apiVersion ?? ''}) does not match the expected API version (${av}) or kind ${body.kind ?? '""'} is not ${info.kind}`);
+    }
+    if (namespace && body.metadata.namespace && body.metadata.namespace !== namespace) {
+      throw status(400, 'BadRequest', 'the namespace of the provided object does not match the namespace sent on the request');
+    }
+  }
+
+  /** A simplified server-side apply: create, or merge the applied fields into the live object (no managedFields). */
+  async function serverSideApply(store: EmbeddedStore, info: ResourceInfo, ref: { kind: string; namespace?: string; name: string }, body: KubeObject, wo: WriteOptions): Promise<KubeObject> {
+    checkBody(body, info, ref.namespace);
+    const cur = store.getSync(ref);
+    if (!cur) return store.create({ ...body, metadata: { ...body.metadata, name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) } }, wo);
+    const { apiVersion: _a, kind: _k, ...rest } = body;
+    return store.patch(ref, 'merge', applyMergePatch({}, rest), wo);
+  }
+
+  function podLog(reply: FastifyReply, store: EmbeddedStore, info: ResourceInfo, namespace: string, name: string, q: Query): FastifyReply {
+    const pod = store.getSync({ kind: 'Pod', namespace, name });
+    if (!pod) throw KubeApiError.notFound(info.plural, name);
+    const stream = pod.metadata.annotations?.[ANN_LOG_STREAM];
+    let lines = stream && logs ? logs.text(stream).split('\n').filter((l) => l !== '') : [];
+    const tail = q.tailLines !== undefined ? Number(q.tailLines) : undefined;
+    if (tail !== undefined && Number.isInteger(tail) && tail >= 0) lines = tail === 0 ? [] : lines.slice(-tail);
+    return reply.code(200).type('text/plain').send(lines.map((l) => l + '\n').join(''));
+  }
+
+  function watch(req: FastifyRequest, reply: FastifyReply, t: Target, q: Query, listOpts: { namespace?: string; labelSelector?: string; fieldSelector?: string }): FastifyReply {
+    const { store, info } = t;
+    const asTable = wantsTable(req);
+    const includeObject = (q.includeObject as IncludeObject | undefined) ?? 'Metadata';
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    res.flushHeaders();
+    let first = true;
+    let closed = false;
+    const write = (e: { type: string; object: unknown }): void => {
+      if (!closed) res.write(JSON.stringify(e) + '\n');
+    };
+    const sendEvent = (e: WatchEvent): void => {
+      const object = asTable ? toTable(info.kind, [e.object], clock.now(), { includeObject, noHeaders: !first }) : e.object;
+      first = false;
+      write({ type: e.type, object });
+    };
+    let unsub: (() => void) | undefined;
+    const end = (): void => {
+      if (closed) return;
+      closed = true;
+      unsub?.();
+      streams.delete(end);
+      clearTimeout(timer);
+      res.end();
+    };
+    streams.add(end);
+    const timeout = q.timeoutSeconds !== undefined ? Number(q.timeoutSeconds) : 1800;
+    const timer = setTimeout(end, Math.max(1, timeout) * 1000);
+    timer.unref();
+    req.raw.on('close', end);
+    const rv = q.resourceVersion;
+    try {
+      if (!rv || rv === '0') {
+        for (const o of store.listSync(info.kind, listOpts)) sendEvent({ type: 'ADDED', object: o });
+        unsub = store.watch(info.kind, sendEvent, listOpts);
+      } else {
+        unsub = store.watch(info.kind, sendEvent, { ...listOpts, resourceVersion: rv });
+      }
+    } catch (e) {
+      write({ type: 'ERROR', object: toStatus(e, info) });
+      end();
+    }
+    return reply;
+  }
+
+  const address = await app.listen({ port: opts.port ?? 0, host: opts.host ?? '127.0.0.1' });
+  const url = address.replace('[::1]', '127.0.0.1');
+  const clusterUrl = (namespace: string, name: string): string => `${url}/clusters/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
+
+  let defaultDir = opts.kubeconfigDir;
+  const writeKubeconfig = (dir?: string): KubeconfigFiles => {
+    const d = dir ?? (defaultDir ??= mkdtempSync(join(tmpdir(), 'hcs-facade-')));
+    mkdirSync(d, { recursive: true });
+    const clusters = [{ name: 'management', server: url }, ...(workloads?.names() ?? []).map((k) => {
+      const [ns, n] = k.split('/') as [string, string];
+      return { name: n, key: k, server: clusterUrl(ns, n) };
+    })];
+    const render = (current: string): string =>
+      JSON.stringify(
+        {
+          apiVersion: 'v1',
+          kind: 'Config',
+          // client-node refuses plain http unless insecure-skip-tls-verify is set (kubectl does not mind).
+          clusters: clusters.map((c) => ({ name: c.name, cluster: { server: c.server, 'insecure-skip-tls-verify': true } })),
+          users: [{ name: 'testbed-admin', user: {} }],
+          contexts: clusters.map((c) => ({ name: c.name, context: { cluster: c.name, user: 'testbed-admin' } })),
+          'current-context': current,
+          preferences: {},
+        },
+        null,
+        2,
+      ) + '\n';
+    const files: KubeconfigFiles = { combined: join(d, 'kubeconfig'), management: join(d, 'management.kubeconfig'), workloads: {} };
+    writeFileSync(files.combined, render('management'));
+    writeFileSync(files.management, render('management'));
+    for (const c of clusters.slice(1) as { name: string; key: string }[]) {
+      const f = join(d, `${c.key.replace('/', '-')}.kubeconfig`);
+      writeFileSync(f, render(c.name));
+      files.workloads[c.key] = f;
+    }
+    return files;
+  };
+
+  let kubeconfigPaths = writeKubeconfig();
+  return {
+    url,
+    clusterUrl,
+    get kubeconfigPath() {
+      return kubeconfigPaths.management;
+    },
+    get kubeconfigPaths() {
+      return kubeconfigPaths;
+    },
+    writeKubeconfig: (dir?: string) => (kubeconfigPaths = writeKubeconfig(dir)),
+    openWatches: () => streams.size,
+    close: async () => {
+      for (const end of [...streams]) end();
+      await app.close();
+    },
+  };
+}
+
+export { CONTROLLER_NAMESPACE };

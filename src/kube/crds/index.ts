@@ -1,0 +1,3 @@
+export * from './schema.js';
+export * from './definitions.js';
+export * from './install.js';
