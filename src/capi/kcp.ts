@@ -57,9 +57,9 @@ export const LABEL_CONTROL_PLANE_NAME = 'cluster.x-k8s.io/control-plane-name';
 export const ANN_KUBEADM_CLUSTER_CONFIGURATION = 'controlplane.cluster.x-k8s.io/kubeadm-cluster-configuration';
 /** Testbed operator action (KCP-5): drop unhealthy etcd members so that the remaining ones have quorum. */
 export const ANN_RESTORE_ETCD_QUORUM = 'testbed.hcs/restore-etcd-quorum';
-/** Testbed fault: comma-separated control plane Machine names whose etcd member is unhealthy. */
+/** Testbed fault: comma-separated control plane Machine names (or their Node names) whose etcd member is unhealthy. */
 export const ANN_ETCD_MEMBER_UNHEALTHY = 'testbed.hcs/etcd-member-unhealthy';
-/** Testbed fault: comma-separated control plane Machine names whose API server / controller manager / scheduler are unhealthy. */
+/** Testbed fault: comma-separated control plane Machine names (or their Node names) whose API server / controller manager / scheduler are unhealthy. */
 export const ANN_CONTROL_PLANE_COMPONENTS_UNHEALTHY = 'testbed.hcs/control-plane-components-unhealthy';
 /** Workload-cluster ConfigMap recording what the control plane actually runs (KCP-3). */
 export const CONTROL_PLANE_CONFIGMAP = { namespace: 'kube-system', name: 'testbed-control-plane' };
@@ -263,7 +263,7 @@ export class KubeadmControlPlaneReconciler implements Controller {
       const keep = record.members.filter((mem) => {
         const m = byName.get(mem.name);
         const n = m ? nodeOf(m) : undefined;
-        return !!m && !unhealthyAnn.has(mem.name) && !!n && nodeReady(n);
+        return !!m && !unhealthyAnn.has(mem.name) && !unhealthyAnn.has(mem.node) && !!n && nodeReady(n);
       });
       const dropped = record.members.filter((x) => !keep.includes(x)).map((x) => x.name);
       record = { ...record, members: keep };
@@ -287,6 +287,8 @@ export class KubeadmControlPlaneReconciler implements Controller {
       if (o) infra.set(m.metadata.name, o);
     }
     const componentsUnhealthy = splitList(kcp.metadata.annotations?.[ANN_CONTROL_PLANE_COMPONENTS_UNHEALTHY]);
+    // The knobs name a Machine, or its Node (the pool hostname: stable across replacements, so scenarios can use it).
+    const listed = (set: Set<string>, m: Machine): boolean => set.has(m.metadata.name) || (!!m.status?.nodeRef && set.has(m.status.nodeRef.name));
     const memberNames = new Set(record.members.map((x) => x.name));
     const wantCC = clusterConfigurationOf(kcp.spec.kubeadmConfigSpec);
     const wantVersion = normVersion(kcp.spec.version);
@@ -310,8 +312,8 @@ export class KubeadmControlPlaneReconciler implements Controller {
         deleting: isDeleting(m),
         hasNodeRef: !!m.status?.nodeRef,
         deleteAnnotation: !!m.metadata.annotations && ANNOTATION_DELETE_MACHINE in m.metadata.annotations,
-        componentsHealthy: ready && !componentsUnhealthy.has(m.metadata.name),
-        ...(memberNames.has(m.metadata.name) ? { etcdMemberHealthy: ready && !unhealthyAnn.has(m.metadata.name) } : {}),
+        componentsHealthy: ready && !listed(componentsUnhealthy, m),
+        ...(memberNames.has(m.metadata.name) ? { etcdMemberHealthy: ready && !listed(unhealthyAnn, m) } : {}),
       };
     });
     const memberHealthy = (mem: EtcdMemberRecord): boolean => views.find((v) => v.name === mem.name)?.etcdMemberHealthy === true;
@@ -325,7 +327,7 @@ export class KubeadmControlPlaneReconciler implements Controller {
       record.members.push({ name: m.metadata.name, node: n.metadata.name, imageTag: this.etcdTagOf(m), version: normVersion(m.spec.version) });
       memberNames.add(m.metadata.name);
       const v = views.find((x) => x.name === m.metadata.name)!;
-      v.etcdMemberHealthy = !unhealthyAnn.has(m.metadata.name);
+      v.etcdMemberHealthy = !listed(unhealthyAnn, m);
       this.ctx.events.record({ source: 'capi', type: 'kcp.etcd-member-added', message: `KubeadmControlPlane ${key}: etcd member ${m.metadata.name} (Node ${n.metadata.name}) joined`, data: { kcp: name, machine: m.metadata.name, node: n.metadata.name } });
     }
     if (quorum) {

@@ -34,6 +34,8 @@ export interface GuestMountInfo {
   mountPath: string;
   volumeId: string;
   persistent: boolean;
+  /** Mount options as the node's cloud-init `mounts` entry gave them (DISK-5: fixed for the life of the server). */
+  options?: string[];
 }
 
 export interface GuestOptions {
@@ -111,7 +113,7 @@ export class GuestFleet implements Controller {
   mounts(hostname: string): GuestMountInfo[] {
     const st = this.stateOf(hostname);
     if (!st || st.phase === 'Stopped') return [];
-    return st.mounts.map((m) => ({ ...m }));
+    return st.mounts.map((m) => ({ ...m, ...(m.options ? { options: [...m.options] } : {}) }));
   }
 
   writeFile(hostname: string, path: string, content: string): void {
@@ -278,7 +280,7 @@ export class GuestFleet implements Controller {
       const r = resolve(m.device);
       if (!r) continue;
       if (!this.hv.volume(r.volumeId)?.fs.fsType) this.hv.format(r.volumeId, m.fsType ?? ROOT_FS, '');
-      mounts.push({ mountPath: norm(m.mountPath), volumeId: r.volumeId, persistent: r.persistent });
+      mounts.push({ mountPath: norm(m.mountPath), volumeId: r.volumeId, persistent: r.persistent, options: [...m.options] });
     }
     st.mounts = mounts.sort((a, b) => b.mountPath.length - a.mountPath.length);
     this.record('guest.mounted', `${st.hostname}: mounted ${st.mounts.map((m) => `${m.mountPath}=${m.volumeId.slice(0, 8)}${m.persistent ? '(persistent)' : ''}`).join(', ')}`, st);

@@ -16,6 +16,8 @@ import {
 } from './labels.js';
 
 export const JOIN_CONFIG_PATH = '/run/kubeadm/kubeadm-join-config.yaml';
+/** CAPBK's `kubeadm init` file of the first control plane machine (ClusterConfiguration + InitConfiguration). */
+export const INIT_CONFIG_PATH = '/run/kubeadm/kubeadm.yaml';
 export const KUBELET_CERT_PATH = '/etc/kubernetes/pki/kubelet.crt';
 export const KUBELET_KEY_PATH = '/etc/kubernetes/pki/kubelet.key';
 
@@ -107,11 +109,24 @@ export function fileContent(f: WriteFile): string {
  * form (v1beta3) and the list form (v1beta4) of kubeletExtraArgs.
  */
 export function patchJoinConfiguration(text: string, hostname: string, providerID: string): string {
+  return patchNodeRegistration(text, 'JoinConfiguration', JOIN_CONFIG_PATH, hostname, providerID);
+}
+
+/**
+ * The same for the InitConfiguration of the first control plane machine
+ * (`kubeadm init --config /run/kubeadm/kubeadm.yaml`); the ClusterConfiguration
+ * document next to it is left untouched.
+ */
+export function patchInitConfiguration(text: string, hostname: string, providerID: string): string {
+  return patchNodeRegistration(text, 'InitConfiguration', INIT_CONFIG_PATH, hostname, providerID);
+}
+
+function patchNodeRegistration(text: string, kind: 'JoinConfiguration' | 'InitConfiguration', path: string, hostname: string, providerID: string): string {
   const docs = parseAllDocuments(text);
   let found = false;
   for (const d of docs) {
     const obj = d.toJS() as Record<string, unknown> | null;
-    if (!obj || obj.kind !== 'JoinConfiguration') continue;
+    if (!obj || obj.kind !== kind) continue;
     found = true;
     d.setIn(['nodeRegistration', 'name'], hostname);
     const args = d.getIn(['nodeRegistration', 'kubeletExtraArgs']);
@@ -127,23 +142,29 @@ export function patchJoinConfiguration(text: string, hostname: string, providerI
       d.setIn(['nodeRegistration', 'kubeletExtraArgs', 'provider-id'], providerID);
     }
   }
-  if (!found) throw new CloudInitError(`${JOIN_CONFIG_PATH} holds no JoinConfiguration document`);
+  if (!found) throw new CloudInitError(`${path} holds no ${kind} document`);
   return docs.map((d) => d.toString({ lineWidth: 0 })).join('');
 }
 
 /**
  * Inject the provider's additions into the bootstrap cloud-config (BOOT-2).
- * User files are kept byte for byte; only the kubeadm join configuration is
- * rewritten (node name, provider-id).
+ * User files are kept byte for byte; only the kubeadm configuration the node
+ * runs is rewritten (node name, provider-id): the JoinConfiguration of a
+ * worker or control plane join, or the InitConfiguration of the first
+ * control plane machine (`kubeadm init`).
  */
 export function injectCloudInit(original: string, inj: Injection): string {
   const doc = parseCloudConfig(original);
   const files = Array.isArray(doc.write_files) ? [...doc.write_files] : [];
   const joinIdx = files.findIndex((f) => f.path === JOIN_CONFIG_PATH);
-  if (joinIdx < 0) throw new CloudInitError(`bootstrap cloud-config has no ${JOIN_CONFIG_PATH} (only worker join bootstrap data is supported)`);
-  const join = files[joinIdx]!;
-  const { encoding: _encoding, ...rest } = join;
-  files[joinIdx] = { ...rest, content: patchJoinConfiguration(fileContent(join), inj.hostname, inj.providerID) };
+  const initIdx = files.findIndex((f) => f.path === INIT_CONFIG_PATH);
+  if (joinIdx < 0 && initIdx < 0) throw new CloudInitError(`bootstrap cloud-config has neither ${JOIN_CONFIG_PATH} (join) nor ${INIT_CONFIG_PATH} (init)`);
+  if (joinIdx >= 0 && initIdx >= 0) throw new CloudInitError(`bootstrap cloud-config has both ${JOIN_CONFIG_PATH} and ${INIT_CONFIG_PATH}; a node either joins or initializes the cluster`);
+  const idx = joinIdx >= 0 ? joinIdx : initIdx;
+  const kubeadmFile = files[idx]!;
+  const { encoding: _encoding, ...rest } = kubeadmFile;
+  const patch = joinIdx >= 0 ? patchJoinConfiguration : patchInitConfiguration;
+  files[idx] = { ...rest, content: patch(fileContent(kubeadmFile), inj.hostname, inj.providerID) };
   const withoutOurs = files.filter((f) => f.path !== KUBELET_CERT_PATH && f.path !== KUBELET_KEY_PATH);
   withoutOurs.push(
     { path: KUBELET_CERT_PATH, owner: 'root:root', permissions: '0644', content: inj.kubeletCertPem },

@@ -10,8 +10,9 @@ import { errorMessage } from '../core/errors.js';
 import { hasFinalizer, isDeleting } from '../kube/types.js';
 import type { ControllerContext } from '../runtime/context.js';
 import type { Controller, Result } from '../runtime/manager.js';
-import { stableMessage, type CloudApi, type CloudSubnet } from './cloud-api.js';
-import { Reporter, getCondition, setCondition } from './util.js';
+import { asCloudError, stableMessage, type CloudApi, type CloudSubnet } from './cloud-api.js';
+import { cloudErrorReason, ruleForCloudError } from './hcsmachine.js';
+import { Reporter, getCondition, mutateStatus, setCondition } from './util.js';
 
 export const CLUSTER_CONTROLLER = 'hcscluster';
 
@@ -110,10 +111,20 @@ export class HCSClusterController implements Controller {
     try {
       cloudSubnets = await this.cloud.listSubnets();
     } catch (e) {
-      const msg = `cannot list subnets in HCS: ${stableMessage(errorMessage(e))} (check credentials and permissions)`;
-      setCondition(conds, { type: 'NetworkReady', status: 'False', reason: 'CloudError', message: msg }, now);
+      const ce = asCloudError(e);
+      const why = ce ? cloudErrorReason(ce.code, ce.status) : undefined;
+      const msg = `cannot list subnets in HCS: ${ce ? `${ce.code} ${ce.message}` : stableMessage(errorMessage(e))}; ${why?.hint ?? 'check credentials and permissions'}`;
+      const prev = getCondition(conds, 'NetworkReady');
+      const reason = why?.reason ?? 'CloudError';
+      setCondition(conds, { type: 'NetworkReady', status: 'False', reason, message: msg }, now);
+      setCondition(conds, { type: 'Ready', status: 'False', reason, message: msg }, now);
       await this.save(hc, status);
-      this.rep.error('hcscluster.cloud-error', `HCSCluster ${key}: ${msg}`, { cluster: key });
+      // OPS-2: credentials / permissions / cloud errors are visible on the HCSCluster (condition + event, once per change).
+      if (prev?.reason !== reason || prev.message !== msg) {
+        const rules = ce ? ruleForCloudError(ce.code) : [];
+        this.rep.error('hcscluster.cloud-error', `HCSCluster ${key}: ${msg}`, { cluster: key }, rules.length ? rules : ['OPS-2']);
+        await this.rep.k8sEvent(hc, 'Warning', reason, msg, rules.length ? rules : ['OPS-2']);
+      }
       return { requeueAfter: 30_000 };
     }
     const wasReady = status.ready === true;
@@ -143,8 +154,22 @@ export class HCSClusterController implements Controller {
     return res.problems.length ? { requeueAfter: 30_000 } : undefined;
   }
 
+  /**
+   * Write the fields this controller owns (ready, network, NetworkReady and
+   * Ready conditions) onto the current object: other conditions (written by
+   * the workload controller, OVN/KCP) are kept.
+   */
   private async save(hc: HCSCluster, status: NonNullable<HCSCluster['status']>): Promise<void> {
-    await this.ctx.mgmt.updateStatus({ ...hc, status });
+    const mine = new Set(['NetworkReady', 'Ready']);
+    await mutateStatus<HCSCluster>(this.ctx.mgmt, { kind: 'HCSCluster', namespace: hc.metadata.namespace, name: hc.metadata.name }, (cur) => {
+      const st = (cur.status ??= {});
+      const before = JSON.stringify(st);
+      if (status.ready !== undefined) st.ready = status.ready;
+      if (status.network !== undefined) st.network = status.network;
+      const others = (st.conditions ?? []).filter((c) => !mine.has(c.type));
+      st.conditions = [...(status.conditions ?? []).filter((c) => mine.has(c.type)), ...others];
+      return JSON.stringify(st) !== before;
+    });
   }
 }
 

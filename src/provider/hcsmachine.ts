@@ -42,6 +42,7 @@ import {
   META_POOL,
   providerIDFor,
 } from './labels.js';
+import { COND_DISK_REUSE, surgeContext, surgeMessage } from './surge.js';
 import { bindEntry, enqueuePoolRefresh, diskPhaseOf, effectiveDisks, poolRef, releaseEntry, updateDiskStatus } from './pool.js';
 import { Reporter, getCondition, ipInCidr, setCondition } from './util.js';
 
@@ -76,7 +77,13 @@ interface Wait {
   /** Terminal: set failureReason/failureMessage (CAPI marks the Machine Failed). */
   failure?: string;
   severity?: Condition['severity'];
+  /** OPS-2: after this long in the same reason, report `stuck` instead (Warning event, condition reason). */
+  stuckAfterMs?: number;
+  stuck?: { reason: string; message: string; rules: string[] };
 }
+
+/** How long a transition may take before the machine reports it as stuck (OPS-2). */
+export const STUCK_AFTER_MS = { detach: 5 * 60_000, attach: 5 * 60_000, build: 15 * 60_000 };
 
 class WaitSignal {
   constructor(readonly wait: Wait) {}
@@ -95,11 +102,15 @@ export class HCSMachineController implements Controller {
   private readonly rep: Reporter;
   /** HCSMachine keys waiting for a free entry, per pool key (re-queued when the pool changes). */
   private readonly waitingForEntry = new Map<string, Set<string>>();
+  /** Since when a machine waits in a reason (stuck detection; a restarted process starts counting again unless the condition already says stuck). */
+  private readonly waitingSince = new Map<string, { reason: string; since: number }>();
 
   constructor(
     private readonly ctx: ControllerContext,
     private readonly cloud: CloudApi,
     private readonly disks: DiskClaimer,
+    /** MD-3 detection (injectable so tests can prove the scenario's checks fail without it). */
+    private readonly surgeCheck: typeof surgeContext = surgeContext,
   ) {
     this.rep = new Reporter(ctx, MACHINE_CONTROLLER);
   }
@@ -126,11 +137,26 @@ export class HCSMachineController implements Controller {
     try {
       result = isDeleting(hm) ? await this.reconcileDelete(run) : await this.reconcileNormal(run);
     } catch (e) {
-      if (!(e instanceof WaitSignal)) {
+      let w: Wait | undefined = e instanceof WaitSignal ? e.wait : undefined;
+      const ce = w ? undefined : asCloudError(e);
+      if (ce) {
+        // OPS-2: a refused or failed cloud call is a visible stuck state (condition + event), retried.
+        const why = cloudErrorReason(ce.code, ce.status);
+        const rules = ruleForCloudError(ce.code);
+        w = {
+          condition: COND_INSTANCE,
+          reason: why?.reason ?? 'CloudError',
+          message: `HCS call failed: ${ce.code} ${ce.message}${why ? `; ${why.hint}` : ''}`,
+          rules: rules.length ? rules : ['OPS-2'],
+          requeueAfter: ce.status >= 500 ? POLL : 60_000,
+          warn: true,
+        };
+      }
+      if (!w) {
         await this.saveStatus(run).catch(() => undefined);
         throw e;
       }
-      result = await this.applyWait(run, e.wait);
+      result = await this.applyWait(run, w);
     }
     if (isDeleting(run.hm) && !hasFinalizer(run.hm, FINALIZER_HCSMACHINE)) return;
     await this.saveStatus(run);
@@ -186,6 +212,9 @@ export class HCSMachineController implements Controller {
       this.wait({ condition: COND_POOL, reason: 'PoolNotFound', message: `HCSMachineConfigPool ${pRef.name} not found`, requeueAfter: POLL_SLOW, warn: true, rules: ['POOL-1'] });
     }
     const bound = await bindEntry(this.ctx.mgmt, pRef, hm.metadata.name, run.status.hostname, now);
+    const firstBinding = !run.status.hostname;
+    // MD-3: a surge machine of a rollout cannot take the entry (and disks) of the machine it replaces.
+    const surge = firstBinding ? await this.surgeCheck(this.ctx.mgmt, machine!, pool!) : undefined;
     if (!bound || 'none' in bound) {
       const set = this.waitingForEntry.get(poolKey) ?? new Set<string>();
       set.add(run.key);
@@ -194,8 +223,10 @@ export class HCSMachineController implements Controller {
       this.wait({
         condition: COND_POOL,
         reason: 'NoFreePoolEntry',
-        message: `no free config pool entry in HCSMachineConfigPool ${pRef.name} (${total} entries, all bound to live machines); add an entry to the pool before scaling up (POOL-2, POOL-3)`,
-        rules: ['POOL-2'],
+        message:
+          `no free config pool entry in HCSMachineConfigPool ${pRef.name} (${total} entries, all bound to live machines); add an entry to the pool before scaling up (POOL-2, POOL-3)` +
+          (surge ? `. ${surgeMessage(surge, 'this surge machine waits for a free entry')}` : ''),
+        rules: surge ? ['POOL-2', 'MD-3'] : ['POOL-2'],
         requeueAfter: POLL_SLOW,
         warn: true,
       });
@@ -206,12 +237,33 @@ export class HCSMachineController implements Controller {
     if (run.status.hostname !== hostname) {
       run.status.hostname = hostname;
       this.rep.info('hcsmachine.entry-bound', `HCSMachine ${run.key} bound to pool entry ${hostname} of ${pRef.name}`, { machine: run.key, pool: pRef.name, hostname }, ['POOL-4']);
+      if (surge && (entry.config.persistentDisks ?? []).length > 0) {
+        const message = surgeMessage(surge, `this surge machine took another entry, ${hostname}, and therefore ${hostname}'s persistent disks instead of those of the machine it replaces`);
+        setCondition(run.conds, { type: COND_DISK_REUSE, status: 'False', reason: 'MaxSurgeTookAnotherEntry', message, severity: 'Warning' }, now);
+        this.rep.error('hcsmachine.md3', `HCSMachine ${run.key}: ${message}`, { machine: run.key, pool: pRef.name, hostname }, ['MD-3']);
+        await this.rep.k8sEvent(hm, 'Warning', 'MaxSurgeTookAnotherEntry', message, ['MD-3']);
+      }
     }
     setCondition(run.conds, { type: COND_POOL, status: 'True', reason: 'Bound', message: `entry ${hostname}` }, now);
     const poolIps = entry.config.networks.map((n) => n.ipAddress);
 
     // Persistent disks (DISK-3): claim every accepted disk of the entry, creating missing volumes once.
     const disks = effectiveDisks(entry.config, entry.entry);
+    // DISK-7 (cross-object: pool entry x template): a persistent mountPath must not also be an ephemeral data volume.
+    if (!hm.spec.serverId) {
+      const norm = (p: string): string => '/' + p.replace(/^\/+|\/+$/g, '').replace(/\/+/g, '/');
+      const clashes = disks.flatMap((d) => (hm.spec.dataVolumes ?? []).map((v, i) => ({ d, i, v })).filter((x) => norm(x.v.mountPath) === norm(d.mountPath)));
+      if (clashes.length) {
+        this.wait({
+          condition: COND_DISKS,
+          reason: 'MountPathConflict',
+          message: `DISK-7: ${clashes.map((c) => `pool ${pRef.name} entry ${hostname} persistentDisks[slot ${c.d.slot}].mountPath ${c.d.mountPath} is also dataVolumes[${c.i}].mountPath of the machine template`).join('; ')}; data on a dataVolume is lost on replacement, so remove the path from spec.template.spec.dataVolumes[] (keep it in the pool's persistentDisks[]). Nothing is created until then`,
+          rules: ['DISK-7'],
+          requeueAfter: POLL_SLOW,
+          warn: true,
+        });
+      }
+    }
     const claimed = new Map<number, ClaimedDisk>();
     for (const d of disks) {
       const known = entry.entry.persistentDisks?.find((x) => x.slot === d.slot)?.volumeId;
@@ -230,12 +282,13 @@ export class HCSMachineController implements Controller {
         });
       } catch (e) {
         const ce = asCloudError(e);
-        if (!ce || ce.status >= 500) throw e;
+        if (!ce) throw e;
+        const why = cloudErrorReason(ce.code, ce.status);
         this.wait({
           condition: COND_DISKS,
-          reason: 'DiskClaimFailed',
-          message: `cannot create persistent disk ${hostname}/pd${d.slot}: ${ce.code} ${ce.message}`,
-          rules: ['DISK-3'],
+          reason: why?.reason ?? 'DiskClaimFailed',
+          message: `cannot create persistent disk ${hostname}/pd${d.slot}: ${ce.code} ${ce.message}${why ? `; ${why.hint}` : ''}`,
+          rules: ['DISK-3', ...ruleForCloudError(ce.code)],
           requeueAfter: POLL_SLOW,
           warn: true,
         });
@@ -294,7 +347,14 @@ export class HCSMachineController implements Controller {
     }
     switch (server.status) {
       case 'BUILD':
-        this.wait({ condition: COND_INSTANCE, reason: 'InstanceProvisioning', message: `server ${server.name} (${server.id}) is BUILD`, requeueAfter: POLL });
+        this.wait({
+          condition: COND_INSTANCE,
+          reason: 'InstanceProvisioning',
+          message: `server ${server.name} (${server.id}) is BUILD`,
+          requeueAfter: POLL,
+          stuckAfterMs: STUCK_AFTER_MS.build,
+          stuck: { reason: 'InstanceBuildStuck', message: `server ${server.name} (${server.id}) has been BUILD for over ${STUCK_AFTER_MS.build / 60_000}m; check the ECS create job and host capacity in HCS`, rules: ['OPS-2', 'HCS-1'] },
+        });
         break;
       case 'ERROR':
         this.wait({
@@ -434,10 +494,11 @@ export class HCSMachineController implements Controller {
       const ce = asCloudError(e);
       if (!ce || ce.status >= 500) throw e;
       const rules = ruleForCloudError(ce.code);
+      const why = cloudErrorReason(ce.code, ce.status);
       this.wait({
         condition: COND_INSTANCE,
-        reason: 'InstanceCreateFailed',
-        message: `${rules.length ? `${rules.join(', ')}: ` : ''}HCS refused to create server ${hm.metadata.name}: ${ce.code} ${ce.message}`,
+        reason: why?.reason ?? 'InstanceCreateFailed',
+        message: `${rules.length ? `${rules.join(', ')}: ` : ''}HCS refused to create server ${hm.metadata.name}: ${ce.code} ${ce.message}${why ? `; ${why.hint}` : ''}`,
         rules,
         requeueAfter: 60_000,
         warn: true,
@@ -597,7 +658,14 @@ export class HCSMachineController implements Controller {
     }
     if (touched) enqueuePoolRefresh(this.ctx, pRef.namespace ?? 'default', pRef.name);
     if (pending.length) {
-      this.wait({ condition: COND_DISKS, reason: 'DisksAttaching', message: `waiting for persistent disks: ${pending.join(', ')}`, requeueAfter: POLL_FAST });
+      this.wait({
+        condition: COND_DISKS,
+        reason: 'DisksAttaching',
+        message: `waiting for persistent disks: ${pending.join(', ')}`,
+        requeueAfter: POLL_FAST,
+        stuckAfterMs: STUCK_AFTER_MS.attach,
+        stuck: { reason: 'DiskAttachStuck', message: `persistent disk attach to server ${server.id} has not finished for over ${STUCK_AFTER_MS.attach / 60_000}m: ${pending.join(', ')}; check the EVS volume and ECS job in HCS`, rules: ['OPS-2', 'DISK-3'] },
+      });
     }
   }
 
@@ -634,7 +702,19 @@ export class HCSMachineController implements Controller {
       }
       if (pVols.length && hm.spec.configPoolRef?.name) enqueuePoolRefresh(this.ctx, ns, hm.spec.configPoolRef.name);
       if (busy.length) {
-        this.wait({ condition: COND_INSTANCE, reason: 'DetachingDisks', message: `waiting for persistent disks to detach before deleting server ${server.id}: ${busy.join(', ')}`, rules: ['DISK-9'], requeueAfter: POLL_FAST });
+        this.wait({
+          condition: COND_INSTANCE,
+          reason: 'DetachingDisks',
+          message: `waiting for persistent disks to detach before deleting server ${server.id}: ${busy.join(', ')}`,
+          rules: ['DISK-9'],
+          requeueAfter: POLL_FAST,
+          stuckAfterMs: STUCK_AFTER_MS.detach,
+          stuck: {
+            reason: 'DiskDetachStuck',
+            message: `persistent disk detach from server ${server.id} has not finished for over ${STUCK_AFTER_MS.detach / 60_000}m: ${busy.join(', ')}; check the EVS volume and ECS job in HCS. The server is not deleted while a persistent disk is attached (DISK-9)`,
+            rules: ['OPS-2', 'DISK-9'],
+          },
+        });
       }
       // 2. Delete the server with its root and data volumes (TPL-3); persistent disks are already detached.
       if (server['OS-EXT-STS:task_state'] !== 'deleting') {
@@ -689,9 +769,21 @@ export class HCSMachineController implements Controller {
     throw new WaitSignal(w);
   }
 
-  private async applyWait(run: Run, w: Wait): Promise<Result | void> {
+  private async applyWait(run: Run, wait: Wait): Promise<Result | void> {
     const now = this.ctx.clock.now();
-    const prev = getCondition(run.conds, w.condition);
+    const prev = getCondition(run.conds, wait.condition);
+    let w = wait;
+    const sk = `${run.key}|${w.condition}`;
+    if (w.stuck && w.stuckAfterMs !== undefined) {
+      const cur = this.waitingSince.get(sk);
+      const since = cur && cur.reason === w.reason ? cur.since : now;
+      this.waitingSince.set(sk, { reason: w.reason, since });
+      if (prev?.reason === w.stuck.reason || now - since >= w.stuckAfterMs) {
+        w = { ...w, reason: w.stuck.reason, message: w.stuck.message, rules: w.stuck.rules, warn: true };
+      }
+    } else {
+      this.waitingSince.delete(sk);
+    }
     const changed = !prev || prev.status !== 'False' || prev.reason !== w.reason || prev.message !== w.message;
     setCondition(run.conds, { type: w.condition, status: 'False', reason: w.reason, message: w.message, ...(w.severity ? { severity: w.severity } : {}) }, now);
     if (!isDeleting(run.hm)) {
@@ -749,7 +841,29 @@ export function ruleForCloudError(code: string): string[] {
       return ['DISK-9'];
     case 'Ecs.0062':
       return ['DISK-3'];
+    case 'Ecs.0319':
+    case 'Ecs.0001':
+    case 'EVS.0001':
+      return ['OPS-2', 'HCS-6'];
+    case 'APIGW.0301':
+    case 'Ecs.0003':
+      return ['OPS-2', 'HCS-5'];
     default:
       return [];
   }
+}
+
+/**
+ * Condition reason and operator hint for a cloud refusal (OPS-2: every stuck
+ * state says why). Unknown codes keep the caller's generic reason.
+ */
+export function cloudErrorReason(code: string, status: number): { reason: string; hint: string } | undefined {
+  if (code === 'Ecs.0319') return { reason: 'InsufficientCapacity', hint: 'HCS has no capacity for this flavor in this availability zone; retried every minute (choose another flavor/AZ or free capacity)' };
+  if (code === 'Ecs.0001' || code === 'EVS.0001') return { reason: 'QuotaExceeded', hint: 'the project quota is exhausted; retried every minute (raise the quota or remove unused servers/volumes)' };
+  if (code === 'Ecs.0010') return { reason: 'IPAddressInUse', hint: 'the pool entry\'s static IP is used by another port (NET-7); free it or change the entry' };
+  if (code === 'Ecs.0039' || code === 'Ecs.0013') return { reason: 'IPAddressInvalid', hint: 'the static IP is not usable in the subnet (NET-7)' };
+  if (status === 401 || code === 'APIGW.0301') return { reason: 'CloudAuthenticationFailed', hint: 'HCS rejected the provider\'s credentials (AK/SK, signature or clock); check the identity secret' };
+  if (status === 403) return { reason: 'CloudPermissionDenied', hint: 'the credentials are valid but not allowed this operation or project; check the account\'s permissions' };
+  if (status >= 500) return { reason: 'CloudError', hint: 'HCS returned a server error; retried' };
+  return undefined;
 }

@@ -62,11 +62,11 @@ export interface Harness {
   runUntil(done: () => boolean | Promise<boolean>, timeoutMs?: number): Promise<boolean>;
 }
 
-export async function createHarness(opts: { seed?: number; configs?: PoolConfig[]; diskClaimer?: DiskClaimer; cloudConfig?: CloudConfig; subnets?: { name?: string; id?: string }[] } = {}): Promise<Harness> {
+export async function createHarness(opts: { seed?: number; configs?: PoolConfig[]; diskClaimer?: DiskClaimer; cloudConfig?: CloudConfig; subnets?: { name?: string; id?: string }[]; secretKey?: string } = {}): Promise<Harness> {
   const env = createEmbeddedEnv({ seed: opts.seed ?? 7 });
   const cloud = await createMockHcs({ clock: env.clock, rng: env.rng.fork('cloud'), events: env.events, config: opts.cloudConfig ?? defaultCloudConfig() });
   const project = cloud.config.projects[0]!;
-  const hcs = new HcsClient({ transport: injectTransport(cloud.app), ak: project.ak, sk: project.sk, projectId: project.id, clock: env.clock });
+  const hcs = new HcsClient({ transport: injectTransport(cloud.app), ak: project.ak, sk: opts.secretKey ?? project.sk, projectId: project.id, clock: env.clock });
   const provider = setupProviderControllers(env.ctx, { cloud: hcs, ...(opts.diskClaimer ? { diskClaimer: opts.diskClaimer } : {}) });
   const guests = new GuestFleet(env.ctx, { hypervisor: cloud.hypervisor, onServerChange: (fn) => cloud.onServerChange(fn) });
   guests.setup();

@@ -1,0 +1,22 @@
+/**
+ * Workload-cluster simulation (docs/workload.md): the OS Support Matrix
+ * (UPG-4), the AppRelease controller (OVN-4..6) and the version checks of the
+ * control plane components (KCP-3, KCP-4).
+ */
+import type { ControllerContext } from '../runtime/context.js';
+import { setupAppReleaseController, type AppReleaseController, type AppReleaseTimings } from './apprelease.js';
+import { defaultOsSupportMatrix, type OsSupportMatrix } from './matrix.js';
+
+export * from './matrix.js';
+export * from './apprelease.js';
+export * from './versions.js';
+
+export interface WorkloadControllers {
+  appRelease: AppReleaseController;
+}
+
+/** Register the workload-cluster controllers (AppRelease) on ctx.manager. */
+export function setupWorkloadControllers(ctx: ControllerContext, opts: { matrix?: OsSupportMatrix; appReleaseTimings?: Partial<AppReleaseTimings> } = {}): WorkloadControllers {
+  const matrix = opts.matrix ?? defaultOsSupportMatrix();
+  return { appRelease: setupAppReleaseController(ctx, { matrix, ...(opts.appReleaseTimings ? { timings: opts.appReleaseTimings } : {}) }) };
+}
