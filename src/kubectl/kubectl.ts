@@ -34,7 +34,7 @@ export interface KubectlResult {
 
 interface Flags {
   namespace?: string;
-  selector?: Record<string, string>;
+  selector?: string;
   output?: string;
   type?: string;
   patch?: string;
@@ -70,16 +70,11 @@ function parseFlags(args: string[]): Flags {
     };
     switch (name) {
       case '-n': case '--namespace': f.namespace = val(); break;
-      case '-l': case '--selector': {
-        const sel: Record<string, string> = {};
-        for (const part of val().split(',')) {
-          const [k, v] = part.split('=');
-          if (!k || v === undefined) throw new Error(`unsupported selector "${part}": use key=value`);
-          sel[k] = v;
-        }
-        f.selector = sel;
+      case '-l': case '--selector':
+        // Passed through in the apiserver's syntax (a=b, a!=b, a in (x), a, !a): the documents use the
+        // existence form `-l cluster.x-k8s.io/control-plane`.
+        f.selector = val();
         break;
-      }
       case '-o': case '--output': f.output = val(); break;
       case '--type': f.type = val(); break;
       case '-p': case '--patch': f.patch = val(); break;
@@ -229,8 +224,9 @@ export async function runKubectl(commandLine: string | string[], env: KubectlEnv
       case 'scale': return await cmdScale(env, f, ns);
       case 'delete': return await cmdDelete(env, f, ns);
       case 'logs': return cmdLogs(env, f);
+      case 'describe': return await cmdDescribe(env, f, ns);
       default:
-        return { code: 1, stdout: '', stderr: `error: unknown or unsupported command "${verb ?? ''}" (supported: get, patch, apply, annotate, scale, delete, logs)\n` };
+        return { code: 1, stdout: '', stderr: `error: unknown or unsupported command "${verb ?? ''}" (supported: get, describe, patch, apply, annotate, scale, delete, logs)\n` };
     }
   } catch (e) {
     const msg = e instanceof KubeApiError ? `Error from server (${e.reason}): ${e.message}` : `error: ${errorMessage(e)}`;
@@ -353,6 +349,67 @@ async function cmdDelete(env: KubectlEnv, f: Flags, ns: string): Promise<Kubectl
   const client = clientFor(env, info.kind, f, ns);
   await client.delete({ kind: info.kind, namespace: info.namespaced ? ns : undefined, name });
   return { code: 0, stdout: `${info.kind.toLowerCase()}${info.group ? '.' + info.group : ''} "${name}" deleted\n`, stderr: '' };
+}
+
+interface EventObj extends KubeObject {
+  involvedObject?: { kind?: string; name?: string; namespace?: string };
+  type?: string;
+  reason?: string;
+  message?: string;
+  count?: number;
+  lastTimestamp?: string;
+  source?: { component?: string };
+}
+
+function describeValue(v: unknown, indent: string): string[] {
+  if (v === null || v === undefined) return [];
+  if (typeof v !== 'object') return [`${indent}${String(v)}`];
+  const out: string[] = [];
+  if (Array.isArray(v)) {
+    for (const item of v) {
+      const lines = describeValue(item, indent + '  ');
+      if (lines.length) out.push(`${indent}- ${lines[0]!.trimStart()}`, ...lines.slice(1));
+    }
+    return out;
+  }
+  for (const [k, val] of Object.entries(v)) {
+    const key = k.charAt(0).toUpperCase() + k.slice(1);
+    if (val !== null && typeof val === 'object') out.push(`${indent}${key}:`, ...describeValue(val, indent + '  '));
+    else out.push(`${indent}${key}:${' '.repeat(Math.max(1, 20 - key.length - indent.length))}${String(val)}`);
+  }
+  return out;
+}
+
+/** `kubectl describe TYPE [NAME]`: fields, conditions and the object's Events, in kubectl's layout. */
+async function cmdDescribe(env: KubectlEnv, f: Flags, ns: string): Promise<KubectlResult> {
+  const { info, name } = splitTypeName(f);
+  const client = clientFor(env, info.kind, f, ns);
+  const namespace = info.namespaced ? ns : undefined;
+  const items = name
+    ? [await client.get({ kind: info.kind, namespace, name })].filter((o): o is KubeObject => !!o)
+    : await client.list(info.kind, { ...(namespace ? { namespace } : {}), ...(f.selector ? { labelSelector: f.selector } : {}) });
+  if (name && items.length === 0) throw KubeApiError.notFound(info.group ? `${info.plural}.${info.group}` : info.plural, name);
+  const events = await env.mgmt.list<EventObj>('Event', namespace ? { namespace } : {});
+  const blocks = items.map((o) => {
+    const lines = [
+      `Name:         ${o.metadata.name}`,
+      ...(o.metadata.namespace ? [`Namespace:    ${o.metadata.namespace}`] : []),
+      `Labels:       ${Object.entries(o.metadata.labels ?? {}).map(([k, v]) => `${k}=${v}`).join('\n              ') || '<none>'}`,
+      `API Version:  ${o.apiVersion}`,
+      `Kind:         ${o.kind}`,
+      ...(o.spec !== undefined ? ['Spec:', ...describeValue(o.spec, '  ')] : []),
+      ...(o.status !== undefined ? ['Status:', ...describeValue(o.status, '  ')] : []),
+    ];
+    const mine = events.filter((e) => e.involvedObject?.kind === o.kind && e.involvedObject.name === o.metadata.name);
+    if (mine.length === 0) lines.push('Events:       <none>');
+    else {
+      lines.push('Events:', '  Type     Reason  Age  From  Message', '  ----     ------  ---  ----  -------');
+      for (const e of mine) lines.push(`  ${(e.type ?? 'Normal').padEnd(7)}  ${e.reason ?? ''}  ${age(env.clock, e)}  ${e.source?.component ?? ''}  ${e.message ?? ''}`);
+    }
+    return lines.join('\n');
+  });
+  if (blocks.length === 0) return { code: 0, stdout: '', stderr: `No resources found${namespace ? ` in ${namespace} namespace` : ''}.\n` };
+  return { code: 0, stdout: blocks.join('\n\n\n') + '\n', stderr: '' };
 }
 
 function cmdLogs(env: KubectlEnv, f: Flags): KubectlResult {

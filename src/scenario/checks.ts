@@ -3,7 +3,11 @@ import type { Machine, MachineDeployment } from '../api/capi.js';
 import { nodeReady, type Node } from '../api/core.js';
 import { LABEL_CLUSTER_NAME, LABEL_DEPLOYMENT_NAME } from '../api/capi.js';
 import { persistentDiskIdentity } from '../api/hcs.js';
+import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
+import type { Cluster, KubeadmControlPlane } from '../api/capi.js';
+import { defaultOsSupportMatrix, KUBE_OVN_CHART } from '../workload/matrix.js';
+import { installedRevisionTrap, ovnUpgradeDone, type AppRelease } from '../workload/apprelease.js';
 import type { World } from './world.js';
 
 /**
@@ -36,6 +40,16 @@ function countResult(what: string, actual: number, expected: number | undefined,
   if (expected === undefined) return { ok: actual > 0, detail: `${actual} ${what}${extra}` };
   return { ok: actual === expected, detail: `${actual} ${what} (expected ${expected})${extra}` };
 }
+
+/** The management cluster, or the workload cluster named by `cluster` (a Cluster in the check's namespace). */
+function clientFor(w: World, p: Record<string, unknown>): KubeClient {
+  return p.cluster ? w.workloads.client(ns(p), p.cluster as string) : w.mgmt;
+}
+
+const minorOf = (v: string | undefined): number | undefined => {
+  const m = /^v?(\d+)\.(\d+)/.exec(v ?? '');
+  return m ? Number(m[1]) * 1000 + Number(m[2]) : undefined;
+};
 
 function getPath(o: unknown, path: string): unknown {
   let cur: unknown = o;
@@ -122,7 +136,8 @@ export const CHECKS: Record<string, CheckDef> = {
   persistentDisks: {
     doc:
       'Invariant of pool-managed persistent disks (DISK-3, DISK-9): every (hostname, slot) of the pool has exactly one EVS volume; ' +
-      'it is attached to the server of the live machine holding that hostname, and available (kept, not deleted) when no machine holds it.',
+      'it is attached to the server of the live machine holding that hostname, and available (kept, not deleted) when no machine holds it ' +
+      'or when it was appended after that server was created (not hot-attached, DISK-6).',
     rules: ['DISK-3', 'DISK-9'],
     params: {
       namespace: { type: 'string', doc: 'namespace (default cpaas-system)' },
@@ -149,7 +164,12 @@ export const CHECKS: Record<string, CheckDef> = {
           const v = vols[0]!;
           const server = serverOf.get(entry.hostname);
           const live = server ? w.cloud.server(server) : undefined;
-          if (live && live.status !== 'DELETED') {
+          // DISK-6: a disk appended after the server was created is not in its cloud-init (hcs.io/persistent-volumes): claimed, not hot-attached.
+          const inCloudInit = live?.metadata['hcs.io/persistent-volumes']?.split(',').includes(v.id) ?? true;
+          if (live && live.status !== 'DELETED' && !inCloudInit) {
+            if (v.status !== 'available') problems.push(`${label}: volume ${v.id} was appended after server ${server} was created, so it must stay available until a replacement (DISK-6), but it is ${v.status}${v.attachedTo ? ` on ${v.attachedTo}` : ''}`);
+            else seen.push(`${label}=${v.id.slice(0, 8)} available (appended, not hot-attached)`);
+          } else if (live && live.status !== 'DELETED') {
             if (v.attachedTo !== server) problems.push(`${label}: volume ${v.id} is ${v.status}${v.attachedTo ? ` on ${v.attachedTo}` : ''}, expected attached to ${entry.hostname}'s server ${server}`);
             else seen.push(`${label}=${v.id.slice(0, 8)}@${live.name}`);
           } else if (v.status !== 'available') {
@@ -203,20 +223,187 @@ export const CHECKS: Record<string, CheckDef> = {
       return { ok: got === p.content, detail: `read ${JSON.stringify(got)}${got === p.content ? '' : `, expected ${JSON.stringify(p.content)}`}` };
     },
   },
+  mount: {
+    doc:
+      "A running node's filesystem mount (DISK-5, DISK-6): the path is (or, with absent, is not) a mount point, backed by a persistent disk or not, " +
+      'with these mount options (as the node booted with them: a mountOptions change reaches a node only through a replacement).',
+    params: {
+      hostname: { type: 'string', required: true, doc: 'node hostname' },
+      path: { type: 'string', required: true, doc: 'mount point, e.g. /var/cpaas' },
+      persistent: { type: 'boolean', doc: 'backed by a pool-managed persistent disk (true) or not (false)' },
+      options: { type: 'string', doc: 'comma-separated options that must all be among the mount options' },
+      without: { type: 'string', doc: 'comma-separated options that must not be among them' },
+      absent: { type: 'boolean', doc: 'expect no such mount point on the running node' },
+    },
+    async run(w, p) {
+      const mounts = w.guests.mounts(p.hostname as string);
+      if (mounts.length === 0) return { ok: false, detail: `no running node ${String(p.hostname)}` };
+      const m = mounts.find((x) => x.mountPath === p.path);
+      const all = mounts.map((x) => `${x.mountPath}${x.persistent ? '(persistent)' : ''}[${(x.options ?? []).join(',')}]`).join(' ');
+      if (p.absent) return { ok: !m, detail: `${m ? 'mounted' : 'not mounted'}: ${all}` };
+      if (!m) return { ok: false, detail: `${String(p.path)} is not mounted: ${all}` };
+      const list = (v: unknown): string[] => String(v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+      const opts = m.options ?? [];
+      const problems = [
+        ...(p.persistent !== undefined && m.persistent !== p.persistent ? [`persistent=${m.persistent}`] : []),
+        ...list(p.options).filter((o) => !opts.includes(o)).map((o) => `option ${o} missing`),
+        ...list(p.without).filter((o) => opts.includes(o)).map((o) => `option ${o} present`),
+      ];
+      return { ok: problems.length === 0, detail: `${m.mountPath} on ${m.volumeId.slice(0, 8)}${m.persistent ? ' (persistent)' : ''} options ${opts.join(',') || '-'}${problems.length ? `: ${problems.join(', ')}` : ''}` };
+    },
+  },
   object: {
-    doc: 'A field of a management-cluster object equals a value (path in dotted form, e.g. status.phase or spec.configs[0].hostname).',
+    doc: 'A field of a management-cluster object (or, with cluster, a workload-cluster object) equals a value (path in dotted form, e.g. status.phase or spec.configs[0].hostname).',
     params: {
       kind: { type: 'string', required: true, doc: 'kind, e.g. MachineDeployment' },
       name: { type: 'string', required: true, doc: 'object name' },
       namespace: { type: 'string', doc: 'namespace (default cpaas-system)' },
       path: { type: 'string', required: true, doc: 'dotted field path' },
       equals: { type: 'scalar', required: true, doc: 'expected value' },
+      cluster: { type: 'string', doc: 'read the object from this workload cluster (of the Cluster in namespace) instead of the management cluster, e.g. an AppRelease' },
     },
     async run(w, p) {
-      const o = await w.mgmt.get<KubeObject>({ kind: p.kind as string, namespace: ns(p), name: p.name as string });
+      const o = await clientFor(w, p).get<KubeObject>({ kind: p.kind as string, namespace: ns(p), name: p.name as string });
       if (!o) return { ok: false, detail: `${p.kind} ${p.name} not found` };
       const v = getPath(o, p.path as string);
       return { ok: v === p.equals, detail: `${p.path}=${JSON.stringify(v)}${v === p.equals ? '' : ` (expected ${JSON.stringify(p.equals)})`}` };
+    },
+  },
+  events: {
+    doc: 'The run recorded an event (cloud call, controller decision, k8s Event) matching all given filters (OPS-2: stuck states are explained).',
+    params: {
+      source: { type: 'string', doc: 'event source: cloud, kube, capi, provider, guest, workload, fault, invariant' },
+      type: { type: 'string', doc: 'event type or prefix ending in "*", e.g. event.* or server.active' },
+      rule: { type: 'string', doc: 'a SPEC rule ID the event cites' },
+      contains: { type: 'string', doc: 'text in the message' },
+      count: { type: 'number', doc: 'exact number of matching events (default: at least one)' },
+    },
+    async run(w, p) {
+      const type = p.type as string | undefined;
+      const match = w.eventLog().filter(
+        (e) =>
+          (!p.source || e.source === p.source) &&
+          (!type || (type.endsWith('*') ? e.type.startsWith(type.slice(0, -1)) : e.type === type)) &&
+          (!p.rule || (e.rules ?? []).includes(p.rule as string)) &&
+          (!p.contains || e.message.includes(p.contains as string)),
+      );
+      const first = match[0] ? `; first: #${match[0].seq} ${match[0].message.slice(0, 160)}` : '';
+      return p.count === undefined ? { ok: match.length > 0, detail: `${match.length} matching events${first}` } : countResult('matching events', match.length, p.count as number, first);
+    },
+  },
+  condition: {
+    doc: 'Objects of a kind (optionally one by name) carry a status condition with this type (and status / reason / message text). With count, that many objects match.',
+    params: {
+      kind: { type: 'string', required: true, doc: 'kind, e.g. HCSMachine' },
+      name: { type: 'string', doc: 'object name (default: any object of the kind)' },
+      namespace: { type: 'string', doc: 'namespace (default cpaas-system)' },
+      type: { type: 'string', required: true, doc: 'condition type, e.g. Ready' },
+      status: { type: 'string', doc: 'True, False or Unknown' },
+      reason: { type: 'string', doc: 'condition reason' },
+      contains: { type: 'string', doc: 'text in the condition message' },
+      count: { type: 'number', doc: 'number of matching objects (default: at least one)' },
+      cluster: { type: 'string', doc: 'objects of this workload cluster instead of the management cluster (e.g. AppRelease conditions)' },
+    },
+    async run(w, p) {
+      const c = clientFor(w, p);
+      const objs = p.name
+        ? [await c.get<KubeObject>({ kind: p.kind as string, namespace: ns(p), name: p.name as string })].filter((o): o is KubeObject => !!o)
+        : await c.list<KubeObject>(p.kind as string, { namespace: ns(p) });
+      const conds = (o: KubeObject): { type: string; status: string; reason?: string; message?: string }[] =>
+        ((o.status as { conditions?: { type: string; status: string; reason?: string; message?: string }[] } | undefined)?.conditions ?? []);
+      const hits = objs.filter((o) =>
+        conds(o).some((c) => c.type === p.type && (!p.status || c.status === p.status) && (!p.reason || c.reason === p.reason) && (!p.contains || (c.message ?? '').includes(p.contains as string))),
+      );
+      const seen = objs.map((o) => {
+        const c = conds(o).find((x) => x.type === p.type);
+        return `${o.metadata.name}: ${c ? `${c.status}/${c.reason ?? ''}${c.message ? ` "${c.message.slice(0, 100)}"` : ''}` : 'no condition'}`;
+      });
+      const detail = `${hits.length} of ${objs.length} ${p.kind} match [${seen.join('; ')}]`;
+      return p.count === undefined ? { ok: hits.length > 0, detail } : { ok: hits.length === p.count, detail: `${detail} (expected ${String(p.count)})` };
+    },
+  },
+  kubeOvnUpgrade: {
+    doc:
+      'The documented "is the Kube-OVN chart upgraded?" verdict (OVN-6): done only when the cni-kube-ovn AppRelease of the workload cluster ' +
+      'has phase Success AND installedRevision equal to the target. `done: false` passes while it is not done — e.g. during HealthChecking, ' +
+      'when installedRevision already shows the target (the trap a check trusting installedRevision alone falls into; `trap: true` asserts that state).',
+    rules: ['OVN-6'],
+    params: {
+      cluster: { type: 'string', required: true, doc: 'workload cluster name' },
+      namespace: { type: 'string', doc: 'namespace of the Cluster and of the AppRelease (default cpaas-system)' },
+      target: { type: 'string', required: true, doc: 'target chart revision' },
+      done: { type: 'boolean', required: true, doc: 'expected verdict' },
+      trap: { type: 'boolean', doc: 'expect (true) or exclude (false) the state installedRevision == target while the phase is not Success' },
+    },
+    async run(w, p) {
+      const ar = await w.workloads.client(ns(p), p.cluster as string).get<AppRelease>({ kind: 'AppRelease', namespace: ns(p), name: 'cni-kube-ovn' });
+      if (!ar) return { ok: false, detail: 'AppRelease cni-kube-ovn not found in the workload cluster' };
+      const st = ar.status?.charts?.[KUBE_OVN_CHART];
+      const done = ovnUpgradeDone(ar, p.target as string);
+      const trap = installedRevisionTrap(ar, p.target as string);
+      const seen = `phase=${st?.phase ?? '?'} installedRevision=${st?.installedRevision ?? '?'} targetRevision=${ar.spec.source.charts[0]?.targetRevision ?? '?'}: ${done ? 'done' : 'not done'}${trap ? ' (installedRevision already shows the target)' : ''}`;
+      const ok = done === p.done && (p.trap === undefined || !!trap === p.trap);
+      return { ok, detail: ok ? seen : `${seen}; expected ${p.done ? 'done' : 'not done'}${p.trap === undefined ? '' : p.trap ? ' with installedRevision already at the target' : ''}` };
+    },
+  },
+  upgradePrerequisites: {
+    doc:
+      'The upgrade document\'s prerequisites and order for moving a cluster to one OS Support Matrix row (UPG-1, UPG-2, UPG-3, UPG-4, HCS-4). ' +
+      'Evaluates: row (the ACP version has a matrix row), managementReady (the HCS provider reports the HCSCluster ready), ' +
+      'controlPlaneReachable (Cluster controlPlaneReady, the KubeadmControlPlane ready, its components and etcd healthy), nodesReady (every Node Ready), ' +
+      'image (IMS has the row\'s Alauda OS image carrying the row\'s Kubernetes version), order (stage controlPlane: no worker ahead of the ' +
+      'control plane; stage workers: the control plane already runs the row\'s version on every machine), skew (no minor version skipped). ' +
+      'Passes when exactly the prerequisites listed in `unmet` are unmet (default: none).',
+    rules: ['UPG-1', 'UPG-2', 'UPG-3', 'UPG-4', 'HCS-4'],
+    params: {
+      cluster: { type: 'string', required: true, doc: 'Cluster name' },
+      namespace: { type: 'string', doc: 'namespace (default cpaas-system)' },
+      acpVersion: { type: 'string', required: true, doc: 'target row of the OS Support Matrix, e.g. v4.2' },
+      stage: { type: 'string', required: true, doc: 'controlPlane or workers' },
+      unmet: { type: 'string', doc: 'comma-separated prerequisites expected to be unmet (default: none)' },
+    },
+    async run(w, p) {
+      const stage = p.stage as string;
+      if (stage !== 'controlPlane' && stage !== 'workers') return { ok: false, detail: `stage must be controlPlane or workers, got ${stage}` };
+      const matrix = defaultOsSupportMatrix();
+      const row = matrix.byAcp(p.acpVersion as string);
+      const cluster = await w.mgmt.get<Cluster>({ kind: 'Cluster', namespace: ns(p), name: p.cluster as string });
+      if (!cluster) return { ok: false, detail: `Cluster ${p.cluster} not found` };
+      const hc = cluster.spec.infrastructureRef ? await w.mgmt.get<KubeObject & { status?: { ready?: boolean } }>({ kind: 'HCSCluster', namespace: ns(p), name: cluster.spec.infrastructureRef.name }) : undefined;
+      const kcpRef = cluster.spec.controlPlaneRef;
+      const kcp = kcpRef ? await w.mgmt.get<KubeadmControlPlane>({ kind: 'KubeadmControlPlane', namespace: ns(p), name: kcpRef.name }) : undefined;
+      const nodes = await w.workloads.client(ns(p), p.cluster as string).list<Node>('Node');
+      const mds = (await w.mgmt.list<MachineDeployment>('MachineDeployment', { namespace: ns(p) })).filter((m) => m.spec.clusterName === p.cluster);
+      const res: Record<string, string | undefined> = {};
+      res.row = row ? undefined : `no OS Support Matrix row for ACP ${String(p.acpVersion)} (rows: ${matrix.rows.map((r) => r.acpVersion).join(', ')})`;
+      res.managementReady = hc?.status?.ready ? undefined : 'the HCS provider does not report the HCSCluster ready';
+      const unhealthy = (kcp?.status?.conditions ?? []).filter((c) => (c.type === 'ControlPlaneComponentsHealthy' || c.type === 'EtcdClusterHealthy') && c.status === 'False');
+      res.controlPlaneReachable = !cluster.status?.controlPlaneReady || (kcpRef && !kcp?.status?.ready)
+        ? 'the control plane is not reachable (Cluster controlPlaneReady / KubeadmControlPlane ready)'
+        : unhealthy.length ? `the control plane is not healthy: ${unhealthy.map((c) => `${c.type}: ${c.message ?? c.reason ?? ''}`).join('; ')}` : undefined;
+      const notReady = nodes.filter((n) => !nodeReady(n)).map((n) => n.metadata.name);
+      res.nodesReady = nodes.length && !notReady.length ? undefined : nodes.length ? `nodes not Ready: ${notReady.join(', ')}` : 'no nodes';
+      if (row) {
+        const img = w.cloud.images().find((i) => i.name === row.alaudaOSImage);
+        res.image = !img ? `image ${row.alaudaOSImage} is not in HCS` : img.status !== 'active' ? `image ${row.alaudaOSImage} is ${img.status}` : img.kubernetesVersion !== row.kubernetesVersion ? `image ${row.alaudaOSImage} carries Kubernetes ${img.kubernetesVersion ?? '?'}, the row says ${row.kubernetesVersion}` : undefined;
+        const cpVersion = kcp?.status?.version ?? kcp?.spec.version;
+        if (stage === 'controlPlane') {
+          const ahead = mds.filter((m) => (minorOf(m.spec.template.spec.version) ?? 0) > (minorOf(cpVersion) ?? Infinity)).map((m) => m.metadata.name);
+          res.order = ahead.length ? `workers ahead of the control plane: ${ahead.join(', ')}` : undefined;
+        } else {
+          const done = kcp && kcp.spec.version === row.kubernetesVersion && kcp.status?.version === row.kubernetesVersion && kcp.status?.updatedReplicas === kcp.spec.replicas;
+          res.order = !kcpRef || done ? undefined : `the control plane is not at ${row.kubernetesVersion} yet (spec ${kcp?.spec.version ?? '?'}, running ${kcp?.status?.version ?? '?'}, updated ${kcp?.status?.updatedReplicas ?? 0}/${kcp?.spec.replicas ?? '?'}): upgrade the control plane before the workers`;
+        }
+        const versions = nodes.map((n) => n.status?.nodeInfo?.kubeletVersion).filter((v): v is string => !!v);
+        const lowest = Math.min(...versions.map((v) => minorOf(v) ?? Infinity));
+        const target = minorOf(row.kubernetesVersion) ?? 0;
+        res.skew = Number.isFinite(lowest) && target - lowest > 1 ? `${row.kubernetesVersion} skips a minor version above the lowest running kubelet (${versions.sort()[0]}); upgrade through the intermediate version` : undefined;
+      }
+      const expectedUnmet = new Set(String(p.unmet ?? '').split(',').map((x) => x.trim()).filter(Boolean));
+      const unmet = Object.entries(res).filter(([, v]) => v !== undefined).map(([k]) => k);
+      const ok = unmet.length === expectedUnmet.size && unmet.every((u) => expectedUnmet.has(u));
+      const detail = Object.entries(res).map(([k, v]) => `${v ? '✗' : '✓'} ${k}${v ? `: ${v}` : ''}`).join('; ');
+      return { ok, detail: ok ? detail : `${detail} (expected unmet: ${[...expectedUnmet].join(', ') || 'none'})` };
     },
   },
   controllerLog: {

@@ -6,7 +6,7 @@ import { parseYamlFile, type FieldPath, type SourceDoc } from '../manifests/sour
 import type { CheckSpec, Scenario, Step } from './types.js';
 
 const RULE_ID = /^(NET|POOL|DISK|TPL|BOOT|MD|KCP|UPG|OVN|RB|OPS|HCS)-\d+$/;
-const STEP_ACTIONS = ['apply', 'kubectl', 'wait', 'expect', 'write', 'advance'] as const;
+const STEP_ACTIONS = ['apply', 'kubectl', 'wait', 'expect', 'write', 'read', 'advance', 'fault', 'crash', 'edit'] as const;
 const STEP_COMMON = ['name', 'rules'];
 
 type Obj = Record<string, unknown>;
@@ -181,6 +181,52 @@ export function loadScenario(file: string, text?: string): Scenario {
         if (!p.startsWith('/')) throw r.fail([...path, 'write', 'path'], `must be an absolute path, got "${p}"`);
         const content = r.str(w.content, [...path, 'write', 'content'])!;
         return { kind: 'write', ...common, hostnames, path: p, content };
+      }
+      case 'fault': {
+        r.noUnknown(o, [...STEP_COMMON, 'fault'], path);
+        const f = r.obj(o.fault, [...path, 'fault'], 'a mock-hcs fault rule {service, operation, effect, ...}, or {clear: true}, or {release: stuck}');
+        if ('clear' in f) {
+          if (f.clear !== true || Object.keys(f).length !== 1) throw r.fail([...path, 'fault', 'clear'], 'use fault: {clear: true} alone');
+          return { kind: 'fault', ...common, action: { clear: true } };
+        }
+        if ('release' in f) {
+          if (Object.keys(f).length !== 1 || (f.release !== true && typeof f.release !== 'string')) throw r.fail([...path, 'fault', 'release'], 'use fault: {release: true} or {release: <resource id>} alone');
+          return { kind: 'fault', ...common, action: { release: f.release as string | true } };
+        }
+        for (const k of ['service', 'operation', 'effect']) if (f[k] === undefined) throw r.fail([...path, 'fault', k], 'is required in a fault rule (see docs/scenarios.md)');
+        return { kind: 'fault', ...common, action: { add: f } };
+      }
+      case 'crash': {
+        r.noUnknown(o, [...STEP_COMMON, 'crash'], path);
+        const c = r.obj(o.crash, [...path, 'crash'], 'crash: {controllers: [provider], downFor: 30s}');
+        r.noUnknown(c, ['controllers', 'downFor'], [...path, 'crash']);
+        const list = typeof c.controllers === 'string' ? [c.controllers] : c.controllers;
+        if (!Array.isArray(list) || list.length === 0) throw r.fail([...path, 'crash', 'controllers'], 'is required: controller names or provider, capi, guest, all');
+        const controllers = list.map((x, i) => r.str(x, [...path, 'crash', 'controllers', i])!);
+        const downForMs = c.downFor === undefined ? 0 : r.duration(c.downFor, [...path, 'crash', 'downFor']);
+        return { kind: 'crash', ...common, controllers, downForMs };
+      }
+      case 'edit': {
+        r.noUnknown(o, [...STEP_COMMON, 'edit'], path);
+        const e = r.obj(o.edit, [...path, 'edit'], 'edit: {kind, name, namespace, set: {field.path: value}}');
+        r.noUnknown(e, ['kind', 'name', 'namespace', 'set'], [...path, 'edit']);
+        const kind = r.str(e.kind, [...path, 'edit', 'kind'])!;
+        const name = r.str(e.name, [...path, 'edit', 'name'])!;
+        const namespace = r.str(e.namespace, [...path, 'edit', 'namespace'], { optional: true }) ?? 'cpaas-system';
+        const set = r.obj(e.set, [...path, 'edit', 'set'], 'field paths to new values');
+        if (Object.keys(set).length === 0) throw r.fail([...path, 'edit', 'set'], 'needs at least one field to change');
+        return { kind: 'edit', ...common, target: { kind, name, namespace }, set };
+      }
+      case 'read': {
+        r.noUnknown(o, [...STEP_COMMON, 'read'], path);
+        const rd = r.obj(o.read, [...path, 'read'], 'read: {hostname, path, content}');
+        r.noUnknown(rd, ['hostname', 'path', 'content', 'absent'], [...path, 'read']);
+        const hostname = r.str(rd.hostname, [...path, 'read', 'hostname'])!;
+        const p = r.str(rd.path, [...path, 'read', 'path'])!;
+        if (rd.absent !== undefined && typeof rd.absent !== 'boolean') throw r.fail([...path, 'read', 'absent'], 'must be true or false');
+        if (rd.content === undefined && rd.absent !== true) throw r.fail([...path, 'read'], 'needs content (expected text) or absent: true');
+        const content = rd.content === undefined ? undefined : String(rd.content);
+        return { kind: 'read', ...common, hostname, path: p, ...(content !== undefined ? { content } : {}), ...(rd.absent ? { absent: true } : {}) };
       }
       case 'advance':
         r.noUnknown(o, [...STEP_COMMON, 'advance'], path);

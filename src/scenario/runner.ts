@@ -5,6 +5,7 @@ import type { VirtualClock } from '../core/clock.js';
 import { runKubectl } from '../kubectl/index.js';
 import { applyError, applyObject, inlineManifest, loadManifestPath, type Manifest } from '../manifests/index.js';
 import type { Simulation } from '../runtime/simulation.js';
+import type { KubeObject } from '../kube/types.js';
 import { CHECKS, describeCheck, type CheckResult } from './checks.js';
 import type { CheckSpec, Scenario, Step } from './types.js';
 import { InvariantMonitor, type Violation } from './invariants.js';
@@ -69,6 +70,10 @@ function stepTitle(s: Step): string {
     case 'expect': return `expect ${s.checks.map((c) => describeCheck(c.type, c.params)).join(', ')}`;
     case 'write': return `write ${s.path} on ${s.hostnames.join(', ')}`;
     case 'advance': return `advance ${s.ms / 1000}s`;
+    case 'fault': return 'add' in s.action ? `fault ${String(s.action.add.service)}.${String(s.action.add.operation)} ${JSON.stringify(s.action.add.effect)}` : 'clear' in s.action ? 'fault: clear all rules' : `fault: release stuck transitions${s.action.release === true ? '' : ` of ${s.action.release}`}`;
+    case 'crash': return `crash ${s.controllers.join(', ')}${s.downForMs ? ` for ${s.downForMs / 1000}s` : ''}`;
+    case 'edit': return `edit ${s.target.kind.toLowerCase()} ${s.target.name}: ${Object.keys(s.set).join(', ')}`;
+    case 'read': return `read ${s.path} on ${s.hostname}`;
   }
 }
 
@@ -269,5 +274,76 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
     case 'advance':
       await tb.sim.advance(step.ms);
       return;
+    case 'fault': {
+      const a = step.action;
+      if ('add' in a) {
+        let id: string;
+        try {
+          id = world.faults.add(a.add);
+        } catch (e) {
+          throw new InputError(errorMessage(e), scenario.file, step.line, 'fault');
+        }
+        res.detail.push(`fault rule ${id} added`);
+      } else if ('clear' in a) world.faults.clear();
+      else res.detail.push(`${world.faults.releaseStuck(a.release === true ? undefined : a.release)} stuck transitions released`);
+      await tb.sim.settle();
+      return;
+    }
+    case 'crash': {
+      let names: string[];
+      try {
+        names = world.crash(step.controllers);
+      } catch (e) {
+        throw new InputError(errorMessage(e), scenario.file, step.line, 'crash.controllers');
+      }
+      res.detail.push(`crashed ${names.join(', ')}`);
+      if (step.downForMs) await tb.sim.advance(step.downForMs);
+      world.restart(names);
+      await tb.sim.settle();
+      return;
+    }
+    case 'edit': {
+      const { kind, name, namespace } = step.target;
+      const cur = await world.mgmt.get<KubeObject>({ kind, namespace, name });
+      if (!cur) throw new Error(`${kind} ${namespace}/${name} not found (edit)`);
+      const next = structuredClone(cur) as unknown as Record<string, unknown>;
+      for (const [path, value] of Object.entries(step.set)) setPath(next, path, value);
+      await world.mgmt.update(next as unknown as KubeObject);
+      res.detail.push(`${kind.toLowerCase()}/${name} edited`);
+      await tb.sim.settle();
+      return;
+    }
+    case 'read': {
+      const got = world.guests.readFile(step.hostname, step.path);
+      if (step.absent) {
+        if (got !== undefined) throw new Error(`${step.hostname}:${step.path} exists (${JSON.stringify(got)}), expected it absent`);
+      } else if (got !== step.content) {
+        throw new Error(`${step.hostname}:${step.path} reads ${JSON.stringify(got)}, expected ${JSON.stringify(step.content)}`);
+      }
+      res.detail.push(`${step.hostname}:${step.path} = ${JSON.stringify(got)}`);
+      return;
+    }
   }
+}
+
+/** Set (or, with null, remove) a dotted field path such as spec.template.spec.version or spec.configs[0].hostname. */
+export function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = path.split('.').flatMap((p) => {
+    const m = /^([^[]+)((?:\[\d+\])*)$/.exec(p);
+    return m ? [m[1]!, ...[...m[2]!.matchAll(/\[(\d+)\]/g)].map((x) => Number(x[1]))] : [p];
+  });
+  let cur: unknown = obj;
+  for (let i = 0; i < parts.length - 1; i++) {
+    const k = parts[i]!;
+    const c = cur as Record<string | number, unknown>;
+    if (c[k] === undefined || c[k] === null) c[k] = typeof parts[i + 1] === 'number' ? [] : {};
+    cur = c[k];
+    if (typeof cur !== 'object') throw new Error(`edit: ${parts.slice(0, i + 1).join('.')} is not an object`);
+  }
+  const last = parts[parts.length - 1]!;
+  const c = cur as Record<string | number, unknown>;
+  if (value === null) {
+    if (Array.isArray(c) && typeof last === 'number') c.splice(last, 1);
+    else delete c[last];
+  } else c[last] = value;
 }

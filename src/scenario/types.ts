@@ -58,7 +58,37 @@ export interface AdvanceStep extends StepBase {
   ms: number;
 }
 
-export type Step = ApplyStep | KubectlStep | WaitStep | ExpectStep | WriteStep | AdvanceStep;
+export interface FaultStep extends StepBase {
+  kind: 'fault';
+  /** A mock-hcs fault rule (HCS-6), or a control action. */
+  action: { add: Record<string, unknown> } | { clear: true } | { release: string | true };
+}
+
+export interface CrashStep extends StepBase {
+  kind: 'crash';
+  /** Controller names, or the groups "provider", "capi", "guest", "all". */
+  controllers: string[];
+  /** How long the controllers stay down (virtual time). */
+  downForMs: number;
+}
+
+export interface EditStep extends StepBase {
+  kind: 'edit';
+  target: { kind: string; name: string; namespace: string };
+  /** Dotted field path -> new value (null removes the field). */
+  set: Record<string, unknown>;
+}
+
+export interface ReadStep extends StepBase {
+  kind: 'read';
+  hostname: string;
+  path: string;
+  /** Expected content; omitted with absent: true to expect no file. */
+  content?: string;
+  absent?: boolean;
+}
+
+export type Step = ApplyStep | KubectlStep | WaitStep | ExpectStep | WriteStep | AdvanceStep | FaultStep | CrashStep | EditStep | ReadStep;
 
 export interface Scenario {
   file: string;

@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import type { KubeClient } from '../kube/client.js';
 import type { WorkloadClusters } from '../runtime/context.js';
+import type { LogEvent } from '../core/events.js';
 
 /**
  * What scenario steps and checks can see and touch. The testbed assembly
@@ -12,12 +13,15 @@ export interface CloudView {
   server(id: string): { id: string; name: string; status: string; metadata: Record<string, string>; volumes: { volumeId: string }[] } | undefined;
   listVolumes(): { id: string; name: string; status: string; metadata: Record<string, string>; attachedTo?: string }[];
   readFile(volumeId: string, path: string): string | undefined;
+  /** IMS images with the Kubernetes version they carry (HCS-4), as the cloud's catalog lists them. */
+  images(): { name: string; kubernetesVersion?: string; status: string }[];
 }
 
 export interface GuestView {
   writeFile(hostname: string, path: string, content: string): void;
   readFile(hostname: string, path: string): string | undefined;
-  mounts(hostname: string): { mountPath: string; volumeId: string; persistent: boolean }[];
+  /** Mounts of the running node; `options` as its cloud-init gave them (DISK-5). */
+  mounts(hostname: string): { mountPath: string; volumeId: string; persistent: boolean; options?: string[] }[];
 }
 
 export interface Marker {
@@ -39,6 +43,17 @@ export interface World {
   guests: GuestView;
   /** Data markers written by `write` steps, checked by the `markers` check (DISK-8). */
   markers: Marker[];
+  /** The run's event log so far. */
+  eventLog(): readonly LogEvent[];
   /** Provider controller log (OPS-3). */
   controllerLog(deployment: string): string;
+  /** Cloud fault injection (HCS-6). Throws with a message naming the bad field. */
+  faults: {
+    add(rule: Record<string, unknown>): string;
+    clear(): void;
+    releaseStuck(target?: string): number;
+  };
+  /** Simulate a controller process crash; `restart` brings the controllers back with a full resync. */
+  crash(controllers: string[]): string[];
+  restart(controllers: string[]): void;
 }

@@ -6,19 +6,74 @@
  */
 import { createMockHcs, type CloudConfig, type MockHcs } from '../../mock-hcs/src/index.js';
 import { installAdmission } from '../admission/index.js';
+import { secretValue, type Secret } from '../api/core.js';
+import { installCrdSchemas } from '../kube/crds/install.js';
 import { setupCapiControllers } from '../capi/index.js';
 import { HcsClient, injectTransport } from '../cloud/index.js';
-import { GuestFleet } from '../guest/index.js';
-import { setupProviderControllers, type DiskClaimer } from '../provider/index.js';
+import { GuestFleet, type GuestOptions } from '../guest/index.js';
+import { setupProviderControllers, type DiskClaimer, type ProviderControllers, type ProviderOptions } from '../provider/index.js';
 import type { TestbedFactory, TestbedHandle } from '../scenario/runner.js';
 import type { World } from '../scenario/world.js';
+import { setupWorkloadControllers, type AppReleaseTimings, type WorkloadControllers } from '../workload/index.js';
 import { createEmbeddedEnv, type EmbeddedEnv } from './embedded.js';
+
+/** The kind each kind-keyed controller reconciles (for resync after a restart). */
+const CONTROLLER_KINDS: Record<string, string> = {
+  'capi-cluster': 'Cluster',
+  'capi-machinedeployment': 'MachineDeployment',
+  'capi-machineset': 'MachineSet',
+  'capi-machine': 'Machine',
+  'capi-kubeadmconfig': 'KubeadmConfig',
+  'capi-kubeadmcontrolplane': 'KubeadmControlPlane',
+  hcscluster: 'HCSCluster',
+  hcsmachineconfigpool: 'HCSMachineConfigPool',
+  hcsmachine: 'HCSMachine',
+};
+
+/** Controller groups a scenario can crash by name. */
+const CONTROLLER_GROUPS: Record<string, (all: string[]) => string[]> = {
+  provider: () => ['hcscluster', 'hcsmachineconfigpool', 'hcsmachine'],
+  capi: (all) => all.filter((n) => n.startsWith('capi-')),
+  guest: () => ['guest'],
+  all: (all) => all,
+};
+
+export function expandControllers(names: string[], known: string[]): string[] {
+  const out = new Set<string>();
+  for (const n of names) {
+    const group = CONTROLLER_GROUPS[n];
+    const members = group ? group(known) : [n];
+    for (const m of members) {
+      if (!known.includes(m)) throw new Error(`unknown controller "${m}" (known: ${known.join(', ')}; groups: ${Object.keys(CONTROLLER_GROUPS).join(', ')})`);
+      out.add(m);
+    }
+  }
+  return [...out];
+}
+
+/**
+ * The provider's cloud credentials (HCS-5), as an operator manages them: a
+ * Secret in the management cluster with keys `ak` and `sk`. Absent = the
+ * cloud project's own AK/SK. Creating, changing or deleting it switches the
+ * credentials of every following provider call (a wrong SK is refused by the
+ * fake cloud's signature verification with 401 APIGW.0301).
+ */
+export const CLOUD_CREDENTIALS_SECRET = { namespace: 'cpaas-system', name: 'hcs-cloud-credentials' } as const;
 
 export interface TestbedOptions {
   seed: number;
   cloudConfig?: CloudConfig;
+  /** Start the provider with these AK/SK instead of the project's (HCS-5: wrong credentials). The Secret above overrides them. */
+  credentials?: { ak: string; sk: string };
   /** Build the provider's DiskClaimer from the cloud client (tests swap in a broken one to prove the checks can fail). */
   diskClaimer?: (cloud: HcsClient) => DiskClaimer;
+  /** Mutant hooks for the negative tests (test/scenarios/negative.test.ts): each replaces one part of the system. */
+  /** The provider's MD-3 detection. */
+  surgeCheck?: ProviderOptions['surgeCheck'];
+  /** Adjust the guests' options (e.g. wrap the hypervisor view, override image versions). */
+  guest?: (defaults: GuestOptions) => GuestOptions;
+  /** AppRelease phase durations (OVN-4). */
+  appReleaseTimings?: Partial<AppReleaseTimings>;
 }
 
 export interface Testbed extends TestbedHandle {
@@ -26,18 +81,47 @@ export interface Testbed extends TestbedHandle {
   cloud: MockHcs;
   hcs: HcsClient;
   guests: GuestFleet;
+  /** The provider's controllers (crash/restart them to model a process restart). */
+  provider: ProviderControllers;
+  workload: WorkloadControllers;
 }
 
 export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
   const env = createEmbeddedEnv({ seed: opts.seed });
+  // The CRD schemas (src/kube/crds) prune and validate like a real apiserver, then admission applies the SPEC rules.
+  installCrdSchemas(env.mgmt);
+  env.workloads.onCreate((_key, store) => installCrdSchemas(store));
   installAdmission(env.mgmt);
   const cloud = await createMockHcs({ clock: env.clock, rng: env.rng.fork('cloud'), events: env.events, ...(opts.cloudConfig ? { config: opts.cloudConfig } : {}) });
   const project = cloud.config.projects[0];
   if (!project) throw new Error('cloud config has no project');
-  const hcs = new HcsClient({ transport: injectTransport(cloud.app), ak: project.ak, sk: project.sk, projectId: project.id, clock: env.clock });
+  const clientFor = (ak: string, sk: string): HcsClient => new HcsClient({ transport: injectTransport(cloud.app), ak, sk, projectId: project.id, clock: env.clock });
+  const hcs = clientFor(project.ak, project.sk);
+  // The provider's client follows the credentials Secret (HCS-5); every call goes to the current one.
+  const initial = opts.credentials ? clientFor(opts.credentials.ak, opts.credentials.sk) : hcs;
+  let current = initial;
+  const providerCloud = new Proxy(hcs, {
+    get(_t, prop) {
+      const v = (current as unknown as Record<string | symbol, unknown>)[prop];
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(current) : v;
+    },
+  });
+  env.mgmt.watch<Secret>('Secret', (e) => {
+    const o = e.object;
+    if (o.metadata.namespace !== CLOUD_CREDENTIALS_SECRET.namespace || o.metadata.name !== CLOUD_CREDENTIALS_SECRET.name) return;
+    const ak = secretValue(o, 'ak');
+    const sk = secretValue(o, 'sk');
+    current = e.type === 'DELETED' || !ak || !sk ? initial : clientFor(ak, sk);
+  });
   setupCapiControllers(env.ctx);
-  setupProviderControllers(env.ctx, { cloud: hcs, ...(opts.diskClaimer ? { diskClaimer: opts.diskClaimer(hcs) } : {}) });
-  const guests = new GuestFleet(env.ctx, { hypervisor: cloud.hypervisor, onServerChange: (fn) => cloud.onServerChange(fn) });
+  const provider = setupProviderControllers(env.ctx, {
+    cloud: providerCloud,
+    ...(opts.diskClaimer ? { diskClaimer: opts.diskClaimer(providerCloud) } : {}),
+    ...(opts.surgeCheck ? { surgeCheck: opts.surgeCheck } : {}),
+  });
+  const workload = setupWorkloadControllers(env.ctx, opts.appReleaseTimings ? { appReleaseTimings: opts.appReleaseTimings } : {});
+  const guestDefaults: GuestOptions = { hypervisor: cloud.hypervisor, onServerChange: (fn) => cloud.onServerChange(fn) };
+  const guests = new GuestFleet(env.ctx, opts.guest ? opts.guest(guestDefaults) : guestDefaults);
   guests.setup();
   const hv = cloud.hypervisor;
   const world: World = {
@@ -49,16 +133,40 @@ export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
       server: (id) => hv.server(id),
       listVolumes: () => hv.listVolumes(),
       readFile: (volumeId, path) => hv.readFile(volumeId, path),
+      images: () => cloud.catalog().images,
     },
     guests,
     markers: [],
     controllerLog: (d) => env.logs.text(d),
+    eventLog: () => env.events.all(),
+    faults: {
+      add: (rule) => cloud.faults.add(rule as unknown as Parameters<MockHcs['faults']['add']>[0]),
+      clear: () => cloud.faults.clear(),
+      releaseStuck: (target) => cloud.faults.releaseStuck(target),
+    },
+    crash: (names) => {
+      const list = expandControllers(names, env.manager.controllerNames());
+      for (const n of list) env.manager.crash(n);
+      return list;
+    },
+    restart: (names) => {
+      for (const n of names) env.manager.restart(n, resyncKeys(n));
+    },
   };
+  /** Keys a restarted controller resyncs (an informer's initial list). */
+  function resyncKeys(controller: string): string[] {
+    const kind = CONTROLLER_KINDS[controller];
+    if (kind) return env.mgmt.listSync(kind).map((o) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`);
+    if (controller === 'guest') return hv.listServers().map((s) => s.id);
+    return [];
+  }
   return {
     env,
     cloud,
     hcs,
     guests,
+    provider,
+    workload,
     world,
     sim: env.sim,
     clock: env.clock,
