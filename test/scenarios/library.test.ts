@@ -4,20 +4,32 @@ import { describe, expect, it } from 'vitest';
 import type { HcsClient } from '../../src/cloud/index.js';
 import { EvsDiskClaimer, type DiskClaimer } from '../../src/provider/index.js';
 import { loadScenario } from '../../src/scenario/parse.js';
-import { runScenario } from '../../src/scenario/runner.js';
+import { runScenario, type ScenarioResult } from '../../src/scenario/runner.js';
+import { specCoverage } from '../../src/report/coverage.js';
 import { embeddedTestbedFactory } from '../../src/testbed/index.js';
 
 const DIR = 'scenarios';
 const files = readdirSync(DIR).filter((f) => f.endsWith('.yaml')).sort();
 
 describe('the scenario library passes on the embedded default', () => {
+  const results: ScenarioResult[] = [];
   it.each(files)('%s', async (file) => {
     const s = loadScenario(join(DIR, file));
     const r = await runScenario(s, embeddedTestbedFactory());
+    results.push(r);
     const failed = r.steps.find((x) => !x.ok);
     expect(failed?.error ?? '', `step ${failed?.index}: ${failed?.title}\n${failed?.detail.join('\n')}`).toBe('');
     expect(r.ok).toBe(true);
     expect(r.steps).toHaveLength(s.steps.length + 1); // + invariants at rest
+  });
+
+  // Runs after the scenarios above (tests in a file run in order): the library
+  // must exercise every SPEC rule ID.
+  it('exercises every SPEC rule ID', () => {
+    expect(results.map((r) => r.scenario.name).sort()).toEqual(files.map((f) => loadScenario(join(DIR, f)).name).sort());
+    const c = specCoverage(results);
+    expect(c.uncovered.map((u) => u.id), 'SPEC rules no passing scenario exercises').toEqual([]);
+    expect(c.covered.length).toBe(c.total);
   });
 });
 
