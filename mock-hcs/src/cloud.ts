@@ -1328,6 +1328,38 @@ export class CloudEngine implements Hypervisor {
     }
   }
 
+  /**
+   * EVS UpdateVolume (PUT /v2/{project_id}/cloudvolumes/{volume_id}): name,
+   * description and metadata keys (merged; null values remove a key).
+   */
+  updateVolume(projectId: string, volumeId: string, body: unknown): VolumeRec {
+    const v = this.volumeRec(projectId, volumeId);
+    if (!v) throw new CloudError(404, Codes.evsNotFound, `Volume ${volumeId} could not be found.`);
+    const vol = (body as { volume?: unknown } | null)?.volume;
+    if (typeof vol !== 'object' || vol === null || Array.isArray(vol)) throw new CloudError(400, Codes.evsBadRequest, 'Invalid request body: volume is required and must be an object');
+    const { name, description, metadata, ...rest } = vol as Record<string, unknown>;
+    const unknown = Object.keys(rest);
+    if (unknown.length) throw new CloudError(400, Codes.evsBadRequest, `Invalid request body: volume.${unknown[0]} cannot be updated (name, description, metadata)`);
+    if (name === undefined && description === undefined && metadata === undefined) throw new CloudError(400, Codes.evsBadRequest, 'Invalid request body: nothing to update (name, description, metadata)');
+    if (name !== undefined && (typeof name !== 'string' || name.length > 64)) throw new CloudError(400, Codes.evsBadRequest, 'Invalid request body: volume.name must be a string of at most 64 characters');
+    if (description !== undefined && (typeof description !== 'string' || description.length > 255)) throw new CloudError(400, Codes.evsBadRequest, 'Invalid request body: volume.description must be a string of at most 255 characters');
+    if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata) || Object.values(metadata).some((x) => x !== null && typeof x !== 'string'))) {
+      throw new CloudError(400, Codes.evsBadRequest, 'Invalid request body: volume.metadata must map keys to strings (null removes a key)');
+    }
+    if (v.status === 'deleting') throw new CloudError(400, Codes.evsBadRequest, `Volume ${volumeId} is being deleted`);
+    if (typeof name === 'string') v.name = name;
+    if (typeof description === 'string') v.description = description;
+    for (const [k, val] of Object.entries((metadata ?? {}) as Record<string, string | null>)) {
+      if (val === null) delete v.metadata[k];
+      else v.metadata[k] = val;
+    }
+    v.updatedAt = this.clock.now();
+    this.record('volume.updated', `volume ${v.name} (${v.id}) updated`, { volumeId: v.id });
+    this.volumeChanged(v);
+    this.store.markDirty();
+    return v;
+  }
+
   deleteVolume(projectId: string, volumeId: string): { job_id: string } {
     const v = this.volumeRec(projectId, volumeId);
     if (!v) throw new CloudError(404, Codes.evsNotFound, `Volume ${volumeId} could not be found.`);

@@ -41,7 +41,7 @@ export const FAULT_OPERATIONS: Record<FaultService, readonly string[]> = {
     'listServerBlockDevices',
     'showServerBlockDevice',
   ],
-  evs: ['createVolume', 'showVolume', 'listVolumes', 'deleteVolume'],
+  evs: ['createVolume', 'showVolume', 'listVolumes', 'updateVolume', 'deleteVolume'],
   vpc: ['listSubnets', 'showSubnet', 'listPorts', 'showPort', 'createPort', 'deletePort', 'createPrivateip', 'listPrivateips', 'showPrivateip', 'deletePrivateip'],
   ims: ['listImages'],
   iam: ['createToken', 'listProjects', 'listAuthDomains', 'listAuthProjects'],

@@ -165,7 +165,7 @@ export function renderVolume(v: VolumeRec, endpoint = ''): Record<string, unknow
     shareable: 'false',
     bootable: String(v.bootable),
     encrypted: false,
-    description: '',
+    description: v.description ?? '',
     'os-vol-tenant-attr:tenant_id': v.projectId,
     'os-vol-host-attr:host': '',
     replication_status: 'disabled',

@@ -111,6 +111,8 @@ export interface VolumeRec {
   status: VolumeStatus;
   metadata: Record<string, string>;
   bootable: boolean;
+  /** Free text set by UpdateVolume. */
+  description?: string;
   imageId?: string;
   attachment?: { serverId: string; device: string; attachmentId: string; attachedAt: number };
   /** Server this volume is being attached to (status attaching). */

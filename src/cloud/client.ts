@@ -243,7 +243,7 @@ export class HcsClient {
   }
 
   /** List volumes (all pages). `metadata` matches volumes carrying every given key/value. `name` is a fuzzy (substring) match. */
-  async listVolumes(q: { name?: string; status?: string; metadata?: Record<string, string> } = {}): Promise<Volume[]> {
+  async listVolumes(q: { name?: string; status?: string; metadata?: Record<string, string>; serverId?: string } = {}): Promise<Volume[]> {
     const out: Volume[] = [];
     for (let offset = 0; ; offset += EVS_MAX_PAGE) {
       const r = await this.call<{ count: number; volumes: Volume[] }>(
@@ -252,6 +252,7 @@ export class HcsClient {
         `/v2/${this.p}/cloudvolumes/detail${qs({
           name: q.name,
           status: q.status,
+          server_id: q.serverId,
           metadata: q.metadata && Object.keys(q.metadata).length ? JSON.stringify(q.metadata) : undefined,
           limit: EVS_MAX_PAGE,
           offset,
@@ -260,6 +261,12 @@ export class HcsClient {
       out.push(...r.volumes);
       if (r.volumes.length < EVS_MAX_PAGE || out.length >= r.count) return out;
     }
+  }
+
+  /** EVS UpdateVolume: name, description, metadata keys (null removes a key). */
+  async updateVolume(id: string, volume: { name?: string; description?: string; metadata?: Record<string, string | null> }): Promise<Volume> {
+    const r = await this.call<{ volume: Volume }>('UpdateVolume', 'PUT', `/v2/${this.p}/cloudvolumes/${seg(id)}`, { volume });
+    return r.volume;
   }
 
   async deleteVolume(id: string): Promise<void> {

@@ -1,4 +1,4 @@
-/** EVS: cloud volumes (POST /v2.1/{project_id}/cloudvolumes, GET/DELETE /v2/{project_id}/cloudvolumes/...). */
+/** EVS: cloud volumes (POST /v2.1/{project_id}/cloudvolumes, GET/PUT/DELETE /v2/{project_id}/cloudvolumes/...). */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CloudEngine } from '../cloud.js';
 import { CloudError, Codes } from '../errors.js';
@@ -20,6 +20,7 @@ export function evsRoutes(engine: CloudEngine) {
       const name = q(req, 'name');
       const status = q(req, 'status');
       const az = q(req, 'availability_zone');
+      const serverId = q(req, 'server_id');
       const metaText = q(req, 'metadata');
       let meta: Record<string, unknown> = {};
       if (metaText) {
@@ -36,6 +37,7 @@ export function evsRoutes(engine: CloudEngine) {
         .volumesOf(req.hcs.projectId)
         // EVS `name` is a fuzzy (substring) match, like ECS: callers must check the exact name themselves.
         .filter((v) => (!name || v.name.includes(name)) && (!status || v.status === status) && (!az || v.az === az))
+        .filter((v) => !serverId || v.attachment?.serverId === serverId || v.pendingServerId === serverId)
         .filter((v) => metaPairs.every(([k, val]) => v.metadata[k] === val));
       return { count: matches.length, volumes: matches.slice(offset, offset + limit).map((v) => renderVolume(v)) };
     });
@@ -45,6 +47,11 @@ export function evsRoutes(engine: CloudEngine) {
       const v = engine.volumeRec(req.hcs.projectId, volume_id!);
       if (!v) throw new CloudError(404, Codes.evsNotFound, `Volume ${volume_id} could not be found.`);
       return { volume: renderVolume(v) };
+    });
+
+    app.put('/v2/:project_id/cloudvolumes/:volume_id', { config: { op: 'updateVolume' } }, async (req) => {
+      const { volume_id } = req.params as P;
+      return engine.withEffects(req.hcs.effects, () => ({ volume: renderVolume(engine.updateVolume(req.hcs.projectId, volume_id!, req.hcs.json)) }));
     });
 
     app.delete('/v2/:project_id/cloudvolumes/:volume_id', { config: { op: 'deleteVolume' } }, async (req) => {
