@@ -15,12 +15,14 @@ import { loadScenario } from '../scenario/parse.js';
 import { runScenario, type ScenarioResult } from '../scenario/runner.js';
 import type { Scenario } from '../scenario/types.js';
 import { embeddedTestbedFactory } from '../testbed/index.js';
+import { kindMain } from './kind.js';
 
 const HELP = `hcs-testbed — a simulated Huawei Cloud Stack provider and Cluster API testbed
 
 Usage:
   hcs-testbed run [PATH...] [options]    replay scenarios (files, or directories of *.yaml)
   hcs-testbed validate [PATH...]         parse and check scenario files without running them
+  hcs-testbed kind up|down [--name N]    a kind cluster with the CRDs (needs Docker; see kind --help)
   hcs-testbed --help
 
 Run options:
@@ -64,6 +66,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     write(HELP);
     return command ? 0 : 2;
   }
+  if (command === 'kind') return kindMain(rest, write);
   let parsed;
   try {
     parsed = parseArgs({
@@ -132,6 +135,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
         onStep: (phase, _step, res) => {
           if (phase === 'end' && res) reporter.stepEnd(res);
         },
+        onProgress: (t, summary) => reporter.progress(t, summary),
       });
     } catch (e) {
       write(`error: ${errorMessage(e)}\n`);

@@ -28,12 +28,18 @@ export class ConsoleReporter {
 
   stepStart(_step: Step): void {}
 
+  /** Live progress during a long wait. */
+  progress(virtualMs: number, summary: string): void {
+    this.o.write(`  ${this.c('2', `[${vtime(virtualMs)}] … ${summary}`)}\n`);
+  }
+
   stepEnd(r: StepResult): void {
     const mark = r.ok ? this.c('32', '✓') : this.c('31', '✗');
     const took = r.endMs - r.startMs;
     const dur = took >= 1000 ? this.c('2', ` (${vtime(took)} virtual)`) : '';
     const rules = r.rules.length ? this.c('36', ` [${r.rules.join(' ')}]`) : '';
     this.o.write(`  ${this.c('2', `[${vtime(r.endMs)}]`)} ${mark} ${String(r.index).padStart(2)} ${r.title}${rules}${dur}\n`);
+    if (r.summary) this.o.write(`               ${this.c('36', r.summary)}\n`);
     const lines = r.ok ? (this.o.verbose ? r.detail : []) : r.detail;
     for (const l of lines.slice(0, 40)) this.o.write(`               ${this.c('2', l)}\n`);
     if (lines.length > 40) this.o.write(`               ${this.c('2', `… ${lines.length - 40} more lines`)}\n`);

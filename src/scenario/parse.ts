@@ -117,7 +117,7 @@ export function loadScenario(file: string, text?: string): Scenario {
   const steps: Step[] = top.steps.map((raw, index): Step => {
     const path: FieldPath = ['steps', index];
     const o = r.obj(raw, path, `a step: one of ${STEP_ACTIONS.join(', ')}`);
-    const actions = Object.keys(o).filter((k) => !STEP_COMMON.includes(k) && !['expectError', 'expectOutput', 'timeout', 'content', 'path', 'hostnames', 'hostname'].includes(k));
+    const actions = Object.keys(o).filter((k) => !STEP_COMMON.includes(k) && !['expectError', 'expectOutput', 'timeout', 'content', 'path', 'hostnames', 'hostname', 'real'].includes(k));
     const action = actions[0];
     if (actions.length !== 1 || !(STEP_ACTIONS as readonly string[]).includes(action!)) {
       throw r.fail(path, actions.length === 0
@@ -148,7 +148,8 @@ export function loadScenario(file: string, text?: string): Scenario {
         return { kind: 'apply', ...common, files, inline, ...(expectError ? { expectError } : {}) };
       }
       case 'kubectl': {
-        r.noUnknown(o, [...STEP_COMMON, 'kubectl', 'expectOutput', 'expectError'], path);
+        r.noUnknown(o, [...STEP_COMMON, 'kubectl', 'expectOutput', 'expectError', 'real'], path);
+        if (o.real !== undefined && typeof o.real !== 'boolean') throw r.fail([...path, 'real'], 'must be true or false');
         const command = r.str(o.kubectl, [...path, 'kubectl'])!;
         if (!/^\s*kubectl\s/.test(command)) throw r.fail([...path, 'kubectl'], 'must start with "kubectl " (the command as the documents write it)');
         let expectOutput: string[] | undefined;
@@ -158,7 +159,7 @@ export function loadScenario(file: string, text?: string): Scenario {
           expectOutput = arr.map((s, i) => r.str(s, [...path, 'expectOutput', ...(Array.isArray(eo) ? [i] : [])])!);
         }
         const expectError = r.str(o.expectError, [...path, 'expectError'], { optional: true });
-        return { kind: 'kubectl', ...common, command, ...(expectOutput ? { expectOutput } : {}), ...(expectError ? { expectError } : {}) };
+        return { kind: 'kubectl', ...common, command, ...(o.real ? { real: true } : {}), ...(expectOutput ? { expectOutput } : {}), ...(expectError ? { expectError } : {}) };
       }
       case 'wait': {
         r.noUnknown(o, [...STEP_COMMON, 'wait', 'timeout'], path);

@@ -3,6 +3,7 @@ import { errorMessage, InputError } from '../core/errors.js';
 import type { EventLog, LogEvent } from '../core/events.js';
 import type { VirtualClock } from '../core/clock.js';
 import { runKubectl } from '../kubectl/index.js';
+import { runRealKubectl } from './real-kubectl.js';
 import { applyError, applyObject, inlineManifest, loadManifestPath, type Manifest } from '../manifests/index.js';
 import type { Simulation } from '../runtime/simulation.js';
 import type { KubeObject } from '../kube/types.js';
@@ -33,6 +34,8 @@ export interface StepResult {
   endMs: number;
   /** Lines worth showing (check verdicts, command output). */
   detail: string[];
+  /** State of the world when the step ended: machines by phase, servers, nodes (shown live on the console). */
+  summary?: string;
   error?: string;
   /** The failure comes from bad input (a manifest or scenario field), not from the system under test. */
   inputError?: boolean;
@@ -59,13 +62,16 @@ export interface RunOptions {
   seed?: number;
   /** Called when a step starts and when it ends. */
   onStep?: (phase: 'start' | 'end', step: Step, result?: StepResult) => void;
+  /** Called during long waits, at most every `progressEveryMs` of wall time, with the world summary and virtual time. */
+  onProgress?: (virtualMs: number, summary: string) => void;
+  progressEveryMs?: number;
 }
 
 function stepTitle(s: Step): string {
   if (s.name) return s.name;
   switch (s.kind) {
     case 'apply': return `apply ${[...s.files.map((f) => f.split('/').slice(-2).join('/')), ...(s.inline.length ? [`${s.inline.length} inline`] : [])].join(', ')}`;
-    case 'kubectl': return s.command.replace(/\s*\\\n\s*/g, ' ').replace(/\s+/g, ' ').trim();
+    case 'kubectl': return `${s.real ? '[real] ' : ''}${s.command.replace(/\s*\\\n\s*/g, ' ').replace(/\s+/g, ' ').trim()}`;
     case 'wait': return `wait ${s.checks.map((c) => describeCheck(c.type, c.params)).join(', ')}`;
     case 'expect': return `expect ${s.checks.map((c) => describeCheck(c.type, c.params)).join(', ')}`;
     case 'write': return `write ${s.path} on ${s.hostnames.join(', ')}`;
@@ -120,7 +126,13 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
     }
     return fresh.filter((v) => !expected.has(v.rule));
   };
-  const ctx: StepContext = { monitor, noteViolations };
+  let lastProgress = performance.now();
+  const progress = async (): Promise<void> => {
+    if (!opts.onProgress || performance.now() - lastProgress < (opts.progressEveryMs ?? 2000)) return;
+    lastProgress = performance.now();
+    opts.onProgress(rel(), await worldSummary(tb.world));
+  };
+  const ctx: StepContext = { monitor, noteViolations, progress };
   let ok = true;
   try {
     tb.events.record({ source: 'scenario', type: 'scenario.start', message: `scenario ${scenario.name} (seed ${seed})`, data: { seed } });
@@ -139,6 +151,7 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
         if (e instanceof InputError) res.inputError = true;
       }
       res.endMs = rel();
+      if (step.kind === 'wait' || step.kind === 'advance' || !res.ok) res.summary = await worldSummary(tb.world);
       tb.events.record({
         source: 'scenario',
         type: res.ok ? 'step.pass' : 'step.fail',
@@ -180,9 +193,24 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
   return { scenario, seed, ok, steps, events: tb.events.all(), virtualMs: rel(), wallMs: performance.now() - wall0, rulesExercised: [...exercised].sort(), violations: monitor.all() };
 }
 
+/** "machines Running 4, Provisioning 1 · servers ACTIVE 4 · volumes 8" — what a person watching wants to see. */
+async function worldSummary(world: World): Promise<string> {
+  const count = (xs: (string | undefined)[]): string =>
+    [...xs.reduce((m, x) => m.set(x ?? 'Pending', (m.get(x ?? 'Pending') ?? 0) + 1), new Map<string, number>())]
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
+  const machines = await world.mgmt.list<KubeObject & { status?: { phase?: string } }>('Machine');
+  const servers = world.cloud.listServers().filter((x) => x.status !== 'DELETED');
+  const volumes = world.cloud.listVolumes().filter((v) => v.status !== 'deleted');
+  return `machines ${machines.length ? count(machines.map((m) => m.status?.phase)) : 'none'} · servers ${servers.length ? count(servers.map((x) => x.status)) : 'none'} · volumes ${volumes.length}`;
+}
+
 interface StepContext {
   monitor: InvariantMonitor;
   noteViolations(fresh: Violation[]): Violation[];
+  /** Report progress during long waits (throttled on wall time; records nothing in the event log). */
+  progress(): Promise<void>;
 }
 
 function violationText(vs: Violation[]): string {
@@ -219,13 +247,19 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
       return;
     }
     case 'kubectl': {
-      const out = await runKubectl(step.command, {
-        mgmt: world.mgmt,
-        workloads: world.workloads,
-        clock: world.clock,
-        logs: (d) => world.controllerLog(d),
-        cwd: dirname(scenario.file),
-      });
+      let out;
+      if (step.real) {
+        if (!world.kubeconfig) throw new InputError('this backend serves no API for the real kubectl; drop "real: true"', scenario.file, step.line, 'real');
+        out = await runRealKubectl(step.command, { kubeconfig: await world.kubeconfig(), cwd: dirname(scenario.file) });
+      } else {
+        out = await runKubectl(step.command, {
+          mgmt: world.mgmt,
+          workloads: world.workloads,
+          clock: world.clock,
+          logs: (d) => world.controllerLog(d),
+          cwd: dirname(scenario.file),
+        });
+      }
       res.detail.push(...(out.stdout + out.stderr).split('\n').filter(Boolean));
       if (step.expectError) {
         if (out.code === 0) throw new Error(`expected kubectl to fail with "${step.expectError}", but it succeeded`);
@@ -245,7 +279,7 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
         if (violated.length) return true;
         last = await evaluate(world, step.checks);
         return last.ok;
-      }, step.timeoutMs);
+      }, step.timeoutMs, () => ctx.progress());
       res.detail.push(...verdictLines(last?.results ?? []));
       if (violated.length) throw new Error(violationText(violated));
       if (!r.ok) throw new Error(`timed out after ${step.timeoutMs / 1000}s of virtual time: ${last?.results.filter((x) => !x.res.ok).map((x) => `${x.check.type}: ${x.res.detail}`).join('; ')}`);

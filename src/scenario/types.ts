@@ -29,6 +29,8 @@ export interface ApplyStep extends StepBase {
 export interface KubectlStep extends StepBase {
   kind: 'kubectl';
   command: string;
+  /** Run the real kubectl against the testbed's HTTP facade instead of the built-in interpreter. */
+  real?: boolean;
   /** Substrings that must appear in the command's output. */
   expectOutput?: string[];
   expectError?: string;

@@ -53,6 +53,11 @@ export interface World {
     clear(): void;
     releaseStuck(target?: string): number;
   };
+  /**
+   * A kubeconfig for the real kubectl: the testbed starts its HTTP facade on
+   * first use (steps with `real: true`). Absent on backends without one.
+   */
+  kubeconfig?(): Promise<string>;
   /** Simulate a controller process crash; `restart` brings the controllers back with a full resync. */
   crash(controllers: string[]): string[];
   restart(controllers: string[]): void;
