@@ -21,7 +21,7 @@ import type { KubeObject } from '../kube/types.js';
 import { controllerOf, isDeleting, ownerRef } from '../kube/types.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
-import { CAPI_DEPLOYMENT, canonicalJson, ensureOwnerRef, getCondition, keyFor, markFalse, markTrue, splitKey } from './util.js';
+import { CAPI_DEPLOYMENT, sameJson, ensureOwnerRef, getCondition, keyFor, markFalse, markTrue, splitKey } from './util.js';
 
 export const CLUSTER_CONTROLLER = 'capi-cluster';
 
@@ -119,7 +119,7 @@ export class ClusterReconciler implements Controller {
     if (specChanged) {
       cur = await this.ctx.mgmt.update<Cluster>({ ...cluster, spec });
     }
-    if (canonicalJson(status) !== canonicalJson(cluster.status ?? {})) {
+    if (!sameJson(status, cluster.status ?? {})) {
       const prevPhase = cluster.status?.phase;
       await this.ctx.mgmt.updateStatus<Cluster>({ ...cur, status });
       if (prevPhase !== status.phase) {
@@ -143,7 +143,7 @@ export class ClusterReconciler implements Controller {
     if (!obj) return undefined;
     const refs = ensureOwnerRef(obj.metadata.ownerReferences, ownerRef(cluster, false));
     const labels = { ...(obj.metadata.labels ?? {}), [LABEL_CLUSTER_NAME]: cluster.metadata.name };
-    if (canonicalJson(refs) !== canonicalJson(obj.metadata.ownerReferences ?? []) || canonicalJson(labels) !== canonicalJson(obj.metadata.labels ?? {})) {
+    if (!sameJson(refs, obj.metadata.ownerReferences ?? []) || !sameJson(labels, obj.metadata.labels ?? {})) {
       return this.ctx.mgmt.update({ ...obj, metadata: { ...obj.metadata, ownerReferences: refs, labels } });
     }
     return obj;
@@ -185,18 +185,18 @@ export class ClusterReconciler implements Controller {
 export function setupClusterController(ctx: ControllerContext): ClusterReconciler {
   const r = new ClusterReconciler(ctx);
   ctx.manager.register(r);
-  ctx.mgmt.watch<Cluster>('Cluster', (e) => ctx.manager.enqueue(CLUSTER_CONTROLLER, keyFor(e.object)));
+  ctx.mgmt.watch<Cluster>('Cluster', (e) => ctx.manager.enqueue(CLUSTER_CONTROLLER, keyFor(e.object)), { shared: true });
   const toCluster = (e: { object: KubeObject }): void => {
     const o = e.object;
     const owner = o.metadata.ownerReferences?.find((x) => x.kind === 'Cluster' && x.apiVersion.startsWith('cluster.x-k8s.io/'));
     const name = owner?.name ?? o.metadata.labels?.[LABEL_CLUSTER_NAME];
     if (name) ctx.manager.enqueue(CLUSTER_CONTROLLER, `${o.metadata.namespace ?? 'default'}/${name}`);
   };
-  ctx.mgmt.watch('HCSCluster', toCluster);
-  ctx.mgmt.watch('KubeadmControlPlane', toCluster);
+  ctx.mgmt.watch('HCSCluster', toCluster, { shared: true });
+  ctx.mgmt.watch('KubeadmControlPlane', toCluster, { shared: true });
   // Machines going away unblock a deleting Cluster.
   ctx.mgmt.watch<Machine>('Machine', (e) => {
     if (e.type === 'DELETED' && e.object.spec?.clusterName) ctx.manager.enqueue(CLUSTER_CONTROLLER, `${e.object.metadata.namespace ?? 'default'}/${e.object.spec.clusterName}`);
-  });
+  }, { shared: true });
   return r;
 }

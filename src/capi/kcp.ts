@@ -47,7 +47,7 @@ import type { KubeObject } from '../kube/types.js';
 import { controllerOf, isDeleting, ownerRef } from '../kube/types.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
-import { canonicalJson, groupOf, keyFor, markFalse, markTrue, splitKey } from './util.js';
+import { canonicalJson, sameJson, groupOf, keyFor, markFalse, markTrue, splitKey } from './util.js';
 
 export const KCP_CONTROLLER = 'capi-kubeadmcontrolplane';
 export const KCP_DEPLOYMENT = 'capi-kubeadm-control-plane-controller-manager';
@@ -438,7 +438,7 @@ export class KubeadmControlPlaneReconciler implements Controller {
     if (lowest) status.version = lowest;
     status.observedGeneration = kcp.metadata.generation;
     status.conditions = this.conditions(kcp, status, { action, outdated: outdatedWhy, members: record.members.length, healthy: record.members.filter(memberHealthy).length, skip, componentsUnhealthy: views.filter((v) => !v.componentsHealthy && v.hasNodeRef).map((v) => v.name), now });
-    if (canonicalJson(status) !== canonicalJson(kcp.status ?? {})) {
+    if (!sameJson(status, kcp.status ?? {})) {
       await this.ctx.mgmt.updateStatus<KubeadmControlPlane>({ ...kcp, status });
     }
     if (result) return result;
@@ -527,7 +527,7 @@ export class KubeadmControlPlaneReconciler implements Controller {
     const cur = await wl.get<KubeObject & { data?: Record<string, string> }>(ref);
     if (!cur) {
       await wl.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...CONTROL_PLANE_CONFIGMAP, labels: { 'app.kubernetes.io/managed-by': 'hcs-testbed' } }, data } as KubeObject);
-    } else if (canonicalJson(cur.data ?? {}) !== canonicalJson(data)) {
+    } else if (!sameJson(cur.data ?? {}, data)) {
       await wl.update({ ...cur, data } as KubeObject);
     }
   }
@@ -627,16 +627,16 @@ export function setupKubeadmControlPlaneController(ctx: ControllerContext): Kube
   ctx.manager.register(r);
   ctx.mgmt.watch<KubeadmControlPlane>('KubeadmControlPlane', (e) => {
     if (e.type !== 'DELETED') ctx.manager.enqueue(KCP_CONTROLLER, keyFor(e.object));
-  });
+  }, { shared: true });
   ctx.mgmt.watch<Machine>('Machine', (e) => {
     const owner = controllerOf(e.object);
     if (owner?.kind === 'KubeadmControlPlane') ctx.manager.enqueue(KCP_CONTROLLER, `${e.object.metadata.namespace ?? 'default'}/${owner.name}`);
-  });
+  }, { shared: true });
   // The Cluster's status (infrastructure ready) and its owner reference on the KCP come from the Cluster controller.
   ctx.mgmt.watch<Cluster>('Cluster', (e) => {
     const ref = e.object.spec?.controlPlaneRef;
     if (ref?.kind === 'KubeadmControlPlane') ctx.manager.enqueue(KCP_CONTROLLER, `${ref.namespace ?? e.object.metadata.namespace ?? 'default'}/${ref.name}`);
-  });
+  }, { shared: true });
   return r;
 }
 

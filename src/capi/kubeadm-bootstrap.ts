@@ -31,7 +31,7 @@ import { generateCA } from '../pki/index.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
 import { renderInitCloudInit, renderJoinCloudInit } from './cloudinit.js';
-import { CAPBK_DEPLOYMENT, SECRET_TYPE_CLUSTER, canonicalJson, getCondition, keyFor, markFalse, markTrue, splitKey } from './util.js';
+import { CAPBK_DEPLOYMENT, SECRET_TYPE_CLUSTER, sameJson, getCondition, keyFor, markFalse, markTrue, splitKey } from './util.js';
 
 export const KUBEADMCONFIG_CONTROLLER = 'capi-kubeadmconfig';
 /** Upstream DefaultTokenTTL. */
@@ -127,7 +127,7 @@ export class KubeadmConfigReconciler implements Controller {
   }
 
   private async writeStatus(cfg: KubeadmConfig, status: KubeadmConfigStatus): Promise<void> {
-    if (canonicalJson(status) === canonicalJson(cfg.status ?? {})) return;
+    if (sameJson(status, cfg.status ?? {})) return;
     await this.ctx.mgmt.updateStatus<KubeadmConfig>({ ...cfg, status });
   }
 
@@ -221,13 +221,13 @@ export function setupKubeadmBootstrapController(ctx: ControllerContext): Kubeadm
       else set.add(k);
     }
     if (e.type !== 'DELETED') ctx.manager.enqueue(KUBEADMCONFIG_CONTROLLER, k);
-  });
+  }, { shared: true });
   ctx.mgmt.watch<Machine>('Machine', (e) => {
     const ref = e.object.spec?.bootstrap?.configRef;
     if (ref?.kind === 'KubeadmConfig') ctx.manager.enqueue(KUBEADMCONFIG_CONTROLLER, `${ref.namespace ?? e.object.metadata.namespace ?? 'default'}/${ref.name}`);
-  });
+  }, { shared: true });
   ctx.mgmt.watch<Cluster>('Cluster', (e) => {
     for (const k of [...(byCluster.get(keyFor(e.object)) ?? [])].sort()) ctx.manager.enqueue(KUBEADMCONFIG_CONTROLLER, k);
-  });
+  }, { shared: true });
   return r;
 }

@@ -24,12 +24,12 @@ import type { Cluster, Condition, KubeadmConfig, Machine, MachineAddress, Machin
 import type { Node } from '../api/core.js';
 import { nodeReady } from '../api/core.js';
 import { parseDuration, rfc3339 } from '../core/clock.js';
-import type { KubeClient } from '../kube/client.js';
+import { getShared, listShared, type KubeClient } from '../kube/client.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { isDeleting, ownerRef } from '../kube/types.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
-import { ANN_DRAIN_BLOCKED, ANN_EXCLUDE_NODE_DRAINING, ANN_EXCLUDE_WAIT_FOR_VOLUME_DETACH, CAPI_DEPLOYMENT, canonicalJson, getCondition, keyFor, markFalse, markTrue, msSince, splitKey } from './util.js';
+import { ANN_DRAIN_BLOCKED, ANN_EXCLUDE_NODE_DRAINING, ANN_EXCLUDE_WAIT_FOR_VOLUME_DETACH, CAPI_DEPLOYMENT, sameJson, getCondition, keyFor, markFalse, markTrue, msSince, splitKey } from './util.js';
 
 export const MACHINE_CONTROLLER = 'capi-machine';
 
@@ -74,7 +74,7 @@ export class MachineReconciler implements Controller {
         if (!pid) return;
         const mk = this.byProviderID.get(`${ck}|${pid}`);
         if (mk) this.ctx.manager.enqueue(MACHINE_CONTROLLER, mk);
-      });
+      }, { shared: true });
     }
     return client;
   }
@@ -148,7 +148,7 @@ export class MachineReconciler implements Controller {
     if (spec.providerID) {
       this.byProviderID.set(`${namespace}/${spec.clusterName}|${spec.providerID}`, key);
       const client = this.workload(namespace, spec.clusterName);
-      const node = (await client.list<Node>('Node')).find((n) => n.spec?.providerID === spec.providerID);
+      const node = (await listShared<Node>(client, 'Node')).find((n) => n.spec?.providerID === spec.providerID);
       if (node) {
         status.nodeRef = { kind: 'Node', name: node.metadata.name, apiVersion: 'v1', ...(node.metadata.uid ? { uid: node.metadata.uid } : {}) };
         if (node.status?.nodeInfo?.kubeletVersion) status.nodeInfo = { kubeletVersion: node.status.nodeInfo.kubeletVersion };
@@ -170,27 +170,27 @@ export class MachineReconciler implements Controller {
     status.phase = computePhase(m, spec.providerID, status);
     status.observedGeneration = m.metadata.generation;
 
-    if (canonicalJson(spec) !== canonicalJson(m.spec)) m = await this.ctx.mgmt.update<Machine>({ ...m, spec });
+    if (!sameJson(spec, m.spec)) m = await this.ctx.mgmt.update<Machine>({ ...m, spec });
     await this.writeStatus(m, status);
     if (requeue !== undefined) return { requeueAfter: requeue };
   }
 
   /** Make the Machine the controller owner of a referenced object (reconcileExternal). */
-  private async adopt<T extends KubeObject>(m: Machine, ref: ObjectRef): Promise<T | undefined> {
-    const obj = await this.ctx.mgmt.get<T>(ref);
+  private async adopt<T extends KubeObject>(m: Machine, ref: ObjectRef): Promise<Readonly<T> | undefined> {
+    const obj = await getShared<T>(this.ctx.mgmt, ref);
     if (!obj) return undefined;
     if (isDeleting(obj)) return obj;
     const refs = (obj.metadata.ownerReferences ?? []).filter((r) => r.kind !== 'MachineSet' && !(r.kind === 'Machine' && r.name === m.metadata.name));
     refs.push(ownerRef(m));
     const labels = { ...(obj.metadata.labels ?? {}), [LABEL_CLUSTER_NAME]: m.spec.clusterName };
-    if (canonicalJson(refs) === canonicalJson(obj.metadata.ownerReferences ?? []) && canonicalJson(labels) === canonicalJson(obj.metadata.labels ?? {})) return obj;
+    if (sameJson(refs, obj.metadata.ownerReferences ?? []) && sameJson(labels, obj.metadata.labels ?? {})) return obj;
     return this.ctx.mgmt.update<T>({ ...obj, metadata: { ...obj.metadata, ownerReferences: refs, labels } });
   }
 
   private async writeStatus(m: Machine, status: MachineStatus): Promise<Machine> {
     const prev = m.status?.phase;
     if (prev !== status.phase) status.lastUpdated = rfc3339(this.ctx.clock.now());
-    if (canonicalJson(status) === canonicalJson(m.status ?? {})) return m;
+    if (sameJson(status, m.status ?? {})) return m;
     const stored = await this.ctx.mgmt.updateStatus<Machine>({ ...m, status });
     if (prev !== status.phase) this.phaseEvent(m, status.phase);
     return stored;
@@ -344,12 +344,12 @@ export function conditionOf(m: Machine, type: string): Condition | undefined {
 export function setupMachineController(ctx: ControllerContext): MachineReconciler {
   const r = new MachineReconciler(ctx);
   ctx.manager.register(r);
-  ctx.mgmt.watch<Machine>('Machine', (e) => ctx.manager.enqueue(MACHINE_CONTROLLER, keyFor(e.object)));
+  ctx.mgmt.watch<Machine>('Machine', (e) => ctx.manager.enqueue(MACHINE_CONTROLLER, keyFor(e.object)), { shared: true });
   const toMachine = (e: { object: KubeObject }): void => {
     const owner = e.object.metadata.ownerReferences?.find((x) => x.kind === 'Machine');
     if (owner) ctx.manager.enqueue(MACHINE_CONTROLLER, `${e.object.metadata.namespace ?? 'default'}/${owner.name}`);
   };
-  ctx.mgmt.watch('HCSMachine', toMachine);
-  ctx.mgmt.watch('KubeadmConfig', toMachine);
+  ctx.mgmt.watch('HCSMachine', toMachine, { shared: true });
+  ctx.mgmt.watch('KubeadmConfig', toMachine, { shared: true });
   return r;
 }

@@ -44,7 +44,7 @@ import {
 } from './mdutil.js';
 import { ANN_DISABLE_MACHINE_CREATE } from './machineset.js';
 import { plan, type RolloutDeployment, type RolloutMachineSet } from './rollout-planner.js';
-import { ANN_DESIRED_REPLICAS, ANN_MAX_REPLICAS, ANN_REVISION, ANN_REVISION_HISTORY, CAPI_DEPLOYMENT, canonicalJson, ensureOwnerRef, keyFor, markFalse, markTrue, splitKey } from './util.js';
+import { ANN_DESIRED_REPLICAS, ANN_MAX_REPLICAS, ANN_REVISION, ANN_REVISION_HISTORY, CAPI_DEPLOYMENT, sameJson, ensureOwnerRef, keyFor, markFalse, markTrue, splitKey } from './util.js';
 
 export const MACHINEDEPLOYMENT_CONTROLLER = 'capi-machinedeployment';
 const TEMPLATE_MISSING_REQUEUE_MS = 30_000;
@@ -203,7 +203,7 @@ export class MachineDeploymentReconciler implements Controller {
     if (isNew) setNewMachineSetAnnotations(md, next, maxOldRevision + 1, true);
     const from = ms.spec.replicas ?? 0;
     if (intent !== undefined) next.spec.replicas = intent;
-    if (canonicalJson({ m: next.metadata, s: next.spec }) === canonicalJson({ m: ms.metadata, s: ms.spec })) return ms;
+    if (sameJson({ m: next.metadata, s: next.spec }, { m: ms.metadata, s: ms.spec })) return ms;
     const stored = await this.ctx.mgmt.update(next);
     if (intent !== undefined && intent !== from) await this.scaledEvent(md, stored, from, intent);
     return stored;
@@ -296,7 +296,7 @@ export class MachineDeploymentReconciler implements Controller {
       status.conditions =
         a.status === 'True' ? markTrue(status.conditions, 'Ready', now) : markFalse(status.conditions, 'Ready', a.reason ?? 'WaitingForAvailableMachines', 'Warning', a.message ?? '', now);
     }
-    if (canonicalJson(status) === canonicalJson(md.status ?? {})) return md;
+    if (sameJson(status, md.status ?? {})) return md;
     const prevPhase = md.status?.phase;
     const stored = await this.ctx.mgmt.updateStatus<MachineDeployment>({ ...md, status });
     if (prevPhase !== status.phase) {
@@ -340,10 +340,10 @@ export class MachineDeploymentReconciler implements Controller {
 export function setupMachineDeploymentController(ctx: ControllerContext): MachineDeploymentReconciler {
   const r = new MachineDeploymentReconciler(ctx);
   ctx.manager.register(r);
-  ctx.mgmt.watch<MachineDeployment>('MachineDeployment', (e) => ctx.manager.enqueue(MACHINEDEPLOYMENT_CONTROLLER, keyFor(e.object)));
+  ctx.mgmt.watch<MachineDeployment>('MachineDeployment', (e) => ctx.manager.enqueue(MACHINEDEPLOYMENT_CONTROLLER, keyFor(e.object)), { shared: true });
   ctx.mgmt.watch<MachineSet>('MachineSet', (e) => {
     const owner = controllerOf(e.object);
     if (owner?.kind === 'MachineDeployment') ctx.manager.enqueue(MACHINEDEPLOYMENT_CONTROLLER, `${e.object.metadata.namespace ?? 'default'}/${owner.name}`);
-  });
+  }, { shared: true });
   return r;
 }

@@ -22,13 +22,14 @@ import { ANNOTATION_CLONED_FROM_GROUPKIND, ANNOTATION_CLONED_FROM_NAME } from '.
 import type { Node } from '../api/core.js';
 import { nodeReady } from '../api/core.js';
 import { INFRA_VERSION } from '../api/hcs.js';
+import { getShared, listShared } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject, OwnerReference } from '../kube/types.js';
 import { controllerOf, isDeleting, labelsMatch, ownerRef } from '../kube/types.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
 import { machinesToDelete } from './delete-policy.js';
-import { CAPI_DEPLOYMENT, canonicalJson, groupOf, keyFor, markFalse, markTrue, splitKey } from './util.js';
+import { CAPI_DEPLOYMENT, sameJson, groupOf, keyFor, markFalse, markTrue, splitKey } from './util.js';
 
 /** Upstream DisableMachineCreateAnnotation: set to "true" by the MachineDeployment on old MachineSets with the OnDelete strategy. */
 export const ANN_DISABLE_MACHINE_CREATE = 'cluster.x-k8s.io/disable-machine-create';
@@ -79,14 +80,13 @@ export class MachineSetReconciler implements Controller {
     }
 
     const selector = ms.spec.selector.matchLabels ?? {};
-    const all = await this.ctx.mgmt.list<Machine>('Machine', { namespace, labelSelector: selector });
+    const all = await listShared<Machine>(this.ctx.mgmt, 'Machine', { namespace, labelSelector: selector });
     const machines: Machine[] = [];
     for (const m of all) {
       const c = controllerOf(m);
       if (c && c.uid !== ms.metadata.uid) continue;
       if (!c && !isDeleting(m)) {
-        m.metadata.ownerReferences = [...(m.metadata.ownerReferences ?? []), ownerRef(ms)];
-        await this.ctx.mgmt.update(m);
+        await this.ctx.mgmt.update({ ...m, metadata: { ...m.metadata, ownerReferences: [...(m.metadata.ownerReferences ?? []), ownerRef(ms)] } });
         await this.ctx.recorder.record('capi', 'machineset-controller', ms, 'Normal', 'SuccessfulAdopt', `Adopted Machine "${m.metadata.name}"`);
       }
       machines.push(m);
@@ -105,7 +105,7 @@ export class MachineSetReconciler implements Controller {
       result = { requeueAfter: 30_000 };
     }
 
-    const machinesNow = (await this.ctx.mgmt.list<Machine>('Machine', { namespace, labelSelector: selector })).filter((m) => controllerOf(m)?.uid === ms!.metadata.uid);
+    const machinesNow = (await listShared<Machine>(this.ctx.mgmt, 'Machine', { namespace, labelSelector: selector })).filter((m) => controllerOf(m)?.uid === ms!.metadata.uid);
     await this.updateStatus(ms, machinesNow, status);
     if (result) return result;
     const replicas = ms.spec.replicas ?? 0;
@@ -243,7 +243,7 @@ export class MachineSetReconciler implements Controller {
       if (!m.status?.nodeRef) continue;
       let node: Node | undefined;
       try {
-        node = await workload.get<Node>({ kind: 'Node', name: m.status.nodeRef.name });
+        node = await getShared<Node>(workload, { kind: 'Node', name: m.status.nodeRef.name });
       } catch (e) {
         if (!isNotFound(e)) this.log.error('Unable to retrieve Node status', { machine: m.metadata.name, err: String(e) });
       }
@@ -280,7 +280,7 @@ export class MachineSetReconciler implements Controller {
     status.conditions = ok
       ? markTrue(status.conditions, 'Ready', now)
       : markFalse(status.conditions, 'Ready', created?.status === 'False' ? created.reason ?? 'MachinesNotCreated' : 'ScalingOrWaitingForNodes', 'Warning', `${ready}/${machines.length} Machines ready`, now);
-    if (canonicalJson(status) === canonicalJson(ms.status ?? {})) return;
+    if (sameJson(status, ms.status ?? {})) return;
     await this.ctx.mgmt.updateStatus<MachineSet>({ ...ms, status });
   }
 }
@@ -288,10 +288,10 @@ export class MachineSetReconciler implements Controller {
 export function setupMachineSetController(ctx: ControllerContext): MachineSetReconciler {
   const r = new MachineSetReconciler(ctx);
   ctx.manager.register(r);
-  ctx.mgmt.watch<MachineSet>('MachineSet', (e) => ctx.manager.enqueue(MACHINESET_CONTROLLER, keyFor(e.object)));
+  ctx.mgmt.watch<MachineSet>('MachineSet', (e) => ctx.manager.enqueue(MACHINESET_CONTROLLER, keyFor(e.object)), { shared: true });
   ctx.mgmt.watch<Machine>('Machine', (e) => {
     const owner = controllerOf(e.object);
     if (owner?.kind === 'MachineSet') ctx.manager.enqueue(MACHINESET_CONTROLLER, `${e.object.metadata.namespace ?? 'default'}/${owner.name}`);
-  });
+  }, { shared: true });
   return r;
 }

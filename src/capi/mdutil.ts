@@ -6,7 +6,7 @@
  */
 import { LABEL_CLUSTER_NAME, LABEL_DEPLOYMENT_NAME } from '../api/capi.js';
 import type { MachineDeployment, MachineSet, MachineTemplateSpec } from '../api/capi.js';
-import { ANN_DESIRED_REPLICAS, ANN_MAX_REPLICAS, ANN_REVISION, ANN_REVISION_HISTORY, canonicalJson, fnv32a, groupOf, scaledValue } from './util.js';
+import { ANN_DESIRED_REPLICAS, ANN_MAX_REPLICAS, ANN_REVISION, ANN_REVISION_HISTORY, canonicalJson, sameJson, fnv32a, groupOf, scaledValue } from './util.js';
 
 /** Defaults applied as upstream's MachineDeployment defaulting webhook does (api/v1beta1/machinedeployment_webhook.go). */
 export function applyMachineDeploymentDefaults(md: MachineDeployment): boolean {
@@ -87,7 +87,7 @@ export function totalAvailable(mss: MachineSet[]): number {
  * referenced apiVersions is ignored, upstream issues #2140/#2183).
  */
 export function equalMachineTemplate(a: MachineTemplateSpec, b: MachineTemplateSpec): boolean {
-  return canonicalJson(normalizeTemplate(a)) === canonicalJson(normalizeTemplate(b));
+  return sameJson(normalizeTemplate(a), normalizeTemplate(b));
 }
 
 /**

@@ -46,6 +46,36 @@ export function canonicalJson(v: unknown): string {
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
 }
 
+/**
+ * `canonicalJson(a) === canonicalJson(b)` without building the strings:
+ * objects compare by their defined keys in any order, arrays element-wise,
+ * and everything else (primitives, undefined, functions) by its canonical
+ * JSON text, exactly as the string comparison would.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  const ao = typeof a === 'object' && a !== null;
+  const bo = typeof b === 'object' && b !== null;
+  if (!ao || !bo) return !ao && !bo && canonicalJson(a) === canonicalJson(b);
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    if (a.length !== bb.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], bb[i])) return false;
+    return true;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let n = 0;
+  for (const k of Object.keys(x)) {
+    if (x[k] === undefined) continue;
+    n++;
+    if (y[k] === undefined || !Object.prototype.hasOwnProperty.call(y, k) || !sameJson(x[k], y[k])) return false;
+  }
+  for (const k of Object.keys(y)) if (y[k] !== undefined) n--;
+  return n === 0;
+}
+
 /** FNV-1a 32-bit over UTF-8 bytes. */
 export function fnv32a(s: string): number {
   let h = 0x811c9dc5;

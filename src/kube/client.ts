@@ -27,6 +27,12 @@ export interface WatchOptions extends ListOptions {
   onError?: (e: unknown) => void;
   /** Called once the watch is established (synchronously by the embedded store). */
   onReady?: () => void;
+  /**
+   * The handler only reads the events' objects: a backend may hand it shared,
+   * deep-frozen objects instead of private copies (the embedded store does;
+   * remote backends decode a fresh object per event anyway).
+   */
+  shared?: boolean;
 }
 
 /** Options of a write, as the apiserver's query parameters. */
@@ -59,4 +65,23 @@ export interface KubeClient {
    * reported as DELETED and one that starts matching as ADDED (as the apiserver does).
    */
   watch<T extends KubeObject>(kind: string, handler: (e: WatchEvent<T>) => void, opts?: WatchOptions): () => void;
+  /**
+   * Optional cheap reads for read-only callers: like get/list, but the result
+   * may be a shared, deep-frozen object (the embedded store freezes what it
+   * stores and hands it out without copying). Never mutate it; copy first
+   * (structuredClone) to build a write. Use the helpers below, which fall
+   * back to get/list on backends without them.
+   */
+  getShared?<T extends KubeObject>(ref: ObjectRef): Promise<Readonly<T> | undefined>;
+  listShared?<T extends KubeObject>(kind: string, opts?: ListOptions): Promise<readonly Readonly<T>[]>;
+}
+
+/** Read-only get: a shared frozen object where the backend supports it, else a private copy. */
+export function getShared<T extends KubeObject>(client: KubeClient, ref: ObjectRef): Promise<Readonly<T> | undefined> {
+  return client.getShared ? client.getShared<T>(ref) : client.get<T>(ref);
+}
+
+/** Read-only list: shared frozen objects where the backend supports it, else private copies. */
+export function listShared<T extends KubeObject>(client: KubeClient, kind: string, opts?: ListOptions): Promise<readonly Readonly<T>[]> {
+  return client.listShared ? client.listShared<T>(kind, opts) : client.list<T>(kind, opts);
 }

@@ -5,7 +5,7 @@ import type { Rng } from '../core/rng.js';
 import type { KubeClient, ListOptions, PatchType, WatchOptions, WriteOptions } from './client.js';
 import { prune, validate as validateSchema, type JSONSchemaProps } from './crds/schema.js';
 import { KubeApiError, type FieldCause } from './errors.js';
-import { applyJsonPatch, applyMergePatch, jsonEqual } from './patch.js';
+import { applyJsonPatch, applyMergePatch, jsonClone, jsonEqual } from './patch.js';
 import { resourceForKind } from './resources.js';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, selectorFromMap } from './selectors.js';
 import { describeRef, keyOf, type KubeObject, type ObjectRef, type WatchEvent } from './types.js';
@@ -29,6 +29,8 @@ type Handler = (e: WatchEvent) => void;
 
 interface Watcher {
   handler: Handler;
+  /** The handler only reads: give it the stored (frozen) object, no copy. */
+  shared?: boolean;
   /** undefined: every object of the kind. */
   match?: (o: KubeObject) => boolean;
 }
@@ -49,6 +51,98 @@ const FIELD_LABELS: Record<string, string[]> = {
   Secret: ['type'],
   Namespace: ['status.phase'],
 };
+
+/**
+ * Freeze a JSON value and everything under it. A frozen object met on the way
+ * is already deeply frozen (the store freezes bottom-up and only ever freezes
+ * its own copies), so shared subtrees are not walked again.
+ */
+export function deepFreeze<T>(v: T): T {
+  if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return v;
+  const o = v as Record<string, unknown>;
+  for (const k of Object.keys(o)) deepFreeze(o[k]);
+  return Object.freeze(v);
+}
+
+/**
+ * Structural sharing: wherever the fresh value `nv` (owned by the caller, may
+ * be modified) deep-equals the stored, frozen value `ov` at the same path, use
+ * `ov`. Returns `ov` when everything is equal, else `nv` with equal subtrees
+ * replaced. Unchanged parts of a written object are then the very objects
+ * already stored (validated, frozen): cheap to compare, to freeze and to keep
+ * in the watch history.
+ */
+function share(nv: unknown, ov: unknown): unknown {
+  if (nv === ov || typeof nv !== 'object' || nv === null || typeof ov !== 'object' || ov === null) return nv;
+  if (Array.isArray(nv)) {
+    if (!Array.isArray(ov)) return nv;
+    let same = nv.length === ov.length;
+    for (let i = 0; i < nv.length; i++) {
+      const sv = share(nv[i], ov[i]);
+      nv[i] = sv;
+      if (sv !== ov[i]) same = false;
+    }
+    return same ? ov : nv;
+  }
+  if (Array.isArray(ov)) return nv;
+  const n = nv as Record<string, unknown>;
+  const o = ov as Record<string, unknown>;
+  let same = true;
+  let defined = 0;
+  for (const k of Object.keys(n)) {
+    const v = n[k];
+    if (v === undefined) {
+      if (o[k] !== undefined) same = false;
+      continue;
+    }
+    defined++;
+    const sv = share(v, o[k]);
+    n[k] = sv;
+    if (sv !== o[k]) same = false;
+  }
+  if (same) for (const k of Object.keys(o)) if (o[k] !== undefined && --defined < 0) return nv;
+  return same && defined === 0 ? ov : nv;
+}
+
+/**
+ * A private copy of the caller's value `nv` (structuredClone semantics for
+ * JSON data) that reuses the stored, frozen value `ov` wherever the two are
+ * deep-equal: one walk instead of a full copy plus share(). Returns `ov` when
+ * nothing differs. Subtrees the caller took from the stored object unchanged
+ * (nv === ov) cost nothing.
+ */
+function copyShared(nv: unknown, ov: unknown): unknown {
+  if (nv === ov || typeof nv !== 'object' || nv === null) return nv;
+  if (Array.isArray(nv)) {
+    const oa = Array.isArray(ov) ? (ov as unknown[]) : undefined;
+    let same = oa !== undefined && oa.length === nv.length;
+    const out = new Array<unknown>(nv.length);
+    for (let i = 0; i < nv.length; i++) {
+      const c = copyShared(nv[i], oa?.[i]);
+      out[i] = c;
+      if (same && c !== oa![i]) same = false;
+    }
+    return same ? ov : out;
+  }
+  if (Object.getPrototypeOf(nv) !== Object.prototype) return structuredClone(nv);
+  const n = nv as Record<string, unknown>;
+  const o = typeof ov === 'object' && ov !== null && !Array.isArray(ov) ? (ov as Record<string, unknown>) : undefined;
+  let same = o !== undefined;
+  let defined = 0;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(n)) {
+    const c = copyShared(n[k], o?.[k]);
+    out[k] = c;
+    if (c === undefined) {
+      if (o?.[k] !== undefined) same = false;
+      continue;
+    }
+    defined++;
+    if (same && c !== o![k]) same = false;
+  }
+  if (same) for (const k of Object.keys(o!)) if (o![k] !== undefined) defined--;
+  return same && defined === 0 ? ov : out;
+}
 
 /** A compiled list/watch filter (namespace + label selector + field selector). */
 export function objectFilter(kind: string, opts: ListOptions): ((o: KubeObject) => boolean) | undefined {
@@ -75,6 +169,8 @@ export function objectFilter(kind: string, opts: ListOptions): ((o: KubeObject) 
  */
 export class EmbeddedStore implements KubeClient {
   private readonly objects = new Map<string, Map<string, KubeObject>>();
+  /** Per kind, the keys in list order (cached; dropped when a key is added or removed). */
+  private readonly sortedKeys = new Map<string, string[]>();
   private readonly handlers = new Map<string, Set<Watcher>>();
   private readonly schemas = new Map<string, JSONSchemaProps>();
   private readonly history: HistoryEntry[] = [];
@@ -128,7 +224,42 @@ export class EmbeddedStore implements KubeClient {
 
   getSync<T extends KubeObject>(ref: ObjectRef): T | undefined {
     const o = this.bucket(ref.kind).get(this.key(ref));
-    return o ? (structuredClone(o) as T) : undefined;
+    return o ? (jsonClone(o) as T) : undefined;
+  }
+
+  /** The stored object itself: deep-frozen, shared, never copied (KubeClient.getShared). */
+  async getShared<T extends KubeObject>(ref: ObjectRef): Promise<Readonly<T> | undefined> {
+    return this.getSharedSync<T>(ref);
+  }
+
+  getSharedSync<T extends KubeObject>(ref: ObjectRef): Readonly<T> | undefined {
+    return this.bucket(ref.kind).get(this.key(ref)) as T | undefined;
+  }
+
+  /** Stored objects, deep-frozen and shared, in list order (KubeClient.listShared). */
+  async listShared<T extends KubeObject>(kind: string, opts: ListOptions = {}): Promise<readonly Readonly<T>[]> {
+    return this.listSharedSync<T>(kind, opts);
+  }
+
+  listSharedSync<T extends KubeObject>(kind: string, opts: ListOptions = {}): Readonly<T>[] {
+    const out: T[] = [];
+    const match = objectFilter(kind, opts);
+    const bucket = this.bucket(kind);
+    for (const k of this.keysInOrder(kind)) {
+      const o = bucket.get(k)!;
+      if (match && !match(o)) continue;
+      out.push(o as T);
+    }
+    return out;
+  }
+
+  private keysInOrder(kind: string): string[] {
+    let keys = this.sortedKeys.get(kind);
+    if (!keys) {
+      keys = [...this.bucket(kind).keys()].sort((a, b) => a.localeCompare(b));
+      this.sortedKeys.set(kind, keys);
+    }
+    return keys;
   }
 
   async list<T extends KubeObject>(kind: string, opts: ListOptions = {}): Promise<T[]> {
@@ -136,13 +267,7 @@ export class EmbeddedStore implements KubeClient {
   }
 
   listSync<T extends KubeObject>(kind: string, opts: ListOptions = {}): T[] {
-    const out: T[] = [];
-    const match = objectFilter(kind, opts);
-    for (const o of this.bucket(kind).values()) {
-      if (match && !match(o)) continue;
-      out.push(structuredClone(o) as T);
-    }
-    return out.sort((a, b) => keyOf(a.metadata).localeCompare(keyOf(b.metadata)));
+    return this.listSharedSync<T>(kind, opts).map((o) => jsonClone(o) as T);
   }
 
   /** A list plus the store's resourceVersion at that instant, to start a watch from (list-then-watch). */
@@ -159,7 +284,7 @@ export class EmbeddedStore implements KubeClient {
 
   async create<T extends KubeObject>(obj: T, wopts: WriteOptions = {}): Promise<T> {
     const info = resourceForKind(obj.kind);
-    const o = structuredClone(obj) as KubeObject;
+    const o = jsonClone(obj) as KubeObject;
     if (!o.metadata?.name) {
       if (o.metadata?.generateName) o.metadata.name = o.metadata.generateName + this.uids.string(5);
       else throw KubeApiError.invalid(obj.kind, '', [{ field: 'metadata.name', message: 'Required value: name or generateName is required' }]);
@@ -178,10 +303,12 @@ export class EmbeddedStore implements KubeClient {
     o.metadata.generation = 1;
     delete o.metadata.deletionTimestamp;
     delete o.metadata.resourceVersion;
-    if (wopts.dryRun) return structuredClone(o) as T;
+    if (wopts.dryRun) return jsonClone(o) as T;
     o.metadata.uid = this.uids.uuid();
     o.metadata.resourceVersion = this.nextRv();
+    deepFreeze(o);
     bucket.set(key, o);
+    this.sortedKeys.delete(o.kind);
     this.indexOwners(o);
     this.opts.events?.record({
       source: 'kube',
@@ -190,7 +317,7 @@ export class EmbeddedStore implements KubeClient {
       data: { cluster: this.opts.clusterName, kind: o.kind, namespace: ref.namespace, name: ref.name },
     });
     this.emit('ADDED', o);
-    return structuredClone(o) as T;
+    return jsonClone(o) as T;
   }
 
   async update<T extends KubeObject>(obj: T, wopts: WriteOptions = {}): Promise<T> {
@@ -215,7 +342,8 @@ export class EmbeddedStore implements KubeClient {
     }
     // A patch is not a conditional write unless it carries a resourceVersion itself.
     const carriesRv = JSON.stringify(patch).includes('"resourceVersion"');
-    if (!carriesRv) patched.metadata.resourceVersion = cur.metadata.resourceVersion;
+    // (The merge patch shares untouched subtrees with the stored, frozen object: copy metadata before setting it.)
+    if (!carriesRv) patched.metadata = { ...patched.metadata, resourceVersion: cur.metadata.resourceVersion };
     return this.write(patched as T, opts.subresource === 'status' ? 'status' : 'main', opts);
   }
 
@@ -230,10 +358,10 @@ export class EmbeddedStore implements KubeClient {
     if (cur.metadata.finalizers?.length) {
       if (cur.metadata.deletionTimestamp) return;
       // Objects are never mutated in place once stored: watch history holds references to them.
-      const next = structuredClone(cur);
-      next.metadata.deletionTimestamp = rfc3339(this.opts.clock.now());
-      next.metadata.generation = (cur.metadata.generation ?? 1) + 1;
-      next.metadata.resourceVersion = this.nextRv();
+      const next = deepFreeze({
+        ...cur,
+        metadata: { ...cur.metadata, deletionTimestamp: rfc3339(this.opts.clock.now()), generation: (cur.metadata.generation ?? 1) + 1, resourceVersion: this.nextRv() },
+      });
       bucket.set(key, next);
       this.opts.events?.record({
         source: 'kube',
@@ -255,7 +383,7 @@ export class EmbeddedStore implements KubeClient {
   watch<T extends KubeObject>(kind: string, handler: (e: WatchEvent<T>) => void, opts: WatchOptions = {}): () => void {
     resourceForKind(kind);
     const match = objectFilter(kind, opts);
-    const w: Watcher = { handler: handler as Handler, ...(match ? { match } : {}) };
+    const w: Watcher = { handler: handler as Handler, ...(match ? { match } : {}), ...(opts.shared ? { shared: true } : {}) };
     if (opts.resourceVersion !== undefined && opts.resourceVersion !== '' && opts.resourceVersion !== '0') {
       const from = Number(opts.resourceVersion);
       if (!Number.isInteger(from) || from < 0) throw new KubeApiError('BadRequest', `invalid resource version "${opts.resourceVersion}"`);
@@ -294,14 +422,16 @@ export class EmbeddedStore implements KubeClient {
         `Operation cannot be fulfilled on ${info.plural} "${ref.name}": the object has been modified; please apply your changes to the latest version and try again`,
       );
     }
-    const next = structuredClone(cur);
+    // A shallow copy: the stored object is frozen and its untouched parts are shared, never modified.
+    const next: KubeObject = { ...cur, metadata: { ...cur.metadata } };
     if (part === 'status' || !info.statusSubresource) {
       if (obj.status === undefined) delete next.status;
-      else next.status = structuredClone(obj.status);
+      // Unchanged parts of the status become the stored (validated) objects again, which checkSchema skips.
+      else next.status = part === 'status' ? copyShared(obj.status, cur.status) : jsonClone(obj.status);
     }
     if (part === 'status') this.checkSchema(next, 'status', wopts);
     if (part === 'main') {
-      const incoming = structuredClone(obj) as KubeObject;
+      const incoming = jsonClone(obj) as KubeObject;
       // Everything but status (for kinds with a status subresource) and server-owned metadata.
       for (const k of Object.keys(next)) if (k !== 'metadata' && k !== 'status' && k !== 'apiVersion' && k !== 'kind') delete (next as unknown as Record<string, unknown>)[k];
       for (const [k, v] of Object.entries(incoming)) {
@@ -331,17 +461,23 @@ export class EmbeddedStore implements KubeClient {
       // Generation follows spec-ish content (everything but metadata and status), as for CRDs.
       if (!jsonEqual(this.specPart(next), this.specPart(cur))) next.metadata.generation = (cur.metadata.generation ?? 1) + 1;
     }
-    if (jsonEqual(next, cur)) return structuredClone(cur) as T; // no-op writes do not bump resourceVersion
-    if (wopts.dryRun) return structuredClone(next) as T;
+    if (part === 'main') {
+      // After admission (defaulters may have changed the new parts): share what did not change.
+      for (const k of Object.keys(next) as (keyof KubeObject)[]) if (k !== 'metadata') (next as unknown as Record<string, unknown>)[k] = share(next[k], cur[k]);
+      next.metadata = share(next.metadata, cur.metadata) === cur.metadata ? { ...cur.metadata } : next.metadata;
+    }
+    if (jsonEqual(next, cur)) return jsonClone(cur) as T; // no-op writes do not bump resourceVersion
+    if (wopts.dryRun) return jsonClone(next) as T;
     next.metadata.resourceVersion = this.nextRv();
+    deepFreeze(next);
     this.unindexOwners(cur);
     bucket.set(key, next);
     this.indexOwners(next);
     if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
-      return structuredClone(this.remove(next)) as T;
+      return jsonClone(this.remove(next)) as T;
     }
     this.emit('MODIFIED', next, cur);
-    return structuredClone(next) as T;
+    return jsonClone(next) as T;
   }
 
   /**
@@ -395,6 +531,7 @@ export class EmbeddedStore implements KubeClient {
   private remove(o: KubeObject): KubeObject {
     const ref = { kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name };
     this.bucket(o.kind).delete(this.key(ref));
+    this.sortedKeys.delete(o.kind);
     this.unindexOwners(o);
     this.opts.events?.record({
       source: 'kube',
@@ -402,8 +539,7 @@ export class EmbeddedStore implements KubeClient {
       message: `[${this.opts.clusterName}] deleted ${describeRef(ref)}`,
       data: { cluster: this.opts.clusterName, kind: o.kind, namespace: ref.namespace, name: ref.name },
     });
-    const gone = structuredClone(o);
-    gone.metadata.resourceVersion = this.nextRv();
+    const gone = deepFreeze({ ...o, metadata: { ...o.metadata, resourceVersion: this.nextRv() } });
     this.emit('DELETED', gone);
     this.collectGarbage(o.metadata.uid);
     return gone;
@@ -453,16 +589,17 @@ export class EmbeddedStore implements KubeClient {
 
   /** Deliver one event to one watcher, translating selector transitions as the apiserver does. */
   private deliver(w: Watcher, type: WatchEvent['type'], o: KubeObject, old: KubeObject | undefined): void {
-    if (!w.match) return w.handler({ type, object: structuredClone(o) });
+    const obj = (): KubeObject => (w.shared ? o : jsonClone(o));
+    if (!w.match) return w.handler({ type, object: obj() });
     const now = w.match(o);
     if (type !== 'MODIFIED') {
-      if (now) w.handler({ type, object: structuredClone(o) });
+      if (now) w.handler({ type, object: obj() });
       return;
     }
     const before = old ? w.match(old) : now;
-    if (now && before) w.handler({ type: 'MODIFIED', object: structuredClone(o) });
-    else if (now) w.handler({ type: 'ADDED', object: structuredClone(o) });
-    else if (before) w.handler({ type: 'DELETED', object: structuredClone(o) });
+    if (now && before) w.handler({ type: 'MODIFIED', object: obj() });
+    else if (now) w.handler({ type: 'ADDED', object: obj() });
+    else if (before) w.handler({ type: 'DELETED', object: obj() });
   }
 
   private bucket(kind: string): Map<string, KubeObject> {

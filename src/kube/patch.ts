@@ -145,3 +145,23 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
   return ak.length === bk.length && ak.every((k) => jsonEqual(ao[k], bo[k]));
 }
+
+/**
+ * A deep copy of JSON data (what Kubernetes objects are): the same result as
+ * structuredClone for plain objects, arrays and primitives, several times
+ * faster (the store copies on every read and write). Anything else (a Date,
+ * say) falls back to structuredClone.
+ */
+export function jsonClone<T>(v: T): T {
+  if (typeof v !== 'object' || v === null) return v;
+  if (Array.isArray(v)) {
+    const out = new Array<unknown>(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = jsonClone(v[i] as unknown);
+    return out as T;
+  }
+  if (Object.getPrototypeOf(v) !== Object.prototype) return structuredClone(v);
+  const src = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(src)) out[k] = jsonClone(src[k]);
+  return out as T;
+}

@@ -66,10 +66,29 @@ export interface LeafRequest {
   days?: number;
 }
 
+/**
+ * The issuing CA, parsed once per PEM (a cluster CA signs every kubelet
+ * certificate of its cluster): the same certificate and key, without
+ * re-decoding them for each leaf. Bounded, oldest dropped first.
+ */
+const caCerts = new Map<string, x509.X509Certificate>();
+const caKeys = new Map<string, Promise<CryptoKey>>();
+function remember<V>(m: Map<string, V>, k: string, make: () => V): V {
+  let v = m.get(k);
+  if (v === undefined) {
+    v = make();
+    if (m.size >= 64) m.delete(m.keys().next().value!);
+    m.set(k, v);
+  }
+  return v;
+}
+const parsedCa = (pem: string): x509.X509Certificate => remember(caCerts, pem, () => new x509.X509Certificate(pem));
+const caSigningKey = (pem: string): Promise<CryptoKey> => remember(caKeys, pem, () => pemToKey(pem));
+
 /** Issue a serving/client certificate signed by `ca` (BOOT-2: the kubelet certificate). */
 export async function issueCertificate(ca: CertKeyPair, req: LeafRequest, rng: Rng, nowMs: number): Promise<CertKeyPair> {
   const keys = await newKeys();
-  const caCert = new x509.X509Certificate(ca.certPem);
+  const caCert = parsedCa(ca.certPem);
   const subject = `CN=${req.commonName}${req.organization ? `, O=${req.organization}` : ''}`;
   const sans: x509.JsonGeneralName[] = [
     ...(req.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
@@ -83,7 +102,7 @@ export async function issueCertificate(ca: CertKeyPair, req: LeafRequest, rng: R
     notAfter: new Date(nowMs + (req.days ?? 365) * DAY),
     signingAlgorithm: ALG,
     publicKey: keys.publicKey,
-    signingKey: await pemToKey(ca.keyPem),
+    signingKey: await caSigningKey(ca.keyPem),
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),

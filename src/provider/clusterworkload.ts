@@ -125,7 +125,7 @@ export class HCSClusterWorkloadController implements Controller {
     this.watched.add(ck);
     this.ctx.workloads.client(ns, clusterName).watch('AppRelease', (e) => {
       if (e.type === 'DELETED' && e.object.metadata.name === KUBE_OVN_APPRELEASE) this.ctx.manager.enqueue(CLUSTER_WORKLOAD_CONTROLLER, hcKey);
-    });
+    }, { shared: true });
   }
 
   private async versionProblems(cluster: Cluster): Promise<VersionProblem[]> {

@@ -10,6 +10,7 @@
  * X-Client-Token derived from the HCSMachine uid), disks by identity metadata,
  * pool bindings live in the pool status.
  */
+import { getShared } from '../kube/client.js';
 import { LABEL_CLUSTER_NAME, type Cluster, type Condition, type Machine } from '../api/capi.js';
 import { secretValue, type Secret } from '../api/core.js';
 import {
@@ -173,14 +174,14 @@ export class HCSMachineController implements Controller {
 
     const ownerRef = hm.metadata.ownerReferences?.find((r) => r.kind === 'Machine');
     if (!ownerRef) this.wait({ condition: COND_INSTANCE, reason: 'WaitingForOwner', message: 'waiting for the owning Machine to set an ownerReference' });
-    const machine = await this.ctx.mgmt.get<Machine>({ kind: 'Machine', namespace: ns, name: ownerRef!.name });
+    const machine = await getShared<Machine>(this.ctx.mgmt, { kind: 'Machine', namespace: ns, name: ownerRef!.name });
     if (!machine) this.wait({ condition: COND_INSTANCE, reason: 'WaitingForOwner', message: `owner Machine ${ownerRef!.name} not found`, requeueAfter: POLL });
     const clusterName = hm.metadata.labels?.[LABEL_CLUSTER_NAME] ?? machine!.spec.clusterName;
     if (!clusterName) this.wait({ condition: COND_INSTANCE, reason: 'WaitingForCluster', message: `no ${LABEL_CLUSTER_NAME} label and no Machine.spec.clusterName` });
-    const cluster = await this.ctx.mgmt.get<Cluster>({ kind: 'Cluster', namespace: ns, name: clusterName });
+    const cluster = await getShared<Cluster>(this.ctx.mgmt, { kind: 'Cluster', namespace: ns, name: clusterName });
     if (!cluster) this.wait({ condition: COND_INSTANCE, reason: 'WaitingForCluster', message: `Cluster ${clusterName} not found`, requeueAfter: POLL });
     const hcName = cluster!.spec.infrastructureRef?.kind === 'HCSCluster' ? cluster!.spec.infrastructureRef.name : clusterName;
-    const hc = await this.ctx.mgmt.get<HCSCluster>({ kind: 'HCSCluster', namespace: ns, name: hcName });
+    const hc = await getShared<HCSCluster>(this.ctx.mgmt, { kind: 'HCSCluster', namespace: ns, name: hcName });
     if (!hc?.status?.ready) {
       const why = hc?.status?.conditions?.find((c) => c.type === 'NetworkReady' && c.status === 'False')?.message;
       this.wait({
@@ -207,7 +208,7 @@ export class HCSMachineController implements Controller {
     }
     const pRef = poolRef(ns, hm.spec.configPoolRef!.name);
     const poolKey = `${ns}/${pRef.name}`;
-    const pool = await this.ctx.mgmt.get<HCSMachineConfigPool>(pRef);
+    const pool = await getShared<HCSMachineConfigPool>(this.ctx.mgmt, pRef);
     if (!pool) {
       this.wait({ condition: COND_POOL, reason: 'PoolNotFound', message: `HCSMachineConfigPool ${pRef.name} not found`, requeueAfter: POLL_SLOW, warn: true, rules: ['POOL-1'] });
     }

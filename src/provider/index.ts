@@ -126,6 +126,10 @@ class Slot<C extends Controller> implements Controller {
     readonly name: string,
     public impl: C,
   ) {}
+  /** Forwarded: an aggregating implementation keeps its coalescing behind the slot. */
+  get coalesce(): boolean | undefined {
+    return this.impl.coalesce;
+  }
   reconcile(k: string): Promise<Result | void> {
     return this.impl.reconcile(k);
   }
@@ -174,7 +178,7 @@ export function setupProviderControllers(ctx: ControllerContext, opts: ProviderO
     if (clusterChanged(e)) ctx.manager.enqueue(CLUSTER_CONTROLLER, key(e.object));
     // Status included: the workload side starts once the cluster is ready (OVN-1).
     if (e.type !== 'DELETED') ctx.manager.enqueue(CLUSTER_WORKLOAD_CONTROLLER, key(e.object));
-  });
+  }, { shared: true });
   ctx.mgmt.watch<HCSMachineConfigPool>('HCSMachineConfigPool', (e: WatchEvent<HCSMachineConfigPool>) => {
     const k = key(e.object);
     if (e.type !== 'DELETED') enqueuePoolRefresh(ctx, e.object.metadata.namespace ?? 'default', e.object.metadata.name);
@@ -183,41 +187,41 @@ export function setupProviderControllers(ctx: ControllerContext, opts: ProviderO
     if (poolSpecChanged(e) && e.type === 'MODIFIED') {
       for (const en of e.object.status?.entries ?? []) if (en.machine) ctx.manager.enqueue(MACHINE_CONTROLLER, `${e.object.metadata.namespace ?? 'default'}/${en.machine}`);
     }
-  });
+  }, { shared: true });
   ctx.mgmt.watch<HCSMachine>('HCSMachine', (e: WatchEvent<HCSMachine>) => {
     if (machineChanged(e)) ctx.manager.enqueue(MACHINE_CONTROLLER, key(e.object));
     const p = e.object.spec.configPoolRef?.name;
     if (e.type === 'DELETED' && p) enqueuePoolRefresh(ctx, e.object.metadata.namespace ?? 'default', p);
-  });
+  }, { shared: true });
   ctx.mgmt.watch<Machine>('Machine', (e: WatchEvent<Machine>) => {
     const ref = e.object.spec.infrastructureRef;
     const ns = e.object.metadata.namespace ?? 'default';
     if (ref?.kind === 'HCSMachine') ctx.manager.enqueue(MACHINE_CONTROLLER, `${ref.namespace ?? ns}/${ref.name}`);
     // Control plane node list of the Kube-OVN values (OVN-2).
     if (e.object.metadata.labels && LABEL_CONTROL_PLANE in e.object.metadata.labels) enqueueWorkload(ns, e.object.spec.clusterName ?? e.object.metadata.labels[LABEL_CLUSTER_NAME]);
-  });
+  }, { shared: true });
   // Kube-OVN annotation / CIDRs (OVN-2, OVN-3), versions (KCP-3, KCP-4).
   ctx.mgmt.watch<Cluster>('Cluster', (e) => {
     if (e.type === 'DELETED') return;
     const ref = e.object.spec.infrastructureRef;
     const ns = e.object.metadata.namespace ?? 'default';
     ctx.manager.enqueue(CLUSTER_WORKLOAD_CONTROLLER, ref?.kind === 'HCSCluster' ? `${ref.namespace ?? ns}/${ref.name}` : key(e.object));
-  });
+  }, { shared: true });
   ctx.mgmt.watch<KubeadmControlPlane>('KubeadmControlPlane', (e) => {
     const ns = e.object.metadata.namespace ?? 'default';
     enqueueWorkload(ns, e.object.metadata.labels?.[LABEL_CLUSTER_NAME] ?? e.object.metadata.ownerReferences?.find((r) => r.kind === 'Cluster')?.name);
     void ctx.mgmt.list<Cluster>('Cluster', { namespace: ns }).then((cs) => {
       for (const c of cs) if (c.spec.controlPlaneRef?.name === e.object.metadata.name) enqueueWorkload(ns, c.metadata.name);
     });
-  });
-  ctx.mgmt.watch<MachineDeployment>('MachineDeployment', (e) => enqueueWorkload(e.object.metadata.namespace ?? 'default', e.object.spec.clusterName));
+  }, { shared: true });
+  ctx.mgmt.watch<MachineDeployment>('MachineDeployment', (e) => enqueueWorkload(e.object.metadata.namespace ?? 'default', e.object.spec.clusterName), { shared: true });
   ctx.mgmt.watch('HCSMachineTemplate', (e) => {
     // A (re-)created or changed template: re-check every cluster of the namespace.
     const ns = e.object.metadata.namespace ?? 'default';
     void ctx.mgmt.list<HCSCluster>('HCSCluster', { namespace: ns }).then((hcs) => {
       for (const hc of hcs) ctx.manager.enqueue(CLUSTER_WORKLOAD_CONTROLLER, key(hc));
     });
-  });
+  }, { shared: true });
 
   const resyncAll = async (): Promise<void> => {
     for (const [kind, ctl] of [

@@ -15,7 +15,7 @@
  */
 import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, type Cluster, type Machine } from '../api/capi.js';
 import type { HCSCluster } from '../api/hcs.js';
-import type { KubeClient } from '../kube/client.js';
+import { listShared, type KubeClient } from '../kube/client.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { ControllerContext } from '../runtime/context.js';
 import { APPRELEASE_API_VERSION, chartOf, type AppRelease } from '../workload/apprelease.js';
@@ -55,7 +55,7 @@ export async function clusterForHCSCluster(mgmt: KubeClient, hc: HCSCluster): Pr
 /** The values block the provider keeps in line (OVN-2). */
 export async function desiredKubeOvnValues(mgmt: KubeClient, cluster: Cluster): Promise<KubeOvnValues> {
   const ns = cluster.metadata.namespace ?? 'default';
-  const cps = await mgmt.list<Machine>('Machine', { namespace: ns, labelSelector: { [LABEL_CLUSTER_NAME]: cluster.metadata.name } });
+  const cps = await listShared<Machine>(mgmt, 'Machine', { namespace: ns, labelSelector: { [LABEL_CLUSTER_NAME]: cluster.metadata.name } });
   const nodes = cps
     .filter((m) => m.metadata.labels && LABEL_CONTROL_PLANE in m.metadata.labels && !m.metadata.deletionTimestamp)
     .map((m) => m.status?.nodeRef?.name)

@@ -18,7 +18,9 @@ import type {
   PoolEntryStatus,
 } from '../api/hcs.js';
 import { rfc3339 } from '../core/clock.js';
-import type { KubeClient } from '../kube/client.js';
+import { getShared, listShared, type KubeClient } from '../kube/client.js';
+import { isConflict } from '../kube/errors.js';
+import { jsonClone, jsonEqual } from '../kube/patch.js';
 import type { ObjectRef } from '../kube/types.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext } from '../runtime/context.js';
@@ -64,8 +66,10 @@ export function syncEntries(pool: HCSMachineConfigPool, nowMs: number): string[]
   const old = status.entries ?? [];
   const drift: string[] = [];
   const entries: PoolEntryStatus[] = [];
+  const oldByHost = new Map<string, PoolEntryStatus>();
+  for (const e of old) if (!oldByHost.has(e.hostname)) oldByHost.set(e.hostname, e);
   pool.spec.configs.forEach((cfg, i) => {
-    const prev = old.find((e) => e.hostname === cfg.hostname);
+    const prev = oldByHost.get(cfg.hostname);
     const accepted: PersistentDisk[] = [...(prev?.acceptedDisks ?? [])];
     for (const d of cfg.persistentDisks ?? []) {
       const a = accepted.find((x) => x.slot === d.slot);
@@ -93,10 +97,11 @@ export function syncEntries(pool: HCSMachineConfigPool, nowMs: number): string[]
       ...(disks.length ? { persistentDisks: disks } : {}),
     });
   });
-  for (const e of old) if (e.machine && !entries.some((x) => x.hostname === e.hostname)) entries.push(e);
+  const inSpec = new Set(pool.spec.configs.map((c) => c.hostname));
+  for (const e of old) if (e.machine && !inSpec.has(e.hostname)) entries.push(e);
   status.entries = entries;
   status.total = pool.spec.configs.length;
-  status.available = entries.filter((e) => !e.machine && pool.spec.configs.some((c) => c.hostname === e.hostname)).length;
+  status.available = entries.filter((e) => !e.machine && inSpec.has(e.hostname)).length;
   return drift;
 }
 
@@ -110,28 +115,28 @@ export type BindResult = { hostname: string; config: PoolConfig; entry: PoolEntr
  */
 export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: string, preferred: string | undefined, nowMs: number): Promise<BindResult | undefined> {
   // Fast path (every reconcile of a bound machine): the entry it holds, no list, no write.
-  const cur = await client.get<HCSMachineConfigPool>(ref);
+  const cur = await getShared<HCSMachineConfigPool>(client, ref);
   if (!cur) return undefined;
   const held = cur.status?.entries?.find((e) => e.machine === machine);
   const heldCfg = held && cur.spec.configs.find((c) => c.hostname === held.hostname);
-  if (held && heldCfg) {
-    const copy = structuredClone(cur);
-    syncEntries(copy, nowMs);
-    if (JSON.stringify(copy.status) === JSON.stringify(cur.status)) return { hostname: held.hostname, config: heldCfg, entry: structuredClone(held) };
-  }
-  const live = new Set((await client.list<HCSMachine>('HCSMachine', { namespace: ref.namespace })).map((m) => m.metadata.name));
+  if (held && heldCfg && statusInSync(cur, nowMs)) return { hostname: held.hostname, config: structuredClone(heldCfg), entry: structuredClone(held) };
+  const live = new Set((await listShared<HCSMachine>(client, 'HCSMachine', { namespace: ref.namespace })).map((m) => m.metadata.name));
   let result: BindResult | undefined;
   await mutateStatus<HCSMachineConfigPool>(client, ref, (pool) => {
     const before = JSON.stringify(pool.status ?? {});
     syncEntries(pool, nowMs);
     const entries = pool.status!.entries!;
-    const inSpec = (e: PoolEntryStatus): PoolConfig | undefined => pool.spec.configs.find((c) => c.hostname === e.hostname);
+    const cfgByHost = new Map<string, PoolConfig>();
+    for (const c of pool.spec.configs) if (!cfgByHost.has(c.hostname)) cfgByHost.set(c.hostname, c);
+    const entryByHost = new Map<string, PoolEntryStatus>();
+    for (const e of entries) if (!entryByHost.has(e.hostname)) entryByHost.set(e.hostname, e);
+    const inSpec = (e: PoolEntryStatus): PoolConfig | undefined => cfgByHost.get(e.hostname);
     const free = (e: PoolEntryStatus): boolean => !e.machine || (e.machine !== machine && !live.has(e.machine));
     let entry = entries.find((e) => e.machine === machine && inSpec(e));
     if (!entry && preferred) entry = entries.find((e) => e.hostname === preferred && inSpec(e) && free(e));
     if (!entry) {
       for (const cfg of pool.spec.configs) {
-        const e = entries.find((x) => x.hostname === cfg.hostname);
+        const e = entryByHost.get(cfg.hostname);
         if (e && free(e)) {
           entry = e;
           break;
@@ -152,6 +157,27 @@ export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: str
   return result;
 }
 
+/**
+ * Is the pool's status.entries in line with its spec (syncEntries would change
+ * nothing)? A function of the pool version alone, so it is remembered per
+ * stored version (the embedded store hands out one frozen object per version;
+ * other backends return fresh objects, which simply miss): the many
+ * reconciles between two writes of a large pool do not each redo the
+ * O(entries) comparison.
+ */
+const inSyncCache = new WeakMap<object, boolean>();
+function statusInSync(pool: Readonly<HCSMachineConfigPool>, nowMs: number): boolean {
+  let v = inSyncCache.get(pool);
+  if (v === undefined) {
+    const copy = jsonClone(pool) as HCSMachineConfigPool;
+    syncEntries(copy, nowMs);
+    // Key order does not matter (a write differing only in it is a no-op for the apiserver).
+    v = jsonEqual(copy.status, pool.status);
+    inSyncCache.set(pool, v);
+  }
+  return v;
+}
+
 /** Release every entry bound to `machine`. */
 export async function releaseEntry(client: KubeClient, ref: ObjectRef, machine: string): Promise<string[]> {
   const released: string[] = [];
@@ -166,7 +192,8 @@ export async function releaseEntry(client: KubeClient, ref: ObjectRef, machine: 
       }
     }
     if (!changed) return false;
-    pool.status!.available = (pool.status!.entries ?? []).filter((e) => !e.machine && pool.spec.configs.some((c) => c.hostname === e.hostname)).length;
+    const inSpec = new Set(pool.spec.configs.map((c) => c.hostname));
+    pool.status!.available = (pool.status!.entries ?? []).filter((e) => !e.machine && inSpec.has(e.hostname)).length;
     return true;
   });
   return released;
@@ -181,12 +208,26 @@ export async function updateDiskStatus(
   patch: Partial<PersistentDiskStatus>,
   nowMs: number,
 ): Promise<void> {
-  await mutateStatus<HCSMachineConfigPool>(client, ref, (pool) => {
-    const entry = pool.status?.entries?.find((e) => e.hostname === hostname);
-    const d = entry?.persistentDisks?.find((x) => x.slot === slot);
-    if (!d) return false;
-    return applyDiskPatch(d, patch, nowMs);
-  });
+  // Read-modify-write of one disk of one entry: the rest of the (large) status is passed on as read,
+  // so the store shares it with the stored version instead of copying and re-validating it.
+  for (let attempt = 0; ; attempt++) {
+    const pool = await getShared<HCSMachineConfigPool>(client, ref);
+    const entries = pool?.status?.entries;
+    const ei = entries?.findIndex((e) => e.hostname === hostname) ?? -1;
+    const entry = ei >= 0 ? entries![ei]! : undefined;
+    const di = entry?.persistentDisks?.findIndex((x) => x.slot === slot) ?? -1;
+    if (!pool || !entry || di < 0) return;
+    const d = structuredClone(entry.persistentDisks![di]!);
+    if (!applyDiskPatch(d, patch, nowMs)) return;
+    const disks = entry.persistentDisks!.map((x, i) => (i === di ? d : x));
+    const status = { ...pool.status, entries: entries!.map((e, i) => (i === ei ? { ...entry, persistentDisks: disks } : e)) };
+    try {
+      await client.updateStatus<HCSMachineConfigPool>({ ...pool, status } as HCSMachineConfigPool);
+      return;
+    } catch (e) {
+      if (!isConflict(e) || attempt >= 7) throw e;
+    }
+  }
 }
 
 function applyDiskPatch(d: PersistentDiskStatus, patch: Partial<PersistentDiskStatus>, nowMs: number): boolean {
@@ -225,6 +266,8 @@ const TRANSITIONAL = new Set(['Creating', 'Attaching', 'Detaching']);
 /** Pool controller: entries, counts, bindings, disk runtime state refreshed from EVS. */
 export class PoolController implements Controller {
   readonly name = POOL_CONTROLLER;
+  /** Sums every entry and disk of the pool: coalesce bursts of child events (see Controller.coalesce). */
+  readonly coalesce = true;
   private readonly rep: Reporter;
 
   constructor(
@@ -237,15 +280,28 @@ export class PoolController implements Controller {
   async reconcile(key: string): Promise<Result | void> {
     const [namespace, name] = key.split('/') as [string, string];
     const ref = poolRef(namespace, name);
-    const pool0 = await this.ctx.mgmt.get<HCSMachineConfigPool>(ref);
+    const pool0 = await getShared<HCSMachineConfigPool>(this.ctx.mgmt, ref);
     if (!pool0 || pool0.metadata.deletionTimestamp) return;
     const cluster = pool0.metadata.labels?.[LABEL_CLUSTER_NAME];
     let volumes: CloudVolume[] = [];
     if (cluster) volumes = await this.cloud.listVolumes({ metadata: { [META_CLUSTER]: cluster } });
-    const live = new Set((await this.ctx.mgmt.list<HCSMachine>('HCSMachine', { namespace })).map((m) => m.metadata.name));
+    const live = new Set((await listShared<HCSMachine>(this.ctx.mgmt, 'HCSMachine', { namespace })).map((m) => m.metadata.name));
     let drift: string[] = [];
     let transitional = false;
     const now = this.ctx.clock.now();
+    // The cluster's persistent volumes by (hostname, slot), oldest first (one pass, not one scan per disk).
+    const bySlot = new Map<string, CloudVolume[]>();
+    for (const v of volumes) {
+      if (v.metadata?.[META_CLUSTER] !== cluster || v.status === 'deleting') continue;
+      const h = v.metadata?.[META_HOSTNAME];
+      const sl = v.metadata?.[META_SLOT];
+      if (h === undefined || sl === undefined) continue;
+      const k = `${h}\u0000${sl}`;
+      const list = bySlot.get(k) ?? [];
+      bySlot.set(k, list);
+      list.push(v);
+    }
+    for (const list of bySlot.values()) list.sort((a, b) => ((a.created_at ?? '') < (b.created_at ?? '') ? -1 : (a.created_at ?? '') > (b.created_at ?? '') ? 1 : a.id.localeCompare(b.id)));
     const saved = await mutateStatus<HCSMachineConfigPool>(this.ctx.mgmt, ref, (pool) => {
       const before = JSON.stringify(pool.status ?? {});
       drift = syncEntries(pool, now);
@@ -253,9 +309,7 @@ export class PoolController implements Controller {
       for (const e of st.entries ?? []) {
         if (e.machine && !live.has(e.machine)) delete e.machine;
         for (const d of e.persistentDisks ?? []) {
-          const matches = volumes
-            .filter((v) => v.metadata?.[META_CLUSTER] === cluster && v.metadata?.[META_HOSTNAME] === e.hostname && v.metadata?.[META_SLOT] === String(d.slot) && v.status !== 'deleting')
-            .sort((a, b) => ((a.created_at ?? '') < (b.created_at ?? '') ? -1 : (a.created_at ?? '') > (b.created_at ?? '') ? 1 : a.id.localeCompare(b.id)));
+          const matches = bySlot.get(`${e.hostname}\u0000${d.slot}`) ?? [];
           const v = (d.volumeId ? matches.find((x) => x.id === d.volumeId) : undefined) ?? matches[0];
           if (!v) continue; // nothing known yet (or a hand-made volume: the machine controller records it)
           const srv = attachedServers(v)[0];
@@ -263,7 +317,8 @@ export class PoolController implements Controller {
           if (TRANSITIONAL.has(d.phase)) transitional = true;
         }
       }
-      st.available = (st.entries ?? []).filter((e) => !e.machine && pool.spec.configs.some((c) => c.hostname === e.hostname)).length;
+      const inSpec = new Set(pool.spec.configs.map((c) => c.hostname));
+      st.available = (st.entries ?? []).filter((e) => !e.machine && inSpec.has(e.hostname)).length;
       const conds = (st.conditions ??= []);
       if (drift.length) setCondition(conds, { type: 'DisksAccepted', status: 'False', reason: 'ImmutableFieldChanged', message: drift.join('; ') }, now);
       else setCondition(conds, { type: 'DisksAccepted', status: 'True' }, now);

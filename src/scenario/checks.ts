@@ -3,7 +3,7 @@ import type { Machine, MachineDeployment } from '../api/capi.js';
 import { nodeReady, type Node } from '../api/core.js';
 import { LABEL_CLUSTER_NAME, LABEL_DEPLOYMENT_NAME } from '../api/capi.js';
 import { persistentDiskIdentity } from '../api/hcs.js';
-import type { KubeClient } from '../kube/client.js';
+import { getShared, listShared, type KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
 import type { Cluster, KubeadmControlPlane } from '../api/capi.js';
 import { defaultOsSupportMatrix, KUBE_OVN_CHART } from '../workload/matrix.js';
@@ -77,7 +77,7 @@ export const CHECKS: Record<string, CheckDef> = {
       const sel: Record<string, string> = {};
       if (p.deployment) sel[LABEL_DEPLOYMENT_NAME] = p.deployment as string;
       if (p.cluster) sel[LABEL_CLUSTER_NAME] = p.cluster as string;
-      const all = await w.mgmt.list<Machine>('Machine', { namespace: ns(p), labelSelector: sel });
+      const all = await listShared<Machine>(w.mgmt, 'Machine', { namespace: ns(p), labelSelector: sel });
       const match = p.phase ? all.filter((m) => m.status?.phase === p.phase) : all;
       const phases = all.map((m) => `${m.metadata.name}=${m.status?.phase ?? 'Pending'}`).join(', ');
       return countResult(`machines${p.phase ? ` ${p.phase}` : ''}`, match.length, p.count as number, all.length ? ` [${phases}]` : '');
@@ -93,7 +93,7 @@ export const CHECKS: Record<string, CheckDef> = {
       count: { type: 'number', required: true, doc: 'expected number' },
     },
     async run(w, p) {
-      const nodes = await w.workloads.client(ns(p), p.cluster as string).list<Node>('Node');
+      const nodes = await listShared<Node>(w.workloads.client(ns(p), p.cluster as string), 'Node');
       const match = nodes.filter(
         (n) => (p.ready === undefined || nodeReady(n) === p.ready) && (p.version === undefined || n.status?.nodeInfo?.kubeletVersion === p.version),
       );
@@ -125,7 +125,7 @@ export const CHECKS: Record<string, CheckDef> = {
       availableReplicas: { type: 'number', doc: 'status.availableReplicas' },
     },
     async run(w, p) {
-      const md = await w.mgmt.get<MachineDeployment>({ kind: 'MachineDeployment', namespace: ns(p), name: p.name as string });
+      const md = await getShared<MachineDeployment>(w.mgmt, { kind: 'MachineDeployment', namespace: ns(p), name: p.name as string });
       if (!md) return { ok: false, detail: `MachineDeployment ${p.name} not found` };
       const keys = ['replicas', 'readyReplicas', 'updatedReplicas', 'availableReplicas'] as const;
       const bad = keys.filter((k) => p[k] !== undefined && (md.status?.[k] ?? 0) !== p[k]);
@@ -144,9 +144,9 @@ export const CHECKS: Record<string, CheckDef> = {
       pool: { type: 'string', required: true, doc: 'HCSMachineConfigPool name' },
     },
     async run(w, p) {
-      const pool = await w.mgmt.get<HCSMachineConfigPool>({ kind: 'HCSMachineConfigPool', namespace: ns(p), name: p.pool as string });
+      const pool = await getShared<HCSMachineConfigPool>(w.mgmt, { kind: 'HCSMachineConfigPool', namespace: ns(p), name: p.pool as string });
       if (!pool) return { ok: false, detail: `HCSMachineConfigPool ${p.pool} not found` };
-      const machines = await w.mgmt.list<HCSMachine>('HCSMachine', { namespace: ns(p) });
+      const machines = await listShared<HCSMachine>(w.mgmt, 'HCSMachine', { namespace: ns(p) });
       const serverOf = new Map<string, string>();
       for (const m of machines) if (m.status?.hostname && m.spec.serverId && !m.metadata.deletionTimestamp) serverOf.set(m.status.hostname, m.spec.serverId);
       const volumes = w.cloud.listVolumes().filter((v) => v.status !== 'deleted');
@@ -263,7 +263,7 @@ export const CHECKS: Record<string, CheckDef> = {
       cluster: { type: 'string', doc: 'read the object from this workload cluster (of the Cluster in namespace) instead of the management cluster, e.g. an AppRelease' },
     },
     async run(w, p) {
-      const o = await clientFor(w, p).get<KubeObject>({ kind: p.kind as string, namespace: ns(p), name: p.name as string });
+      const o = await getShared<KubeObject>(clientFor(w, p), { kind: p.kind as string, namespace: ns(p), name: p.name as string });
       if (!o) return { ok: false, detail: `${p.kind} ${p.name} not found` };
       const v = getPath(o, p.path as string);
       return { ok: v === p.equals, detail: `${p.path}=${JSON.stringify(v)}${v === p.equals ? '' : ` (expected ${JSON.stringify(p.equals)})`}` };
@@ -307,8 +307,8 @@ export const CHECKS: Record<string, CheckDef> = {
     async run(w, p) {
       const c = clientFor(w, p);
       const objs = p.name
-        ? [await c.get<KubeObject>({ kind: p.kind as string, namespace: ns(p), name: p.name as string })].filter((o): o is KubeObject => !!o)
-        : await c.list<KubeObject>(p.kind as string, { namespace: ns(p) });
+        ? [await getShared<KubeObject>(c, { kind: p.kind as string, namespace: ns(p), name: p.name as string })].filter((o): o is KubeObject => !!o)
+        : await listShared<KubeObject>(c, p.kind as string, { namespace: ns(p) });
       const conds = (o: KubeObject): { type: string; status: string; reason?: string; message?: string }[] =>
         ((o.status as { conditions?: { type: string; status: string; reason?: string; message?: string }[] } | undefined)?.conditions ?? []);
       const hits = objs.filter((o) =>
@@ -336,7 +336,7 @@ export const CHECKS: Record<string, CheckDef> = {
       trap: { type: 'boolean', doc: 'expect (true) or exclude (false) the state installedRevision == target while the phase is not Success' },
     },
     async run(w, p) {
-      const ar = await w.workloads.client(ns(p), p.cluster as string).get<AppRelease>({ kind: 'AppRelease', namespace: ns(p), name: 'cni-kube-ovn' });
+      const ar = await getShared<AppRelease>(w.workloads.client(ns(p), p.cluster as string), { kind: 'AppRelease', namespace: ns(p), name: 'cni-kube-ovn' });
       if (!ar) return { ok: false, detail: 'AppRelease cni-kube-ovn not found in the workload cluster' };
       const st = ar.status?.charts?.[KUBE_OVN_CHART];
       const done = ovnUpgradeDone(ar, p.target as string);
@@ -367,13 +367,13 @@ export const CHECKS: Record<string, CheckDef> = {
       if (stage !== 'controlPlane' && stage !== 'workers') return { ok: false, detail: `stage must be controlPlane or workers, got ${stage}` };
       const matrix = defaultOsSupportMatrix();
       const row = matrix.byAcp(p.acpVersion as string);
-      const cluster = await w.mgmt.get<Cluster>({ kind: 'Cluster', namespace: ns(p), name: p.cluster as string });
+      const cluster = await getShared<Cluster>(w.mgmt, { kind: 'Cluster', namespace: ns(p), name: p.cluster as string });
       if (!cluster) return { ok: false, detail: `Cluster ${p.cluster} not found` };
-      const hc = cluster.spec.infrastructureRef ? await w.mgmt.get<KubeObject & { status?: { ready?: boolean } }>({ kind: 'HCSCluster', namespace: ns(p), name: cluster.spec.infrastructureRef.name }) : undefined;
+      const hc = cluster.spec.infrastructureRef ? await getShared<KubeObject & { status?: { ready?: boolean } }>(w.mgmt, { kind: 'HCSCluster', namespace: ns(p), name: cluster.spec.infrastructureRef.name }) : undefined;
       const kcpRef = cluster.spec.controlPlaneRef;
-      const kcp = kcpRef ? await w.mgmt.get<KubeadmControlPlane>({ kind: 'KubeadmControlPlane', namespace: ns(p), name: kcpRef.name }) : undefined;
-      const nodes = await w.workloads.client(ns(p), p.cluster as string).list<Node>('Node');
-      const mds = (await w.mgmt.list<MachineDeployment>('MachineDeployment', { namespace: ns(p) })).filter((m) => m.spec.clusterName === p.cluster);
+      const kcp = kcpRef ? await getShared<KubeadmControlPlane>(w.mgmt, { kind: 'KubeadmControlPlane', namespace: ns(p), name: kcpRef.name }) : undefined;
+      const nodes = await listShared<Node>(w.workloads.client(ns(p), p.cluster as string), 'Node');
+      const mds = (await listShared<MachineDeployment>(w.mgmt, 'MachineDeployment', { namespace: ns(p) })).filter((m) => m.spec.clusterName === p.cluster);
       const res: Record<string, string | undefined> = {};
       res.row = row ? undefined : `no OS Support Matrix row for ACP ${String(p.acpVersion)} (rows: ${matrix.rows.map((r) => r.acpVersion).join(', ')})`;
       res.managementReady = hc?.status?.ready ? undefined : 'the HCS provider does not report the HCSCluster ready';

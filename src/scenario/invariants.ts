@@ -7,6 +7,7 @@ import type { HCSMachine } from '../api/hcs.js';
 import type { Machine } from '../api/capi.js';
 import type { Node } from '../api/core.js';
 import type { LogEvent } from '../core/events.js';
+import { getShared, listShared } from '../kube/client.js';
 import type { World } from './world.js';
 
 export interface Violation {
@@ -83,6 +84,7 @@ export class InvariantMonitor {
     const out: Finding[] = [];
     const volumes = this.world.cloud.listVolumes();
     const present = new Set<string>();
+    const byId = new Map(volumes.map((v) => [v.id, v]));
     for (const v of volumes) {
       if (v.metadata[PERSISTENT] !== 'true') continue;
       present.add(v.id);
@@ -90,7 +92,7 @@ export class InvariantMonitor {
     }
     // DISK-9: a persistent disk is never deleted.
     for (const [id, name] of this.persistentSeen) {
-      const v = volumes.find((x) => x.id === id);
+      const v = byId.get(id);
       if (!present.has(id) || v?.status === 'deleting' || v?.status === 'deleted') {
         out.push({ rule: 'DISK-9', key: `DISK-9/deleted/${id}`, message: `persistent volume ${name} (${id}) was deleted`, refs: [id] });
       }
@@ -112,7 +114,7 @@ export class InvariantMonitor {
 
   private async clusterFindings(): Promise<Finding[]> {
     const out: Finding[] = [];
-    const hcsMachines = await this.world.mgmt.list<HCSMachine>('HCSMachine');
+    const hcsMachines = await listShared<HCSMachine>(this.world.mgmt, 'HCSMachine');
     // POOL-4: an entry is bound to at most one live machine.
     const byEntry = new Map<string, string[]>();
     for (const m of hcsMachines) {
@@ -126,7 +128,7 @@ export class InvariantMonitor {
       if (names.length > 1) out.push({ rule: 'POOL-4', key: `POOL-4/${entry}/${names.sort().join(',')}`, message: `pool entry ${entry} is bound to ${names.length} machines: ${names.join(', ')}`, refs: names });
     }
     // TPL-4: providerID and serverId consistent with the cloud and the Machine.
-    const machines = new Map((await this.world.mgmt.list<Machine>('Machine')).map((m) => [`${m.metadata.namespace}/${m.metadata.name}`, m]));
+    const machines = new Map((await listShared<Machine>(this.world.mgmt, 'Machine')).map((m) => [`${m.metadata.namespace}/${m.metadata.name}`, m]));
     for (const hm of hcsMachines) {
       const name = hm.metadata.name;
       const cluster = hm.metadata.labels?.['cluster.x-k8s.io/cluster-name'];
@@ -145,7 +147,7 @@ export class InvariantMonitor {
     // BOOT-4: a Node's kubelet version equals its Machine's version.
     for (const m of machines.values()) {
       if (!m.status?.nodeRef || !m.spec.version || m.metadata.deletionTimestamp) continue;
-      const node = await this.world.workloads.client(m.metadata.namespace ?? 'default', m.spec.clusterName).get<Node>({ kind: 'Node', name: m.status.nodeRef.name });
+      const node = await getShared<Node>(this.world.workloads.client(m.metadata.namespace ?? 'default', m.spec.clusterName), { kind: 'Node', name: m.status.nodeRef.name });
       const v = node?.status?.nodeInfo?.kubeletVersion;
       if (v && v !== m.spec.version) out.push({ rule: 'BOOT-4', key: `BOOT-4/${m.metadata.name}`, message: `Node ${node!.metadata.name} runs kubelet ${v} but Machine ${m.metadata.name} asks for ${m.spec.version}`, refs: [m.metadata.name, node!.metadata.name] });
     }
@@ -155,7 +157,7 @@ export class InvariantMonitor {
   /** No orphans at rest: servers without a machine, leaked non-persistent volumes. */
   private async orphanFindings(): Promise<Finding[]> {
     const out: Finding[] = [];
-    const hcsMachines = await this.world.mgmt.list<HCSMachine>('HCSMachine');
+    const hcsMachines = await listShared<HCSMachine>(this.world.mgmt, 'HCSMachine');
     const owned = new Set(hcsMachines.map((m) => m.spec.serverId).filter(Boolean));
     const servers = this.world.cloud.listServers().filter((s) => s.status !== 'DELETED');
     for (const s of servers) {

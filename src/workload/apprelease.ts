@@ -182,7 +182,7 @@ export class AppReleaseController implements Controller {
     const client = this.client(clusterKey);
     client.watch<AppRelease>('AppRelease', (e: WatchEvent<AppRelease>) => {
       if (e.type !== 'DELETED') this.ctx.manager.enqueue(APPRELEASE_CONTROLLER, appReleaseKey(clusterKey, e.object));
-    });
+    }, { shared: true });
     void client.list<AppRelease>('AppRelease').then((all) => {
       for (const ar of all) this.ctx.manager.enqueue(APPRELEASE_CONTROLLER, appReleaseKey(clusterKey, ar));
     });
