@@ -40,8 +40,10 @@ export function statusToError(code: number, body: unknown): KubeApiError {
   const s = (typeof body === 'object' && body !== null ? body : {}) as StatusBody;
   const reason: StatusReason = s.reason === 'Expired' ? 'Gone' : REASONS.includes(s.reason as StatusReason) ? (s.reason as StatusReason) : (BY_CODE[code] ?? 'InternalError');
   const causes: FieldCause[] = (s.details?.causes ?? []).map((c) => {
-    const m = /^([A-Z]+-\d+): (.*)$/s.exec(c.message ?? '');
-    return { field: c.field ?? '', message: m ? m[2]! : (c.message ?? ''), ...(m ? { rule: m[1]! } : {}) };
+    // The facade prefixes the rule ("NET-6: Forbidden: …"); a real apiserver's CEL rules put it after the
+    // error type ("Forbidden: TPL-4: …", 'Invalid value: "object": NET-2: …'). The message keeps the rest.
+    const m = /^((?:[A-Z][a-z]+(?: [a-z]+)*: (?:"[^"]*": )?)?)([A-Z]+-\d+): (.*)$/s.exec(c.message ?? '');
+    return { field: c.field ?? '', message: m ? m[1]! + m[3]! : (c.message ?? ''), ...(m ? { rule: m[2]! } : {}) };
   });
   return new KubeApiError(reason, s.message ?? (typeof body === 'string' ? body : `HTTP ${code}`), causes);
 }
@@ -114,6 +116,15 @@ export class ClientNodeKube implements KubeClient {
 
   private writeQuery(w: WriteOptions = {}): Record<string, string | undefined> {
     return { dryRun: w.dryRun ? 'All' : undefined, fieldValidation: w.fieldValidation, fieldManager: 'hcs-testbed' };
+  }
+
+  /** Every response is decoded into fresh objects: the shared reads are plain reads here. */
+  getShared<T extends KubeObject>(ref: ObjectRef): Promise<T | undefined> {
+    return this.get<T>(ref);
+  }
+
+  listShared<T extends KubeObject>(kind: string, opts: ListOptions = {}): Promise<T[]> {
+    return this.list<T>(kind, opts);
   }
 
   async get<T extends KubeObject>(ref: ObjectRef): Promise<T | undefined> {

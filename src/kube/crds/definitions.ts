@@ -157,10 +157,10 @@ const persistentDisk = obj(
 const poolNetwork: JSONSchemaProps = {
   ...obj(
     {
-      subnetName: str('Subnet name; listed in HCSCluster.spec.network.subnets (NET-4). Set subnetName or subnetId, not both (NET-1).'),
-      subenetName: str('Deprecated legacy spelling of subnetName; accepted for existing manifests (NET-2).'),
-      subnetId: str('Subnet ID.'),
-      ipAddress: str('Static IPv4 address of this NIC (NET-7).'),
+      subnetName: str('Subnet name; listed in HCSCluster.spec.network.subnets (NET-4). Set subnetName or subnetId, not both (NET-1).', { maxLength: 255 }),
+      subenetName: str('Deprecated legacy spelling of subnetName; accepted for existing manifests (NET-2).', { maxLength: 255 }),
+      subnetId: str('Subnet ID.', { maxLength: 255 }),
+      ipAddress: str('Static IPv4 address of this NIC (NET-7).', { maxLength: 64 }),
     },
     undefined,
     'One NIC: one subnet selector plus one static IP (NET-6).',
@@ -168,6 +168,35 @@ const poolNetwork: JSONSchemaProps = {
   // Unknown per-NIC fields (gateway, routes, dns, ...) reach admission, which
   // rejects them naming NET-6, instead of being pruned silently.
   'x-kubernetes-preserve-unknown-fields': true,
+  // The subnet-selector rules, for a real apiserver (src/admission/hcs.ts enforces them on the embedded store).
+  'x-kubernetes-validations': [
+    { rule: '!(has(self.subnetName) && has(self.subnetId))', message: 'NET-1: set subnetName or subnetId, not both', reason: 'FieldValueForbidden', fieldPath: '.subnetId' },
+    { rule: 'has(self.subnetName) || has(self.subenetName) || has(self.subnetId)', message: 'NET-1: one subnet selector (subnetName or subnetId)', reason: 'FieldValueRequired' },
+    {
+      rule: '!has(self.subenetName) || !has(self.subnetName) || self.subenetName == self.subnetName',
+      messageExpression: "'NET-2: must equal the legacy subenetName \"' + self.subenetName + '\"'",
+      fieldPath: '.subnetName',
+    },
+    { rule: '!(has(self.subenetName) && has(self.subnetId))', message: 'NET-3: conflicting subnet selectors (subenetName and subnetId)', reason: 'FieldValueForbidden', fieldPath: '.subnetId' },
+  ],
+};
+
+// Bounds so that a real apiserver can cost the CEL rules (unbounded lists are
+// estimated at the request size limit and the rules would be refused).
+// (DISK-2's rules are quadratic in the disks of an entry and run once per entry:
+// 1024 entries x 16 disks is about half the apiserver's per-rule budget.)
+const MAX_POOL_ENTRIES = 1024;
+const MAX_NICS = 16;
+const MAX_PERSISTENT_DISKS = 16;
+
+/** DISK-2 as CEL: slots unique per hostname, non-negative and contiguous from 0. */
+const poolDisks: JSONSchemaProps = {
+  ...arr(persistentDisk),
+  maxItems: MAX_PERSISTENT_DISKS,
+  'x-kubernetes-validations': [
+    { rule: 'self.all(d, !has(d.slot) || self.filter(e, has(e.slot) && e.slot == d.slot).size() == 1)', message: 'DISK-2: slots must be unique per hostname' },
+    { rule: 'self.all(d, !has(d.slot) || (d.slot >= 0 && d.slot < self.filter(e, has(e.slot)).size()))', message: 'DISK-2: slots must be non-negative and contiguous from 0 per hostname' },
+  ],
 };
 
 const hcsCluster = crd(INFRA, 'HCSCluster', 'hcsclusters', {
@@ -213,10 +242,21 @@ const hcsMachine = crd(INFRA, 'HCSMachine', 'hcsmachines', {
   ],
 });
 
+/** TPL-4 as CEL: a template carries no runtime identity (HCSMachine itself does). */
+const templateMachineSpec: JSONSchemaProps = {
+  ...hcsMachineSpec,
+  'x-kubernetes-validations': (['providerID', 'serverId'] as const).map((k) => ({
+    rule: `!has(self.${k}) || self.${k} == ''`,
+    message: 'TPL-4: runtime identity field must be empty in a template (the provider sets it on each HCSMachine); remove it from the copied manifest',
+    reason: 'FieldValueForbidden' as const,
+    fieldPath: `.${k}`,
+  })),
+};
+
 const hcsMachineTemplate = crd(INFRA, 'HCSMachineTemplate', 'hcsmachinetemplates', {
   categories: ['cluster-api'],
   status: false,
-  schema: root(obj({ template: obj({ metadata: objectMetaTemplate, spec: hcsMachineSpec }, ['spec']) }, ['template'])),
+  schema: root(obj({ template: obj({ metadata: objectMetaTemplate, spec: templateMachineSpec }, ['spec']) }, ['template'])),
   columns: [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
 });
 
@@ -224,10 +264,13 @@ const hcsMachineConfigPool = crd(INFRA, 'HCSMachineConfigPool', 'hcsmachineconfi
   categories: ['cluster-api'],
   schema: root(
     obj({
-      configs: arr(
-        obj({ hostname: str('Hostname of the machine bound to this entry.'), networks: arr(poolNetwork), persistentDisks: arr(persistentDisk) }),
-        'One entry per machine (POOL-1).',
-      ),
+      configs: {
+        ...arr(
+          obj({ hostname: str('Hostname of the machine bound to this entry.'), networks: { ...arr(poolNetwork), maxItems: MAX_NICS }, persistentDisks: poolDisks }),
+          'One entry per machine (POOL-1).',
+        ),
+        maxItems: MAX_POOL_ENTRIES,
+      },
     }),
     obj({
       total: int(),
@@ -404,11 +447,26 @@ const machineDeployment = crd(CAPI, 'MachineDeployment', 'machinedeployments', {
         template: machineTemplateSpec,
         strategy: obj({
           type: str('RollingUpdate or OnDelete.', { enum: ['RollingUpdate', 'OnDelete'] }),
-          rollingUpdate: obj({
-            maxUnavailable: intOrString('Absolute number or percentage of unavailable machines during the update (MD-1).'),
-            maxSurge: intOrString('Absolute number or percentage of machines above the desired number (MD-1, MD-2).'),
-            deletePolicy,
-          }),
+          rollingUpdate: {
+            ...obj({
+              maxUnavailable: intOrString('Absolute number or percentage of unavailable machines during the update (MD-1).'),
+              maxSurge: intOrString('Absolute number or percentage of machines above the desired number (MD-1, MD-2).'),
+              deletePolicy,
+            }),
+            // MD-1 as CEL (src/admission/capi.ts on the embedded store, where the defaulting webhook
+            // sets maxSurge 1 / maxUnavailable 0: an absent maxSurge is not zero, an absent maxUnavailable is).
+            'x-kubernetes-validations': [
+              ...(['maxSurge', 'maxUnavailable'] as const).map((k) => ({
+                rule: `!has(self.${k}) || (type(self.${k}) == int ? int(self.${k}) >= 0 : string(self.${k}).matches('^[0-9]+%?$'))`,
+                message: 'MD-1: must be a non-negative integer or a percentage',
+                fieldPath: `.${k}`,
+              })),
+              {
+                rule: "!(has(self.maxSurge) && (type(self.maxSurge) == int ? int(self.maxSurge) == 0 : string(self.maxSurge) in ['0', '0%']) && (!has(self.maxUnavailable) || (type(self.maxUnavailable) == int ? int(self.maxUnavailable) == 0 : string(self.maxUnavailable) in ['0', '0%'])))",
+                message: 'MD-1: maxSurge and maxUnavailable cannot both be zero',
+              },
+            ],
+          },
         }),
         minReadySeconds: int(),
         revisionHistoryLimit: int(),

@@ -30,10 +30,34 @@ export interface JSONSchemaProps {
   'x-kubernetes-embedded-resource'?: boolean;
   'x-kubernetes-map-type'?: 'granular' | 'atomic';
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
+  /**
+   * CEL rules a real apiserver evaluates (the embedded store ignores them: the
+   * same rules are enforced there by src/admission). Messages start with the
+   * SPEC rule ID so that both backends name the rule.
+   */
+  'x-kubernetes-validations'?: ValidationRule[];
+}
+
+/** A CRD validation rule (apiextensions.k8s.io/v1 ValidationRule). */
+export interface ValidationRule {
+  rule: string;
+  message?: string;
+  messageExpression?: string;
+  reason?: 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
+  fieldPath?: string;
+  optionalOldSelf?: boolean;
 }
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A frozen object or array inside a write is a part of the stored object the
+ * write left unchanged (the embedded store shares those, see share() in
+ * embedded-store.ts): it was pruned and validated against the same schema
+ * node when it was stored, so it is not walked again.
+ */
+const isStored = (v: unknown): boolean => typeof v === 'object' && v !== null && Object.isFrozen(v);
 
 const join = (path: string, key: string): string => (path ? `${path}.${key}` : key);
 
@@ -43,7 +67,7 @@ const join = (path: string, key: string): string => (path ? `${path}.${key}` : k
  * turns into an error and `Warn` into warnings.
  */
 export function prune(value: unknown, schema: JSONSchemaProps | undefined, path = ''): string[] {
-  if (!schema) return [];
+  if (!schema || isStored(value)) return [];
   const out: string[] = [];
   if (Array.isArray(value)) {
     if (schema.items) value.forEach((v, i) => out.push(...prune(v, schema.items, `${path}[${i}]`)));
@@ -79,7 +103,7 @@ function show(v: unknown): string {
 
 /** Validate a value against a structural schema; causes carry the apiserver's field paths and wording. */
 export function validate(value: unknown, schema: JSONSchemaProps | undefined, path = ''): FieldCause[] {
-  if (!schema) return [];
+  if (!schema || isStored(value)) return [];
   const causes: FieldCause[] = [];
   const t = typeName(value);
   const field = path || '<root>';

@@ -1,0 +1,139 @@
+/**
+ * `hcs-testbed kind up|down [--name N]`: a real management cluster in kind
+ * (Kubernetes in Docker) with the testbed's CRDs, where a Docker engine runs
+ * (a developer laptop, GitHub Actions' ubuntu runners). Wraps the `kind` and
+ * `kubectl` CLIs; without a usable Docker engine or without `kind` it exits
+ * non-zero saying so (use the real kube-apiserver of tools/kube/build.sh
+ * there instead).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { crdsYaml } from '../kube/crds/dump.js';
+
+export interface RunResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  /** Set when the program could not be started (e.g. ENOENT: not installed). */
+  error?: string;
+}
+
+export type Runner = (cmd: string, args: string[], opts?: { env?: NodeJS.ProcessEnv; timeoutMs?: number }) => RunResult;
+
+export const spawnRunner: Runner = (cmd, args, opts = {}) => {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', env: opts.env ?? process.env, timeout: opts.timeoutMs ?? 600_000, stdio: ['ignore', 'pipe', 'pipe'] });
+  return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '', ...(r.error ? { error: (r.error as NodeJS.ErrnoException).code ?? r.error.message } : {}) };
+};
+
+export const KIND_HELP = `Usage:
+  hcs-testbed kind up [--name N] [--kubeconfig FILE] [--image IMAGE] [--namespace NS]...
+  hcs-testbed kind down [--name N]
+
+up    create the kind cluster N (default hcs-testbed) unless it exists, install
+      the testbed's CRDs (kubectl apply --server-side), create the namespaces
+      (default cpaas-system) and write the kubeconfig (default out/kind/kubeconfig)
+down  delete the kind cluster N
+
+Needs the kind and kubectl CLIs ($KIND, $KUBECTL override) and a running Docker
+engine (\`docker info\`). Exit codes: 0 ok, 1 a command failed, 2 bad usage,
+3 kind/kubectl/Docker not available.
+`;
+
+const firstLines = (s: string, n = 3): string => s.trim().split('\n').slice(0, n).join('\n');
+
+/** Why kind cannot run here, or undefined when kind, kubectl and Docker are usable. */
+export function kindUnavailable(run: Runner = spawnRunner, env: NodeJS.ProcessEnv = process.env, needKubectl = true): string | undefined {
+  const kind = env.KIND || 'kind';
+  const kv = run(kind, ['version']);
+  if (kv.error || kv.status !== 0) return `the kind CLI is not available (\`${kind} version\`: ${kv.error ?? firstLines(kv.stderr || kv.stdout)}); install it from https://kind.sigs.k8s.io/ or set $KIND`;
+  if (needKubectl) {
+    const kubectl = env.KUBECTL || 'kubectl';
+    const k = run(kubectl, ['version', '--client']);
+    if (k.error || k.status !== 0) return `kubectl is not available (\`${kubectl} version --client\`: ${k.error ?? firstLines(k.stderr || k.stdout)}); set $KUBECTL`;
+  }
+  const d = run('docker', ['info', '--format', '{{.ServerVersion}}'], { timeoutMs: 30_000 });
+  if (d.error || d.status !== 0) {
+    return `no usable Docker engine (\`docker info\` failed: ${d.error ?? firstLines(d.stderr || d.stdout)}); kind runs Kubernetes nodes as Docker containers. Without Docker, use the real kube-apiserver: tools/kube/build.sh && npx tsx src/realcluster/serve.ts`;
+  }
+  return undefined;
+}
+
+export async function kindMain(argv: string[], write: (s: string) => void = (s) => process.stdout.write(s), run: Runner = spawnRunner, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const [sub, ...rest] = argv;
+  let values;
+  try {
+    values = parseArgs({
+      args: rest,
+      options: {
+        name: { type: 'string', default: 'hcs-testbed' },
+        kubeconfig: { type: 'string', default: 'out/kind/kubeconfig' },
+        image: { type: 'string' },
+        namespace: { type: 'string', multiple: true, default: ['cpaas-system'] },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }).values;
+  } catch (e) {
+    write(`error: ${(e as Error).message}\n\n${KIND_HELP}`);
+    return 2;
+  }
+  if (!sub || sub === 'help' || sub === '--help' || sub === '-h' || values.help) {
+    write(KIND_HELP);
+    return sub ? 0 : 2;
+  }
+  if (sub !== 'up' && sub !== 'down') {
+    write(`error: unknown kind command "${sub}"\n\n${KIND_HELP}`);
+    return 2;
+  }
+  const why = kindUnavailable(run, env, sub === 'up');
+  if (why) {
+    write(`error: hcs-testbed kind ${sub}: ${why}\n`);
+    return 3;
+  }
+  const kind = env.KIND || 'kind';
+  const kubectl = env.KUBECTL || 'kubectl';
+  const name = values.name;
+  const step = (what: string, cmd: string, args: string[]): boolean => {
+    write(`${what}: ${cmd} ${args.join(' ')}\n`);
+    const r = run(cmd, args);
+    if (r.status !== 0 || r.error) {
+      write(`error: ${what} failed (exit ${r.status ?? r.error}):\n${(r.stderr || r.stdout).trim()}\n`);
+      return false;
+    }
+    return true;
+  };
+
+  if (sub === 'down') return step('delete cluster', kind, ['delete', 'cluster', '--name', name]) ? 0 : 1;
+
+  const kubeconfig = resolve(values.kubeconfig);
+  mkdirSync(dirname(kubeconfig), { recursive: true });
+  const clusters = run(kind, ['get', 'clusters']);
+  const exists = clusters.status === 0 && clusters.stdout.split('\n').map((s) => s.trim()).includes(name);
+  if (exists) {
+    write(`cluster ${name} exists; reusing it\n`);
+    if (!step('write kubeconfig', kind, ['export', 'kubeconfig', '--name', name, '--kubeconfig', kubeconfig])) return 1;
+  } else if (!step('create cluster', kind, ['create', 'cluster', '--name', name, '--kubeconfig', kubeconfig, '--wait', '120s', ...(values.image ? ['--image', values.image] : [])])) {
+    return 1;
+  }
+  const tmp = mkdtempSync(join(tmpdir(), 'hcs-testbed-kind-'));
+  try {
+    const crds = join(tmp, 'crds.yaml');
+    writeFileSync(crds, crdsYaml());
+    // Server-side apply: no last-applied annotation (large CRDs exceed its 256 KiB limit client-side).
+    if (!step('install CRDs', kubectl, ['--kubeconfig', kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', crds])) return 1;
+    if (!step('wait for CRDs', kubectl, ['--kubeconfig', kubeconfig, 'wait', '--for=condition=Established', 'crd', '-l', 'hcs-testbed.io/generated=true', '--timeout=120s'])) return 1;
+    for (const ns of values.namespace) {
+      const r = run(kubectl, ['--kubeconfig', kubeconfig, 'create', 'namespace', ns]);
+      if (r.status !== 0 && !/AlreadyExists/.test(r.stderr)) {
+        write(`error: create namespace ${ns} failed:\n${r.stderr.trim()}\n`);
+        return 1;
+      }
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  write(`kind cluster ${name} is ready with the hcs-testbed CRDs\nexport KUBECONFIG=${kubeconfig}\n`);
+  return 0;
+}

@@ -1,0 +1,41 @@
+/**
+ * Shared setup of the real-cluster tests: one etcd + kube-apiserver per test
+ * file (started on first use, stopped after the file), the testbed's CRDs
+ * installed. Skipped, with the reason in the suite name, when the binaries
+ * are not built (tools/kube/build.sh) or HCS_TESTBED_KUBE_BIN is unset.
+ */
+import { afterAll } from 'vitest';
+import { startControlPlane, type ControlPlane } from '../../src/realcluster/apiserver.js';
+import { findKubeBinaries } from '../../src/realcluster/binaries.js';
+import { ensureNamespaces, installCrds, loadKubeconfig } from '../../src/realcluster/crds.js';
+
+const found = findKubeBinaries();
+/** Why the real-cluster tests are skipped, or undefined when they run. */
+export const skipReason: string | undefined = 'missing' in found ? found.missing : undefined;
+/** Suffix for describe() names, so the skip reason shows in the test report. */
+export const suiteSuffix = skipReason ? ` [skipped: ${skipReason}]` : '';
+
+let cp: Promise<ControlPlane> | undefined;
+
+/** The file's control plane, with CRDs installed and the given namespaces created. */
+export function realCluster(namespaces: string[] = []): Promise<ControlPlane> {
+  cp ??= (async () => {
+    const c = await startControlPlane();
+    try {
+      const kc = loadKubeconfig(c.kubeconfigPath);
+      await installCrds(kc);
+      return c;
+    } catch (e) {
+      await c.stop();
+      throw e;
+    }
+  })();
+  return cp.then(async (c) => {
+    if (namespaces.length) await ensureNamespaces(loadKubeconfig(c.kubeconfigPath), namespaces);
+    return c;
+  });
+}
+
+afterAll(async () => {
+  if (cp) await (await cp.catch(() => undefined))?.stop();
+}, 30_000);
