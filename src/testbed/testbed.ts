@@ -15,6 +15,7 @@ import { setupProviderControllers, type DiskClaimer, type ProviderControllers, t
 import type { TestbedFactory, TestbedHandle } from '../scenario/runner.js';
 import type { World } from '../scenario/world.js';
 import { setupWorkloadControllers, type AppReleaseTimings, type WorkloadControllers } from '../workload/index.js';
+import { startFacade, type Facade } from '../facade/index.js';
 import { createEmbeddedEnv, type EmbeddedEnv } from './embedded.js';
 
 /** The kind each kind-keyed controller reconciles (for resync after a restart). */
@@ -112,7 +113,7 @@ export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
     const ak = secretValue(o, 'ak');
     const sk = secretValue(o, 'sk');
     current = e.type === 'DELETED' || !ak || !sk ? initial : clientFor(ak, sk);
-  });
+  }, { shared: true });
   setupCapiControllers(env.ctx);
   const provider = setupProviderControllers(env.ctx, {
     cloud: providerCloud,
@@ -124,6 +125,7 @@ export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
   const guests = new GuestFleet(env.ctx, opts.guest ? opts.guest(guestDefaults) : guestDefaults);
   guests.setup();
   const hv = cloud.hypervisor;
+  let facade: Facade | undefined;
   const world: World = {
     clock: env.clock,
     mgmt: env.mgmt,
@@ -138,6 +140,11 @@ export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
     guests,
     markers: [],
     controllerLog: (d) => env.logs.text(d),
+    kubeconfig: async () => {
+      // Started on first use (steps with `real: true`); closed with the testbed.
+      facade ??= await startFacade({ mgmt: env.mgmt, workloads: env.workloads, logs: env.logs, clock: env.clock });
+      return facade.writeKubeconfig().combined;
+    },
     eventLog: () => env.events.all(),
     faults: {
       add: (rule) => cloud.faults.add(rule as unknown as Parameters<MockHcs['faults']['add']>[0]),
@@ -171,7 +178,10 @@ export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
     sim: env.sim,
     clock: env.clock,
     events: env.events,
-    close: () => cloud.close(),
+    close: async () => {
+      await facade?.close();
+      await cloud.close();
+    },
   };
 }
 
