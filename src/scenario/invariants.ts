@@ -4,8 +4,13 @@
  * recently touched the offending resource — the likely cause.
  */
 import type { HCSMachine } from '../api/hcs.js';
-import type { Machine } from '../api/capi.js';
-import type { Node } from '../api/core.js';
+import { LABEL_DEPLOYMENT_NAME, type Machine, type MachineDeployment } from '../api/capi.js';
+import { maxSurge, maxUnavailable } from '../capi/mdutil.js';
+import { nodeReady, secretValue, type Node, type Secret } from '../api/core.js';
+import { verifyLeaf } from '../pki/index.js';
+
+const KUBELET_CERT = '/etc/kubernetes/pki/kubelet.crt';
+const KUBELET_KEY = '/etc/kubernetes/pki/kubelet.key';
 import type { LogEvent } from '../core/events.js';
 import { getShared, listShared } from '../kube/client.js';
 import type { World } from './world.js';
@@ -32,10 +37,21 @@ interface Finding {
 
 const PERSISTENT = 'hcs.io/persistent';
 
+/** What the monitor remembers of a MachineDeployment between checks (rollout bounds, MD-1). */
+interface MdTrack {
+  template: string;
+  replicas: number;
+  /** Fully rolled out and available at the last check. */
+  stable: boolean;
+  /** A template rollout from a stable state is in progress: the bounds apply. */
+  enforcing: boolean;
+}
+
 export class InvariantMonitor {
   private readonly violations = new Map<string, Violation>();
   /** Persistent volumes ever seen: id -> name. */
   private readonly persistentSeen = new Map<string, string>();
+  private readonly mds = new Map<string, MdTrack>();
 
   constructor(
     private readonly world: World,
@@ -54,7 +70,39 @@ export class InvariantMonitor {
   /** Checks that only make sense when the system is meant to be at rest (end of a run). */
   async checkAtRest(): Promise<Violation[]> {
     const fresh = await this.check();
-    return [...fresh, ...this.record(await this.orphanFindings())];
+    return [...fresh, ...this.record([...(await this.orphanFindings()), ...(await this.certificateFindings())])];
+  }
+
+  /**
+   * BOOT-2/BOOT-3 at rest: every Running machine's node holds a kubelet
+   * certificate for system:node:<hostname>, signed by its cluster's CA, valid
+   * now, with the matching key.
+   */
+  private async certificateFindings(): Promise<Finding[]> {
+    const out: Finding[] = [];
+    const cas = new Map<string, string | undefined>();
+    for (const m of await listShared<Machine>(this.world.mgmt, 'Machine')) {
+      const host = m.status?.nodeRef?.name;
+      if (m.status?.phase !== 'Running' || !host || m.metadata.deletionTimestamp) continue;
+      const caKey = `${m.metadata.namespace}/${m.spec.clusterName}`;
+      if (!cas.has(caKey)) {
+        const secret = await getShared<Secret>(this.world.mgmt, { kind: 'Secret', namespace: m.metadata.namespace, name: `${m.spec.clusterName}-ca` });
+        cas.set(caKey, secret ? secretValue(secret as Secret, 'tls.crt') : undefined);
+      }
+      const ca = cas.get(caKey);
+      if (!ca) continue;
+      const cert = this.world.guests.readFile(host, KUBELET_CERT);
+      const key = this.world.guests.readFile(host, KUBELET_KEY);
+      if (cert === undefined || key === undefined) {
+        // Nodes whose guest is not simulated by this testbed carry no files to check.
+        if (this.world.guests.mounts(host).length) out.push({ rule: 'BOOT-2', key: `BOOT-2/missing/${host}`, message: `node ${host} has no ${cert === undefined ? KUBELET_CERT : KUBELET_KEY}`, refs: [host] });
+        continue;
+      }
+      const r = verifyLeaf(cert, key, ca, this.world.clock.now());
+      if (!r.ok) out.push({ rule: 'BOOT-3', key: `BOOT-3/${host}`, message: `kubelet certificate of node ${host} is not valid: ${r.reason}`, refs: [host] });
+      else if (!r.subject?.includes(`CN=system:node:${host}`)) out.push({ rule: 'BOOT-2', key: `BOOT-2/cn/${host}`, message: `kubelet certificate of node ${host} is for ${r.subject}, expected CN=system:node:${host}`, refs: [host] });
+    }
+    return out;
   }
 
   private record(findings: Finding[]): Violation[] {
@@ -144,12 +192,63 @@ export class InvariantMonitor {
         out.push({ rule: 'TPL-4', key: `TPL-4/machine/${name}`, message: `Machine ${name} has providerID ${m.spec.providerID} but its HCSMachine has ${hm.spec.providerID}`, refs: [name] });
       }
     }
+    out.push(...(await this.rolloutFindings([...machines.values()])));
     // BOOT-4: a Node's kubelet version equals its Machine's version.
     for (const m of machines.values()) {
       if (!m.status?.nodeRef || !m.spec.version || m.metadata.deletionTimestamp) continue;
       const node = await getShared<Node>(this.world.workloads.client(m.metadata.namespace ?? 'default', m.spec.clusterName), { kind: 'Node', name: m.status.nodeRef.name });
       const v = node?.status?.nodeInfo?.kubeletVersion;
       if (v && v !== m.spec.version) out.push({ rule: 'BOOT-4', key: `BOOT-4/${m.metadata.name}`, message: `Node ${node!.metadata.name} runs kubelet ${v} but Machine ${m.metadata.name} asks for ${m.spec.version}`, refs: [m.metadata.name, node!.metadata.name] });
+    }
+    return out;
+  }
+
+  /**
+   * MD-1 rollout bounds, as Cluster API's own rollout tests check them
+   * (docs/capi.md): while a template rollout that started from a fully
+   * available MachineDeployment is in progress, machines <= replicas + maxSurge
+   * and available >= replicas - maxUnavailable. Not enforced where Cluster API
+   * itself tolerates a breach: when replicas change mid-rollout (until the
+   * deployment is stable again), and outside rollouts (initial provisioning,
+   * scaling). "Available" here is a Machine, not being deleted, whose Node is
+   * Ready (more lenient than CAPI's minReadySeconds, never stricter).
+   */
+  private async rolloutFindings(machines: readonly Readonly<Machine>[]): Promise<Finding[]> {
+    const out: Finding[] = [];
+    for (const md of await listShared<MachineDeployment>(this.world.mgmt, 'MachineDeployment')) {
+      if ((md.spec.strategy?.type ?? 'RollingUpdate') !== 'RollingUpdate' || md.metadata.deletionTimestamp) continue;
+      const key = `${md.metadata.namespace}/${md.metadata.name}`;
+      const replicas = md.spec.replicas ?? 1;
+      const template = JSON.stringify(md.spec.template);
+      const mine = machines.filter((m) => m.metadata.namespace === md.metadata.namespace && m.metadata.labels?.[LABEL_DEPLOYMENT_NAME] === md.metadata.name);
+      let available = 0;
+      for (const m of mine) {
+        if (m.metadata.deletionTimestamp || !m.status?.nodeRef) continue;
+        const node = await getShared<Node>(this.world.workloads.client(m.metadata.namespace ?? 'default', m.spec.clusterName), { kind: 'Node', name: m.status.nodeRef.name });
+        if (node && nodeReady(node as Node)) available++;
+      }
+      const st = md.status;
+      const stableNow =
+        (st?.observedGeneration ?? 0) >= (md.metadata.generation ?? 0) && st?.updatedReplicas === replicas && st.availableReplicas === replicas && st.replicas === replicas && mine.length === replicas && available === replicas;
+      const prev = this.mds.get(key);
+      const track: MdTrack = prev ?? { template, replicas, stable: false, enforcing: false };
+      if (prev && prev.replicas !== replicas) track.enforcing = false;
+      else if (prev && prev.template !== template && prev.stable) track.enforcing = true;
+      if (track.enforcing) {
+        const surge = maxSurge(md as MachineDeployment);
+        const unavailable = maxUnavailable(md as MachineDeployment);
+        if (mine.length > replicas + surge) {
+          out.push({ rule: 'MD-1', key: `MD-1/surge/${key}/${mine.length}`, message: `MachineDeployment ${key} has ${mine.length} machines during a rollout, above replicas ${replicas} + maxSurge ${surge}`, refs: [md.metadata.name] });
+        }
+        if (available < replicas - unavailable) {
+          out.push({ rule: 'MD-1', key: `MD-1/unavailable/${key}/${available}`, message: `MachineDeployment ${key} has ${available} available machines during a rollout, below replicas ${replicas} - maxUnavailable ${unavailable}`, refs: [md.metadata.name] });
+        }
+        if (stableNow) track.enforcing = false;
+      }
+      track.template = template;
+      track.replicas = replicas;
+      track.stable = stableNow;
+      this.mds.set(key, track);
     }
     return out;
   }

@@ -3,6 +3,9 @@ import type { HCSMachine } from '../../src/api/hcs.js';
 import { loadManifestPath, applyObject } from '../../src/manifests/index.js';
 import { InvariantMonitor } from '../../src/scenario/invariants.js';
 import { createTestbed, type Testbed } from '../../src/testbed/index.js';
+import type { KubeObject } from '../../src/kube/types.js';
+import { SeededRng } from '../../src/core/rng.js';
+import { generateCA, issueCertificate } from '../../src/pki/index.js';
 
 async function runningCluster(): Promise<Testbed> {
   const tb = await createTestbed({ seed: 5 });
@@ -57,6 +60,38 @@ describe('continuous invariants', () => {
     await tb.env.mgmt.updateStatus({ ...b!, status: { ...b!.status, hostname: a!.status!.hostname } });
     const v = await mon.check();
     expect(v.map((x) => x.rule)).toContain('POOL-4');
+    await tb.close();
+  });
+
+  it('MD-1: a rollout that takes down more machines than maxUnavailable is reported', async () => {
+    const tb = await runningCluster();
+    const mon = new InvariantMonitor(tb.world, () => tb.events.all());
+    await tb.sim.advance(60_000);
+    expect(await mon.check()).toEqual([]);
+    const t = tb.env.mgmt.getSync<KubeObject>({ kind: 'HCSMachineTemplate', namespace: 'cpaas-system', name: 'demo-worker-template' })!;
+    await tb.env.mgmt.create({ ...t, metadata: { name: 'demo-worker-template-v2', namespace: 'cpaas-system' } } as KubeObject);
+    await tb.env.mgmt.patch({ kind: 'MachineDeployment', namespace: 'cpaas-system', name: 'demo-md-0' }, 'merge', { spec: { template: { spec: { infrastructureRef: { name: 'demo-worker-template-v2' } } } } });
+    await mon.check();
+    // Someone deletes two more machines by hand during the rollout (maxUnavailable is 1).
+    for (const m of tb.env.mgmt.listSync<KubeObject>('Machine').slice(0, 2)) await tb.env.mgmt.delete({ kind: 'Machine', namespace: 'cpaas-system', name: m.metadata.name });
+    let v: Awaited<ReturnType<InvariantMonitor['check']>> = [];
+    await tb.sim.runUntil(async () => (v = [...v, ...(await mon.check())]).some((x) => x.rule === 'MD-1'), 3_600_000);
+    expect(v.find((x) => x.rule === 'MD-1')?.message).toMatch(/available machines during a rollout, below replicas 3 - maxUnavailable 1/);
+    await tb.close();
+  });
+
+  it('BOOT-3 at rest: a node whose kubelet certificate was replaced by one from another CA is reported', async () => {
+    const tb = await runningCluster();
+    const mon = new InvariantMonitor(tb.world, () => tb.events.all());
+    await tb.sim.runUntil(() => tb.env.mgmt.listSync<KubeObject & { status?: { phase?: string } }>('Machine').every((m) => m.status?.phase === 'Running'), 3_600_000);
+    expect(await mon.checkAtRest()).toEqual([]);
+    const rng = new SeededRng(1);
+    const otherCa = await generateCA(rng, tb.clock.now(), 'rogue');
+    const leaf = await issueCertificate(otherCa, { commonName: 'system:node:demo-worker-2' }, rng, tb.clock.now());
+    tb.guests.writeFile('demo-worker-2', '/etc/kubernetes/pki/kubelet.crt', leaf.certPem);
+    tb.guests.writeFile('demo-worker-2', '/etc/kubernetes/pki/kubelet.key', leaf.keyPem);
+    const v = await mon.checkAtRest();
+    expect(v.map((x) => `${x.rule}: ${x.message}`)).toEqual(['BOOT-3: kubelet certificate of node demo-worker-2 is not valid: certificate is not signed by the cluster CA']);
     await tb.close();
   });
 });
