@@ -18,7 +18,7 @@ import { resourceForKind, type ResourceInfo } from './resources.js';
 import { labelSelectorString } from './selectors.js';
 import type { KubeObject, ObjectRef, WatchEvent } from './types.js';
 
-interface Response {
+export interface Response {
   status: number;
   body: unknown;
   headers: http.IncomingHttpHeaders;
@@ -34,6 +34,41 @@ interface StatusBody {
 
 const REASONS: StatusReason[] = ['NotFound', 'AlreadyExists', 'Conflict', 'Invalid', 'BadRequest', 'Forbidden', 'Gone', 'MethodNotAllowed', 'UnsupportedMediaType', 'InternalError'];
 const BY_CODE: Record<number, StatusReason> = { 400: 'BadRequest', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 409: 'Conflict', 410: 'Gone', 415: 'UnsupportedMediaType', 422: 'Invalid' };
+
+/**
+ * One REST call with the kubeconfig's TLS, tokens and client certificates
+ * (node:http(s); see the class comment for why not KubernetesObjectApi).
+ * The body comes back parsed as JSON when it is JSON, as text otherwise.
+ */
+export async function kubeRequest(kc: KubeConfig, method: string, url: URL, body?: unknown, contentType = 'application/json'): Promise<Response> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const opts: https.RequestOptions = {
+    method,
+    headers: { Accept: 'application/json', ...(payload !== undefined ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) } : {}) },
+  };
+  await kc.applyToHTTPSOptions(opts);
+  const mod = url.protocol === 'https:' ? https : http;
+  return new Promise<Response>((resolve, reject) => {
+    const req = mod.request(url, opts, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let parsed: unknown = text;
+        try {
+          parsed = text ? (JSON.parse(text) as unknown) : undefined;
+        } catch {
+          /* plain text (e.g. logs) */
+        }
+        resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (payload !== undefined) req.write(payload);
+    req.end();
+  });
+}
 
 /** Turn an apiserver Status into the KubeApiError the embedded store would throw (rule IDs recovered from cause messages). */
 export function statusToError(code: number, body: unknown): KubeApiError {
@@ -77,33 +112,7 @@ export class ClientNodeKube implements KubeClient {
   private async request(method: string, path: string, query: Record<string, string | undefined> = {}, body?: unknown, contentType = 'application/json'): Promise<Response> {
     const url = new URL(this.server() + path);
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const opts: https.RequestOptions = {
-      method,
-      headers: { Accept: 'application/json', ...(payload !== undefined ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) } : {}) },
-    };
-    await this.kc.applyToHTTPSOptions(opts);
-    const mod = url.protocol === 'https:' ? https : http;
-    return new Promise<Response>((resolve, reject) => {
-      const req = mod.request(url, opts, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown = text;
-          try {
-            parsed = text ? (JSON.parse(text) as unknown) : undefined;
-          } catch {
-            /* plain text (e.g. logs) */
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers });
-        });
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      if (payload !== undefined) req.write(payload);
-      req.end();
-    });
+    return kubeRequest(this.kc, method, url, body, contentType);
   }
 
   private async call(method: string, path: string, query: Record<string, string | undefined> = {}, body?: unknown, contentType?: string, wopts?: WriteOptions): Promise<unknown> {

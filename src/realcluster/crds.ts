@@ -5,10 +5,9 @@
  * A schema the apiserver refuses (e.g. a CEL rule that does not compile or
  * whose estimated cost is over budget) fails with the apiserver's message.
  */
-import http from 'node:http';
-import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import { CRDS, type CustomResourceDefinition } from '../kube/crds/index.js';
+import { kubeRequest } from '../kube/client-node.js';
 
 const BASE = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
@@ -24,31 +23,7 @@ type CrdObject = CustomResourceDefinition & { metadata: { name: string; resource
 async function request(kc: KubeConfig, method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
   const server = kc.getCurrentCluster()?.server.replace(/\/+$/, '');
   if (!server) throw new Error('kubeconfig has no current cluster');
-  const url = new URL(server + path);
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  const opts: https.RequestOptions = { method, headers: { Accept: 'application/json', ...(payload ? { 'Content-Type': 'application/json' } : {}) } };
-  await kc.applyToHTTPSOptions(opts);
-  const mod = url.protocol === 'https:' ? https : http;
-  return new Promise((resolve, reject) => {
-    const req = mod.request(url, opts, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let parsed: unknown = text;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          /* keep text */
-        }
-        resolve({ status: res.statusCode ?? 0, body: parsed });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    if (payload) req.write(payload);
-    req.end();
-  });
+  return kubeRequest(kc, method, new URL(server + path), body);
 }
 
 function message(body: unknown): string {

@@ -26,17 +26,8 @@ export const IMAGE_130 = 'alauda-os-v4.0-k8s-v1.30.10';
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
 /** The worker KubeadmConfigTemplate of seeds/000 (BOOT-1). */
-export const KUBELET_PATCH = `{
-  "apiVersion": "kubelet.config.k8s.io/v1beta1",
-  "kind": "KubeletConfiguration",
-  "protectKernelDefaults": true,
-  "staticPodPath": null,
-  "tlsCertFile": "/etc/kubernetes/pki/kubelet.crt",
-  "tlsPrivateKeyFile": "/etc/kubernetes/pki/kubelet.key",
-  "streamingConnectionIdleTimeout": "5m",
-  "clientCAFile": "/etc/kubernetes/pki/ca.crt"
-}
-`;
+export { KUBELET_PATCH } from '../capi/fixtures.js';
+import { KUBELET_PATCH } from '../capi/fixtures.js';
 
 export function workerPoolConfigs(n: number, opts: { disks?: boolean } = {}): PoolConfig[] {
   return Array.from({ length: n }, (_, i) => ({

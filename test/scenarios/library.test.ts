@@ -7,6 +7,7 @@ import { loadScenario } from '../../src/scenario/parse.js';
 import { runScenario, type ScenarioResult } from '../../src/scenario/runner.js';
 import { specCoverage } from '../../src/report/coverage.js';
 import { embeddedTestbedFactory } from '../../src/testbed/index.js';
+import { forgetfulClaimer } from './mutants.js';
 
 const DIR = 'scenarios';
 const files = readdirSync(DIR).filter((f) => f.endsWith('.yaml')).sort();
@@ -48,27 +49,8 @@ describe('scale-out-workers', () => {
   });
 
   it('DISK-3: fails when the provider does not reuse the (hostname, slot) volume', async () => {
-    // Broken on purpose: every claim creates a fresh volume (identity ignored) —
-    // the classic disk-reuse bug. The scenario's persistentDisks/markers checks must catch it.
-    const forgetful = (cloud: HcsClient): DiskClaimer => {
-      let n = 0;
-      return {
-        find: async () => undefined,
-        async claim(req) {
-          const res = await cloud.createVolume({
-            volume: {
-              name: `${req.cluster}-${req.hostname}-pd${req.slot}-${++n}`,
-              size: req.size,
-              volume_type: req.type,
-              availability_zone: req.availabilityZone,
-              metadata: { 'hcs.io/cluster': req.cluster, 'hcs.io/hostname': req.hostname, 'hcs.io/slot': String(req.slot), 'hcs.io/persistent': 'true' },
-            },
-          });
-          return { volumeId: res.volume_ids[0]!, name: 'x', status: 'creating', attachedServerIds: [], created: true, warnings: [] };
-        },
-      };
-    };
-    const r = await runScenario(scenario(), embeddedTestbedFactory({ diskClaimer: forgetful }));
+    // Broken on purpose: the classic disk-reuse bug. The scenario's persistentDisks/markers checks must catch it.
+    const r = await runScenario(scenario(), embeddedTestbedFactory({ diskClaimer: forgetfulClaimer }));
     expect(r.ok).toBe(false);
     const failed = r.steps.find((s) => !s.ok)!;
     expect(failed.kind === 'expect' || failed.kind === 'wait').toBe(true);

@@ -11,11 +11,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultCloudConfig } from '../../mock-hcs/src/index.js';
-import type { HcsClient } from '../../src/cloud/index.js';
-import type { DiskClaimer } from '../../src/provider/index.js';
 import { loadScenario } from '../../src/scenario/parse.js';
 import { runScenario, type ScenarioResult } from '../../src/scenario/runner.js';
 import { embeddedTestbedFactory, type TestbedOptions } from '../../src/testbed/index.js';
+import { forgetfulClaimer } from './mutants.js';
 
 const DIR = resolve('scenarios');
 
@@ -59,25 +58,6 @@ function overriding<T extends object>(target: T, overrides: Partial<T>): T {
   });
 }
 
-/** The classic disk-reuse bug: every claim creates a fresh volume, the (hostname, slot) identity is forgotten. */
-const forgetfulClaimer = (cloud: HcsClient): DiskClaimer => {
-  let n = 0;
-  return {
-    find: async () => undefined,
-    async claim(req) {
-      const res = await cloud.createVolume({
-        volume: {
-          name: `${req.cluster}-${req.hostname}-pd${req.slot}-${++n}`,
-          size: req.size,
-          volume_type: req.type,
-          availability_zone: req.availabilityZone,
-          metadata: { 'hcs.io/cluster': req.cluster, 'hcs.io/hostname': req.hostname, 'hcs.io/slot': String(req.slot), 'hcs.io/persistent': 'true' },
-        },
-      });
-      return { volumeId: res.volume_ids[0]!, name: 'x', status: 'creating', attachedServerIds: [], created: true, warnings: [] };
-    },
-  };
-};
 
 describe('negative: every library scenario fails against a mutant', () => {
   it('create-cluster: a control plane whose kubeadm configuration does not point the kubelet at the injected certificate never comes up (BOOT-3)', async () => {
