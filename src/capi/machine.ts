@@ -63,13 +63,26 @@ export class MachineReconciler implements Controller {
     this.log = ctx.logs.logger(CAPI_DEPLOYMENT, 'machine');
   }
 
+  /**
+   * Per workload cluster ("ns/name"): its Nodes by spec.providerID (then by
+   * name), kept from the Node watch like an informer's index. Only for
+   * clients that can take a synchronous snapshot (the embedded store), so the
+   * snapshot and the watch that follows it see every version exactly once;
+   * other clients are scanned as before.
+   */
+  private readonly nodeIndex = new Map<string, NodeIndex>();
+
   /** The workload cluster's client; subscribes to its Nodes the first time. */
   private workload(namespace: string, clusterName: string): KubeClient {
     const client = this.ctx.workloads.client(namespace, clusterName);
     const ck = `${namespace}/${clusterName}`;
     if (!this.watched.has(ck)) {
       this.watched.add(ck);
+      const snapshot = (client as { listSharedSync?: (kind: string) => readonly Readonly<Node>[] }).listSharedSync;
+      const index = typeof snapshot === 'function' ? new NodeIndex(snapshot.call(client, 'Node')) : undefined;
+      if (index) this.nodeIndex.set(ck, index);
       client.watch<Node>('Node', (e) => {
+        index?.apply(e.type, e.object);
         const pid = e.object.spec?.providerID;
         if (!pid) return;
         const mk = this.byProviderID.get(`${ck}|${pid}`);
@@ -77,6 +90,14 @@ export class MachineReconciler implements Controller {
       }, { shared: true });
     }
     return client;
+  }
+
+  /** The first Node (in list order) whose spec.providerID is `providerID`. */
+  private async nodeFor(namespace: string, clusterName: string, providerID: string): Promise<Readonly<Node> | undefined> {
+    const client = this.workload(namespace, clusterName);
+    const index = this.nodeIndex.get(`${namespace}/${clusterName}`);
+    if (index) return index.first(providerID);
+    return (await listShared<Node>(client, 'Node')).find((n) => n.spec?.providerID === providerID);
   }
 
   async reconcile(key: string): Promise<Result | void> {
@@ -147,8 +168,7 @@ export class MachineReconciler implements Controller {
     // ---- node ----------------------------------------------------------------
     if (spec.providerID) {
       this.byProviderID.set(`${namespace}/${spec.clusterName}|${spec.providerID}`, key);
-      const client = this.workload(namespace, spec.clusterName);
-      const node = (await listShared<Node>(client, 'Node')).find((n) => n.spec?.providerID === spec.providerID);
+      const node = await this.nodeFor(namespace, spec.clusterName, spec.providerID);
       if (node) {
         status.nodeRef = { kind: 'Node', name: node.metadata.name, apiVersion: 'v1', ...(node.metadata.uid ? { uid: node.metadata.uid } : {}) };
         if (node.status?.nodeInfo?.kubeletVersion) status.nodeInfo = { kubeletVersion: node.status.nodeInfo.kubeletVersion };
@@ -352,4 +372,40 @@ export function setupMachineController(ctx: ControllerContext): MachineReconcile
   ctx.mgmt.watch('HCSMachine', toMachine, { shared: true });
   ctx.mgmt.watch('KubeadmConfig', toMachine, { shared: true });
   return r;
+}
+
+/** Nodes by spec.providerID, then by name (an informer index over the Node watch). */
+class NodeIndex {
+  private readonly byPid = new Map<string, Map<string, Readonly<Node>>>();
+  private readonly pidOf = new Map<string, string>();
+
+  constructor(nodes: readonly Readonly<Node>[]) {
+    for (const n of nodes) this.apply('ADDED', n);
+  }
+
+  apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', n: Readonly<Node>): void {
+    const name = n.metadata.name;
+    const old = this.pidOf.get(name);
+    if (old !== undefined) {
+      const m = this.byPid.get(old);
+      m?.delete(name);
+      if (m?.size === 0) this.byPid.delete(old);
+      this.pidOf.delete(name);
+    }
+    const pid = n.spec?.providerID;
+    if (type === 'DELETED' || !pid) return;
+    let m = this.byPid.get(pid);
+    if (!m) this.byPid.set(pid, (m = new Map()));
+    m.set(name, n);
+    this.pidOf.set(name, pid);
+  }
+
+  /** As `list('Node').find(providerID)`: the lowest name in the store's key order. */
+  first(pid: string): Readonly<Node> | undefined {
+    const m = this.byPid.get(pid);
+    if (!m) return undefined;
+    let best: Readonly<Node> | undefined;
+    for (const n of m.values()) if (!best || n.metadata.name.localeCompare(best.metadata.name) < 0) best = n;
+    return best;
+  }
 }

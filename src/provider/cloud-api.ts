@@ -114,7 +114,7 @@ export interface CloudApi {
   detachVolume(serverId: string, volumeId: string): Promise<{ job_id: string }>;
   createVolume(body: CreateVolumeRequest): Promise<{ job_id: string; volume_ids: string[] }>;
   showVolume(id: string): Promise<CloudVolume | undefined>;
-  listVolumes(q?: { name?: string; status?: string; metadata?: Record<string, string> }): Promise<CloudVolume[]>;
+  listVolumes(q?: { name?: string; status?: string; metadata?: Record<string, string>; serverId?: string }): Promise<CloudVolume[]>;
   listSubnets(q?: Record<string, string>): Promise<CloudSubnet[]>;
   listImages(q?: { name?: string }): Promise<CloudImage[]>;
   listFlavors(az?: string): Promise<CloudFlavor[]>;

@@ -757,7 +757,8 @@ export class HCSMachineController implements Controller {
     // Persistent volumes attached by hand (not in the cloud-init list) must not be deleted with the server either.
     const cluster = server.metadata?.[META_CLUSTER];
     if (cluster) {
-      for (const v of await this.cloud.listVolumes({ metadata: { [META_CLUSTER]: cluster, [META_PERSISTENT]: 'true' } })) {
+      // EVS's server_id filter: only volumes attached (or attaching) to this server, not the whole cluster's.
+      for (const v of await this.cloud.listVolumes({ metadata: { [META_CLUSTER]: cluster, [META_PERSISTENT]: 'true' }, serverId: server.id })) {
         if (!out.has(v.id) && attachedServers(v).includes(server.id)) out.set(v.id, v);
       }
     }

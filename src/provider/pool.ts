@@ -20,14 +20,14 @@ import type {
 import { rfc3339 } from '../core/clock.js';
 import { getShared, listShared, type KubeClient } from '../kube/client.js';
 import { isConflict } from '../kube/errors.js';
-import { jsonClone, jsonEqual } from '../kube/patch.js';
+import { jsonEqual } from '../kube/patch.js';
 import type { ObjectRef } from '../kube/types.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext } from '../runtime/context.js';
 import type { CloudApi, CloudVolume } from './cloud-api.js';
 import { attachedServers } from './cloud-api.js';
-import { META_CLUSTER, META_HOSTNAME, META_SLOT } from './labels.js';
-import { Reporter, mutateStatus, setCondition } from './util.js';
+import { META_CLUSTER, META_HOSTNAME, META_PERSISTENT, META_SLOT } from './labels.js';
+import { Reporter, setCondition } from './util.js';
 
 export const POOL_CONTROLLER = 'hcsmachineconfigpool';
 
@@ -98,7 +98,8 @@ export function syncEntries(pool: HCSMachineConfigPool, nowMs: number): string[]
     });
   });
   const inSpec = new Set(pool.spec.configs.map((c) => c.hostname));
-  for (const e of old) if (e.machine && !inSpec.has(e.hostname)) entries.push(e);
+  // Copied (disks too): callers patch entries in place, and `old` may be the stored, frozen status.
+  for (const e of old) if (e.machine && !inSpec.has(e.hostname)) entries.push({ ...e, ...(e.persistentDisks ? { persistentDisks: e.persistentDisks.map((d) => ({ ...d })) } : {}) });
   status.entries = entries;
   status.total = pool.spec.configs.length;
   status.available = entries.filter((e) => !e.machine && inSpec.has(e.hostname)).length;
@@ -122,8 +123,8 @@ export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: str
   if (held && heldCfg && statusInSync(cur, nowMs)) return { hostname: held.hostname, config: structuredClone(heldCfg), entry: structuredClone(held) };
   const live = new Set((await listShared<HCSMachine>(client, 'HCSMachine', { namespace: ref.namespace })).map((m) => m.metadata.name));
   let result: BindResult | undefined;
-  await mutateStatus<HCSMachineConfigPool>(client, ref, (pool) => {
-    const before = JSON.stringify(pool.status ?? {});
+  await mutatePoolStatus(client, ref, (pool) => {
+    const before = { ...(pool.status ?? {}) };
     syncEntries(pool, nowMs);
     const entries = pool.status!.entries!;
     const cfgByHost = new Map<string, PoolConfig>();
@@ -145,14 +146,14 @@ export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: str
     }
     if (!entry) {
       result = { none: true, total: pool.spec.configs.length, holders: entries.filter((e) => e.machine).map((e) => `${e.hostname}=${e.machine}`) };
-      return JSON.stringify(pool.status) !== before;
+      return !sameJsonText(pool.status, before);
     }
     // Stale bindings to machines that are gone are cleared on the way (POOL-4).
     for (const e of entries) if (e.machine && e.machine !== machine && !live.has(e.machine)) delete e.machine;
     entry.machine = machine;
     pool.status!.available = entries.filter((e) => !e.machine && inSpec(e)).length;
-    result = { hostname: entry.hostname, config: inSpec(entry)!, entry: structuredClone(entry) };
-    return JSON.stringify(pool.status) !== before;
+    result = { hostname: entry.hostname, config: structuredClone(inSpec(entry)!), entry: structuredClone(entry) };
+    return !sameJsonText(pool.status, before);
   });
   return result;
 }
@@ -169,7 +170,8 @@ const inSyncCache = new WeakMap<object, boolean>();
 function statusInSync(pool: Readonly<HCSMachineConfigPool>, nowMs: number): boolean {
   let v = inSyncCache.get(pool);
   if (v === undefined) {
-    const copy = jsonClone(pool) as HCSMachineConfigPool;
+    // syncEntries builds new entries and leaves the old ones alone: a shallow copy is enough.
+    const copy = { ...pool, status: { ...pool.status } } as HCSMachineConfigPool;
     syncEntries(copy, nowMs);
     // Key order does not matter (a write differing only in it is a no-op for the apiserver).
     v = jsonEqual(copy.status, pool.status);
@@ -178,19 +180,85 @@ function statusInSync(pool: Readonly<HCSMachineConfigPool>, nowMs: number): bool
   return v;
 }
 
+/**
+ * Read-modify-write of a pool's status (as mutateStatus) without a deep copy
+ * of the (large) pool: `mutate` gets the stored version with a fresh
+ * top-level status object and entries array (`status.entries` is a new array
+ * of the stored entries) and must replace, not edit, anything below that;
+ * syncEntries does (it builds new entries). The written object shares its
+ * unchanged parts with the stored version, which the store then neither
+ * copies nor re-validates; the request is the same full status.
+ */
+async function mutatePoolStatus(
+  client: KubeClient,
+  ref: ObjectRef,
+  mutate: (pool: HCSMachineConfigPool) => boolean | void,
+  attempts = 8,
+): Promise<HCSMachineConfigPool | undefined> {
+  for (let i = 0; ; i++) {
+    const cur = await getShared<HCSMachineConfigPool>(client, ref);
+    if (!cur) return undefined;
+    const st = cur.status;
+    const pool = { ...cur, ...(st ? { status: { ...st, ...(st.entries ? { entries: [...st.entries] } : {}) } } : {}) } as HCSMachineConfigPool;
+    if (mutate(pool) === false) return pool;
+    try {
+      return await client.updateStatus(pool);
+    } catch (e) {
+      if (!isConflict(e) || i >= attempts - 1) throw e;
+    }
+  }
+}
+
+/**
+ * Exactly `JSON.stringify(a) === JSON.stringify(b)` (key order included) for
+ * JSON data, without building the strings; shared subtrees compare by
+ * reference. The callbacks of mutatePoolStatus take a shallow snapshot of the
+ * status before they change it: they replace what they change (entries,
+ * conditions, counts) instead of editing it, so the snapshot is the old status.
+ */
+export function sameJsonText(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
+    return typeof a === 'number' && typeof b === 'number' ? JSON.stringify(a) === JSON.stringify(b) : false;
+  }
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    if (a.length !== bb.length) return false;
+    const el = (v: unknown): unknown => (v === undefined || typeof v === 'function' || typeof v === 'symbol' ? null : v);
+    for (let i = 0; i < a.length; i++) if (!sameJsonText(el(a[i]), el(bb[i]))) return false;
+    return true;
+  }
+  if ('toJSON' in a || 'toJSON' in b) return JSON.stringify(a) === JSON.stringify(b);
+  const keys = (o: object): string[] => Object.keys(o).filter((k) => {
+    const v = (o as Record<string, unknown>)[k];
+    return v !== undefined && typeof v !== 'function' && typeof v !== 'symbol';
+  });
+  const ka = keys(a);
+  const kb = keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    if (ka[i] !== kb[i]) return false;
+    if (!sameJsonText((a as Record<string, unknown>)[ka[i]!], (b as Record<string, unknown>)[kb[i]!])) return false;
+  }
+  return true;
+}
+
 /** Release every entry bound to `machine`. */
 export async function releaseEntry(client: KubeClient, ref: ObjectRef, machine: string): Promise<string[]> {
   const released: string[] = [];
-  await mutateStatus<HCSMachineConfigPool>(client, ref, (pool) => {
+  await mutatePoolStatus(client, ref, (pool) => {
     released.length = 0;
     let changed = false;
-    for (const e of pool.status?.entries ?? []) {
+    const entries = pool.status?.entries;
+    entries?.forEach((e, i) => {
       if (e.machine === machine) {
-        delete e.machine;
+        const { machine: _m, ...rest } = e;
+        entries[i] = rest;
         released.push(e.hostname);
         changed = true;
       }
-    }
+    });
     if (!changed) return false;
     const inSpec = new Set(pool.spec.configs.map((c) => c.hostname));
     pool.status!.available = (pool.status!.entries ?? []).filter((e) => !e.machine && inSpec.has(e.hostname)).length;
@@ -222,7 +290,14 @@ export async function updateDiskStatus(
     const disks = entry.persistentDisks!.map((x, i) => (i === di ? d : x));
     const status = { ...pool.status, entries: entries!.map((e, i) => (i === ei ? { ...entry, persistentDisks: disks } : e)) };
     try {
-      await client.updateStatus<HCSMachineConfigPool>({ ...pool, status } as HCSMachineConfigPool);
+      const saved = await client.updateStatus<HCSMachineConfigPool>({ ...pool, status } as HCSMachineConfigPool);
+      // The new version differs from `pool` only in fields of one disk that syncEntries carries over
+      // unchanged (it rewrites mountPath alone): its in-sync verdict is that of `pool` (see statusInSync).
+      const verdict = inSyncCache.get(pool);
+      if (verdict !== undefined && !('mountPath' in patch)) {
+        const stored = await getShared<HCSMachineConfigPool>(client, ref);
+        if (stored && stored !== pool && stored.metadata.resourceVersion === saved.metadata.resourceVersion) inSyncCache.set(stored, verdict);
+      }
       return;
     } catch (e) {
       if (!isConflict(e) || attempt >= 7) throw e;
@@ -284,7 +359,9 @@ export class PoolController implements Controller {
     if (!pool0 || pool0.metadata.deletionTimestamp) return;
     const cluster = pool0.metadata.labels?.[LABEL_CLUSTER_NAME];
     let volumes: CloudVolume[] = [];
-    if (cluster) volumes = await this.cloud.listVolumes({ metadata: { [META_CLUSTER]: cluster } });
+    // Only the provider's persistent disks (every volume the disk claimer creates carries hcs.io/persistent):
+    // EVS filters by metadata server-side, so the cluster's root and data volumes are not listed at all.
+    if (cluster) volumes = await this.cloud.listVolumes({ metadata: { [META_CLUSTER]: cluster, [META_PERSISTENT]: 'true' } });
     const live = new Set((await listShared<HCSMachine>(this.ctx.mgmt, 'HCSMachine', { namespace })).map((m) => m.metadata.name));
     let drift: string[] = [];
     let transitional = false;
@@ -302,10 +379,12 @@ export class PoolController implements Controller {
       list.push(v);
     }
     for (const list of bySlot.values()) list.sort((a, b) => ((a.created_at ?? '') < (b.created_at ?? '') ? -1 : (a.created_at ?? '') > (b.created_at ?? '') ? 1 : a.id.localeCompare(b.id)));
-    const saved = await mutateStatus<HCSMachineConfigPool>(this.ctx.mgmt, ref, (pool) => {
-      const before = JSON.stringify(pool.status ?? {});
+    const saved = await mutatePoolStatus(this.ctx.mgmt, ref, (pool) => {
+      const before = { ...(pool.status ?? {}) };
       drift = syncEntries(pool, now);
       const st = pool.status!;
+      // setCondition edits the list and its items in place; the read ones are shared.
+      if (st.conditions) st.conditions = st.conditions.map((c) => ({ ...c }));
       for (const e of st.entries ?? []) {
         if (e.machine && !live.has(e.machine)) delete e.machine;
         for (const d of e.persistentDisks ?? []) {
@@ -323,7 +402,7 @@ export class PoolController implements Controller {
       if (drift.length) setCondition(conds, { type: 'DisksAccepted', status: 'False', reason: 'ImmutableFieldChanged', message: drift.join('; ') }, now);
       else setCondition(conds, { type: 'DisksAccepted', status: 'True' }, now);
       st.observedGeneration = pool.metadata.generation;
-      return JSON.stringify(st) !== before;
+      return !sameJsonText(st, before);
     });
     if (saved && drift.length) {
       const prev = pool0.status?.conditions?.find((c) => c.type === 'DisksAccepted');

@@ -10,7 +10,7 @@
 import { LABEL_DEPLOYMENT_NAME, LABEL_SET_NAME, type KubeadmControlPlane, type Machine, type MachineDeployment } from '../api/capi.js';
 import type { HCSMachineConfigPool } from '../api/hcs.js';
 import { maxSurge as mdMaxSurge } from '../capi/mdutil.js';
-import type { KubeClient } from '../kube/client.js';
+import { getShared, listShared, type KubeClient } from '../kube/client.js';
 
 const LABEL_CONTROL_PLANE_NAME = 'cluster.x-k8s.io/control-plane-name';
 
@@ -35,15 +35,20 @@ export async function surgeContext(mgmt: KubeClient, machine: Machine, pool: HCS
   if (!pool.spec.configs.some((c) => (c.persistentDisks ?? []).length > 0)) return undefined;
   const ns = machine.metadata.namespace ?? 'default';
   const labels = machine.metadata.labels ?? {};
-  const holders = new Map<string, string>();
-  for (const e of pool.status?.entries ?? []) if (e.machine) holders.set(e.machine, e.hostname);
+  // Read-only: shared reads, and the O(entries) holder map only once MD-3 can apply (maxSurge > 0).
+  const holderMap = (): Map<string, string> => {
+    const holders = new Map<string, string>();
+    for (const e of pool.status?.entries ?? []) if (e.machine) holders.set(e.machine, e.hostname);
+    return holders;
+  };
   const mdName = labels[LABEL_DEPLOYMENT_NAME];
   if (mdName) {
-    const md = await mgmt.get<MachineDeployment>({ kind: 'MachineDeployment', namespace: ns, name: mdName });
-    const surge = md ? mdMaxSurge(md) : 0;
+    const md = await getShared<MachineDeployment>(mgmt, { kind: 'MachineDeployment', namespace: ns, name: mdName });
+    const surge = md ? mdMaxSurge(md as MachineDeployment) : 0;
     if (!md || surge <= 0) return undefined;
+    const holders = holderMap();
     const mine = labels[LABEL_SET_NAME];
-    const peers = await mgmt.list<Machine>('Machine', { namespace: ns, labelSelector: { [LABEL_DEPLOYMENT_NAME]: mdName } });
+    const peers = await listShared<Machine>(mgmt, 'Machine', { namespace: ns, labelSelector: { [LABEL_DEPLOYMENT_NAME]: mdName } });
     const held = peers.filter((m) => m.metadata.labels?.[LABEL_SET_NAME] !== mine && holders.has(m.metadata.name)).map((m) => holders.get(m.metadata.name)!);
     return held.length ? { owner: `MachineDeployment ${mdName}`, maxSurge: surge, heldByReplaced: held.sort() } : undefined;
   }
@@ -54,6 +59,7 @@ export async function surgeContext(mgmt: KubeClient, machine: Machine, pool: HCS
     // As the KCP controller reads it: 0 or 1, default 1.
     const surge = kcp ? Math.min(1, Math.max(0, Number(raw ?? 1) || 0)) : 0;
     if (!kcp || surge <= 0) return undefined;
+    const holders = holderMap();
     const peers = await mgmt.list<Machine>('Machine', { namespace: ns, labelSelector: { [LABEL_CONTROL_PLANE_NAME]: kcpName } });
     // A surge is in progress when the control plane has more machines than replicas.
     if (peers.length <= (kcp.spec.replicas ?? 1)) return undefined;
