@@ -57,6 +57,24 @@ async function expectOk(res: Response, what: string): Promise<string> {
   return text;
 }
 
+/** A CreateServers body: one server with a root and a data volume on the worker subnet. */
+function serverBody(config: CloudConfig, name: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    server: {
+      name,
+      imageRef: config.images[1]!.id,
+      flavorRef: 's6.large.2',
+      availability_zone: 'az1',
+      vpcid: config.vpcs[0]!.id,
+      nics: [{ subnet_id: config.subnets[1]!.id }],
+      root_volume: { volumetype: 'SSD', size: 40 },
+      data_volumes: [{ volumetype: 'SSD', size: 50 }],
+      metadata: { cluster: 'bench' },
+      ...extra,
+    },
+  });
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
@@ -72,20 +90,7 @@ async function createPairs(dataFile: string | undefined, ms: number, maxOps: num
     const p = config.projects[0]!;
     const signed = (method: string, path: string, body?: string) =>
       signRequest({ method, path, headers: { 'content-type': 'application/json' }, ...(body !== undefined ? { body } : {}) }, { ak: p.ak, sk: p.sk }, host, new Date(clock.now()));
-    const body = (i: number) =>
-      JSON.stringify({
-        server: {
-          name: `bench-${i}`,
-          imageRef: config.images[1]!.id,
-          flavorRef: 's6.large.2',
-          availability_zone: 'az1',
-          vpcid: config.vpcs[0]!.id,
-          nics: [{ subnet_id: config.subnets[1]!.id }],
-          root_volume: { volumetype: 'SSD', size: 40 },
-          data_volumes: [{ volumetype: 'SSD', size: 50 }],
-          metadata: { cluster: 'bench' },
-        },
-      });
+    const body = (i: number) => serverBody(config, `bench-${i}`);
     const op = async (i: number) => {
       const b = body(i);
       const c = signed('POST', `/v1.1/${p.id}/cloudservers`, b);
@@ -121,20 +126,7 @@ export async function benchMockHcs(opts: { seconds?: number } = {}): Promise<Ben
       return { path: r.path, headers };
     };
     // One ACTIVE server with a data disk to show.
-    const b = JSON.stringify({
-      server: {
-        name: 'shown',
-        imageRef: config.images[1]!.id,
-        flavorRef: 's6.large.2',
-        availability_zone: 'az1',
-        vpcid: config.vpcs[0]!.id,
-        nics: [{ subnet_id: config.subnets[1]!.id }],
-        root_volume: { volumetype: 'SSD', size: 40 },
-        data_volumes: [{ volumetype: 'SSD', size: 50 }],
-        metadata: { cluster: 'bench' },
-        server_tags: [{ key: 'cluster', value: 'bench' }],
-      },
-    });
+    const b = serverBody(config, 'shown', { server_tags: [{ key: 'cluster', value: 'bench' }] });
     const c = sign('POST', `/v1.1/${p.id}/cloudservers`, b);
     const id = (JSON.parse(await expectOk(await fetch(base + c.path, { method: 'POST', headers: c.headers, body: b }), 'create')) as { serverIds: string[] }).serverIds[0]!;
     clock.advanceBy(120_000);
