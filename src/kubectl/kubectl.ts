@@ -9,6 +9,7 @@ import type { KubeObject } from '../kube/types.js';
 import type { WorkloadClusters } from '../runtime/context.js';
 import { applyObject, loadManifestPath } from '../manifests/index.js';
 import { tokenize } from './tokenize.js';
+import { toTable } from '../facade/tables.js';
 
 /**
  * A built-in interpreter for the kubectl subset the procedure documents use
@@ -97,53 +98,23 @@ function age(clock: Clock, o: KubeObject): string {
   return formatDuration(Math.max(0, clock.now() - t)).replace(/(\d+[hm])\d+s$/, '$1');
 }
 
-function get(o: unknown, path: string): unknown {
-  let cur = o;
-  for (const p of path.split('.')) {
-    if (typeof cur !== 'object' || cur === null) return undefined;
-    cur = (cur as Record<string, unknown>)[p];
-  }
-  return cur;
-}
-
-type Column = [string, (o: KubeObject) => unknown];
-
-/** Printer columns, as the CRDs declare them (cluster-api config/crd). */
-function columns(kind: string, clock: Clock): Column[] {
-  const ageCol: Column = ['AGE', (o) => age(clock, o)];
-  switch (kind) {
-    case 'Machine':
-      return [['CLUSTER', (o) => get(o, 'spec.clusterName')], ['NODENAME', (o) => get(o, 'status.nodeRef.name')], ['PROVIDERID', (o) => get(o, 'spec.providerID')], ['PHASE', (o) => get(o, 'status.phase')], ageCol, ['VERSION', (o) => get(o, 'spec.version')]];
-    case 'MachineDeployment':
-      return [['CLUSTER', (o) => get(o, 'spec.clusterName')], ['REPLICAS', (o) => get(o, 'status.replicas')], ['READY', (o) => get(o, 'status.readyReplicas')], ['UPDATED', (o) => get(o, 'status.updatedReplicas')], ['UNAVAILABLE', (o) => get(o, 'status.unavailableReplicas')], ['PHASE', (o) => get(o, 'status.phase')], ageCol, ['VERSION', (o) => get(o, 'spec.template.spec.version')]];
-    case 'MachineSet':
-      return [['CLUSTER', (o) => get(o, 'spec.clusterName')], ['REPLICAS', (o) => get(o, 'spec.replicas')], ['READY', (o) => get(o, 'status.readyReplicas')], ['AVAILABLE', (o) => get(o, 'status.availableReplicas')], ageCol, ['VERSION', (o) => get(o, 'spec.template.spec.version')]];
-    case 'Cluster':
-      return [['PHASE', (o) => get(o, 'status.phase')], ageCol];
-    case 'HCSMachine':
-      return [['CLUSTER', (o) => o.metadata.labels?.['cluster.x-k8s.io/cluster-name']], ['HOSTNAME', (o) => get(o, 'status.hostname')], ['SERVERID', (o) => get(o, 'spec.serverId')], ['READY', (o) => get(o, 'status.ready')], ageCol];
-    case 'HCSMachineConfigPool':
-      return [['TOTAL', (o) => get(o, 'status.total')], ['AVAILABLE', (o) => get(o, 'status.available')], ageCol];
-    case 'Node':
-      return [
-        ['STATUS', (o) => ((o.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? 'Ready' : 'NotReady')],
-        ['ROLES', (o) => (Object.keys(o.metadata.labels ?? {}).some((k) => k === 'node-role.kubernetes.io/control-plane') ? 'control-plane' : '<none>')],
-        ageCol,
-        ['VERSION', (o) => get(o, 'status.nodeInfo.kubeletVersion')],
-      ];
-    default:
-      return [ageCol];
-  }
-}
-
-function table(kind: string, items: KubeObject[], clock: Clock, withNamespace: boolean): string {
+/**
+ * `kubectl get` table: the same columns the API facade serves for server-side
+ * printing (src/facade/tables.ts: the CRDs' printer columns, the apiserver's
+ * printers for built-in kinds), laid out as kubectl prints them. `-o wide`
+ * adds the columns of priority > 0.
+ */
+function table(kind: string, items: KubeObject[], clock: Clock, wide: boolean): string {
   if (items.length === 0) return '';
-  const cols = columns(kind, clock);
-  const header = [...(withNamespace ? ['NAMESPACE'] : []), 'NAME', ...cols.map((c) => c[0])];
-  const rows = items.map((o) => [...(withNamespace ? [o.metadata.namespace ?? ''] : []), o.metadata.name, ...cols.map((c) => {
-    const v = c[1](o);
-    return v === undefined || v === null || v === '' ? '' : String(v);
-  })]);
+  const t = toTable(kind, items, clock.now(), { includeObject: 'None' });
+  const keep = t.columnDefinitions.map((d, i) => (wide || d.priority === 0 ? i : -1)).filter((i) => i >= 0);
+  const header = keep.map((i) => t.columnDefinitions[i]!.name.toUpperCase());
+  const rows = t.rows.map((r) =>
+    keep.map((i) => {
+      const v = r.cells[i];
+      return v === undefined || v === null || v === '' ? '' : String(v);
+    }),
+  );
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   return [header, ...rows].map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]! + 3))).join('').trimEnd()).join('\n') + '\n';
 }
@@ -259,7 +230,7 @@ async function cmdGet(env: KubectlEnv, f: Flags, ns: string): Promise<KubectlRes
   const o = f.output;
   let stdout: string;
   if (!o || o === 'wide') {
-    stdout = table(info.kind, items, env.clock, false);
+    stdout = table(info.kind, items, env.clock, o === 'wide');
     if (!stdout) return { code: 0, stdout: '', stderr: `No resources found${namespace ? ` in ${namespace} namespace` : ''}.\n` };
   } else if (o === 'yaml') {
     stdout = stringify(single ? items[0] : { apiVersion: 'v1', kind: 'List', items });

@@ -38,7 +38,7 @@ describe('runKubectl', () => {
     const got = await runKubectl(`kubectl get cluster c -n cpaas-system -o jsonpath='{.metadata.annotations.cpaas\\.io/kube-ovn-version}'`, kenv);
     expect(got).toMatchObject({ code: 0, stdout: 'v2' });
     const table = await runKubectl('kubectl get machinedeployment -n cpaas-system', kenv);
-    expect(table.stdout.split('\n')[0]).toMatch(/^NAME\s+CLUSTER\s+REPLICAS\s+READY\s+UPDATED\s+UNAVAILABLE\s+PHASE\s+AGE\s+VERSION$/);
+    expect(table.stdout.split('\n')[0]).toMatch(/^NAME\s+CLUSTER\s+DESIRED\s+REPLICAS\s+READY\s+UPDATED\s+UNAVAILABLE\s+PHASE\s+AGE\s+VERSION$/);
     const nf = await runKubectl('kubectl get machine nope -n cpaas-system', kenv);
     expect(nf).toMatchObject({ code: 1 });
     expect(nf.stderr).toContain('Error from server (NotFound): machines.cluster.x-k8s.io "nope" not found');
