@@ -6,9 +6,9 @@
 
 export type JobStatus = 'INIT' | 'RUNNING' | 'SUCCESS' | 'FAIL';
 
-export interface SubJob {
+/** Fields every ECS/EVS job and sub-job carries. */
+interface JobFields {
   status: JobStatus;
-  entities: { server_id?: string; volume_id?: string; nic_id?: string; errorcode_message?: string };
   job_id: string;
   job_type: string;
   begin_time?: string;
@@ -17,8 +17,11 @@ export interface SubJob {
   fail_reason?: string | null;
 }
 
-export interface Job {
-  status: JobStatus;
+export interface SubJob extends JobFields {
+  entities: { server_id?: string; volume_id?: string; nic_id?: string; errorcode_message?: string };
+}
+
+export interface Job extends JobFields {
   entities: {
     sub_jobs_total?: number;
     sub_jobs?: SubJob[];
@@ -27,12 +30,6 @@ export interface Job {
     volume_ids?: string[];
     [k: string]: unknown;
   };
-  job_id: string;
-  job_type: string;
-  begin_time?: string;
-  end_time?: string;
-  error_code?: string | null;
-  fail_reason?: string | null;
 }
 
 export interface ServerAddress {
