@@ -1,17 +1,41 @@
 import { validateKcp } from '../capi/admission.js';
-import type { EmbeddedStore } from '../kube/embedded-store.js';
+import type { Defaulter, EmbeddedStore, Validator } from '../kube/embedded-store.js';
 import { defaultMachineDeployment, validateMachineDeployment } from './capi.js';
 import { validateMachine, validateMachineTemplate, validatePool } from './hcs.js';
 
 export { validateMachine, validateMachineTemplate, validatePool } from './hcs.js';
 export { defaultMachineDeployment, validateMachineDeployment } from './capi.js';
 
+/** The admission of one kind: defaulters run first (in order), then every validator sees the defaulted object. */
+export interface KindAdmission {
+  kind: string;
+  defaulters: readonly Defaulter[];
+  validators: readonly Validator[];
+}
+
+/**
+ * The one table of admission rules (defaulting and validation). Both the
+ * embedded management cluster (installAdmission) and the admission webhook
+ * served to a real kube-apiserver (src/realcluster/webhook.ts) take their
+ * rules from here.
+ */
+export const ADMISSION: readonly KindAdmission[] = [
+  { kind: 'HCSMachineConfigPool', defaulters: [], validators: [validatePool] },
+  { kind: 'HCSMachineTemplate', defaulters: [], validators: [validateMachineTemplate] },
+  { kind: 'HCSMachine', defaulters: [], validators: [validateMachine] },
+  { kind: 'MachineDeployment', defaulters: [defaultMachineDeployment], validators: [validateMachineDeployment] },
+  { kind: 'KubeadmControlPlane', defaulters: [], validators: [validateKcp] },
+];
+
+/** The admission of `kind`, or undefined when no rule applies to it. */
+export function admissionFor(kind: string): KindAdmission | undefined {
+  return ADMISSION.find((a) => a.kind === kind);
+}
+
 /** Install the admission rules (defaulting and validation) on an embedded management cluster. */
 export function installAdmission(store: EmbeddedStore): void {
-  store.addValidator('HCSMachineConfigPool', validatePool);
-  store.addValidator('HCSMachineTemplate', validateMachineTemplate);
-  store.addValidator('HCSMachine', validateMachine);
-  store.addDefaulter('MachineDeployment', defaultMachineDeployment);
-  store.addValidator('MachineDeployment', validateMachineDeployment);
-  store.addValidator('KubeadmControlPlane', validateKcp);
+  for (const a of ADMISSION) {
+    for (const d of a.defaulters) store.addDefaulter(a.kind, d);
+    for (const v of a.validators) store.addValidator(a.kind, v);
+  }
 }
