@@ -1,9 +1,12 @@
 /**
  * The CRDs on a real kube-apiserver: accepted, established, structural; the
  * scenario library's manifests validate without pruning (fieldValidation
- * Strict, dry run); and the admission rules expressible in CEL
- * (x-kubernetes-validations in src/kube/crds/definitions.ts) reject the same
- * objects as the embedded store's admission, naming the same SPEC rule.
+ * Strict, dry run); and every admission rule (src/admission: CEL rules in
+ * the CRDs, x-kubernetes-validations in src/kube/crds/definitions.ts, and the
+ * rest through the testbed's admission webhook, src/realcluster/webhook.ts)
+ * rejects the same objects as the embedded store's admission, with the same
+ * reason and the same (SPEC rule, field) causes; defaulting gives the same
+ * object.
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -42,6 +45,19 @@ const md = (name: string, rollingUpdate: Record<string, unknown>): KubeObject =>
   spec: { clusterName: 'demo', replicas: 1, strategy: { type: 'RollingUpdate', rollingUpdate }, template: { spec: { clusterName: 'demo', bootstrap: { dataSecretName: 'x' }, infrastructureRef: { name: 't' } } } },
 });
 const IP = '192.168.32.10';
+const NET = [{ subnetName: 's', ipAddress: IP }];
+const machine = (name: string, spec: Record<string, unknown>): KubeObject => ({
+  apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+  kind: 'HCSMachine',
+  metadata: { name, namespace: NS },
+  spec,
+});
+const kcp = (name: string, spec: Record<string, unknown> = {}): KubeObject => ({
+  apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1',
+  kind: 'KubeadmControlPlane',
+  metadata: { name, namespace: NS },
+  spec: { replicas: 3, version: 'v1.30.4', machineTemplate: { infrastructureRef: { kind: 'HCSMachineTemplate', name: 'cp' } }, kubeadmConfigSpec: {}, ...spec },
+});
 
 /** [name, object, expected rule and field (undefined: accepted)] */
 const CASES: [string, KubeObject, { rule: string; field: string } | undefined][] = [
@@ -63,6 +79,60 @@ const CASES: [string, KubeObject, { rule: string; field: string } | undefined][]
   ['MD-1 both zero as strings', md('zeros', { maxSurge: '0%', maxUnavailable: '0' }), { rule: 'MD-1', field: 'spec.strategy.rollingUpdate' }],
   ['MD-1 maxSurge 0, maxUnavailable defaulted to 0', md('zerodef', { maxSurge: 0 }), { rule: 'MD-1', field: 'spec.strategy.rollingUpdate' }],
   ['MD-1 not a number or percentage', md('bad', { maxSurge: 'lots' }), { rule: 'MD-1', field: 'spec.strategy.rollingUpdate.maxSurge' }],
+  // Not in CEL: enforced on the real apiserver by the admission webhook.
+  ['POOL-1 duplicate hostname', pool('pool1', [entry(NET), entry(NET)]), { rule: 'POOL-1', field: 'spec.configs[1].hostname' }],
+  ['POOL-1 hostname not RFC 1123', pool('pool1b', [{ hostname: 'Worker_1', networks: NET }]), { rule: 'POOL-1', field: 'spec.configs[0].hostname' }],
+  ['POOL-1 entry without networks', pool('pool1c', [{ hostname: 'w1' }]), { rule: 'POOL-1', field: 'spec.configs[0].networks' }],
+  ['NET-6 per-NIC gateway', pool('net6', [entry([{ subnetName: 's', ipAddress: IP, gateway: '192.168.32.1' }])]), { rule: 'NET-6', field: 'spec.configs[0].networks[0].gateway' }],
+  ['NET-7 no static IP', pool('net7', [entry([{ subnetName: 's' }])]), { rule: 'NET-7', field: 'spec.configs[0].networks[0].ipAddress' }],
+  ['NET-7 not an IPv4 address', pool('net7b', [entry([{ subnetName: 's', ipAddress: '192.168.32.300' }])]), { rule: 'NET-7', field: 'spec.configs[0].networks[0].ipAddress' }],
+  ['DISK-1 disk without size', pool('disk1', [entry(NET, [{ slot: 0, type: 'SSD', mountPath: '/data0', format: 'xfs' }])]), { rule: 'DISK-1', field: 'spec.configs[0].persistentDisks[0].size' }],
+  ['DISK-1 relative mountPath', pool('disk1b', [entry(NET, [{ ...disk(0), mountPath: 'data' }])]), { rule: 'DISK-1', field: 'spec.configs[0].persistentDisks[0].mountPath' }],
+  ['TPL-1 template without imageName', template('tpl1', { imageName: '' }), { rule: 'TPL-1', field: 'spec.template.spec.imageName' }],
+  ['TPL-3 template data volume without format', template('tpl3', { dataVolumes: [{ size: 10, type: 'SSD', mountPath: '/scratch' }] }), { rule: 'TPL-3', field: 'spec.template.spec.dataVolumes[0].format' }],
+  ['valid HCSMachine', machine('ok', { imageName: 'i', flavorName: 'f', availabilityZone: 'az1' }), undefined],
+  ['TPL-1 HCSMachine without flavorName', machine('m-tpl1', { imageName: 'i', availabilityZone: 'az1' }), { rule: 'TPL-1', field: 'spec.flavorName' }],
+  ['TPL-3 HCSMachine data volume without size', machine('m-tpl3', { imageName: 'i', flavorName: 'f', availabilityZone: 'az1', dataVolumes: [{ type: 'SSD', mountPath: '/s', format: 'ext4' }] }), { rule: 'TPL-3', field: 'spec.dataVolumes[0].size' }],
+  ['valid KubeadmControlPlane', kcp('ok'), undefined],
+  ['valid KubeadmControlPlane, maxSurge 0 with 3 replicas', kcp('ms0', { rolloutStrategy: { rollingUpdate: { maxSurge: 0 } } }), undefined],
+  ['KCP-1 maxSurge 2', kcp('kcp1', { rolloutStrategy: { rollingUpdate: { maxSurge: 2 } } }), { rule: 'KCP-1', field: 'spec.rolloutStrategy.rollingUpdate.maxSurge' }],
+  ['KCP-1 maxSurge 0 with 1 replica', kcp('kcp1b', { replicas: 1, rolloutStrategy: { rollingUpdate: { maxSurge: 0 } } }), { rule: 'KCP-1', field: 'spec.rolloutStrategy.rollingUpdate.maxSurge' }],
+  ['KCP-2 infrastructureRef without name', kcp('kcp2', { machineTemplate: { infrastructureRef: { kind: 'HCSMachineTemplate' } } }), { rule: 'KCP-2', field: 'spec.machineTemplate.infrastructureRef' }],
+];
+
+/** UPDATE cases: [name, object created, status written after creation, the edit, expected rule and field]. */
+const UPDATE_CASES: [string, KubeObject, Record<string, unknown> | undefined, (o: KubeObject) => void, { rule: string; field: string } | undefined][] = [
+  [
+    'DISK-4 accepted disk resized',
+    pool('disk4', [entry(NET, [disk(0)])]),
+    { entries: [{ hostname: 'w1', machine: 'm1', acceptedDisks: [disk(0)] }] },
+    (o) => ((o.spec as { configs: { persistentDisks: { size: number }[] }[] }).configs[0]!.persistentDisks[0]!.size = 20),
+    { rule: 'DISK-4', field: 'spec.configs[0].persistentDisks[0].size' },
+  ],
+  [
+    'DISK-4 accepted disk removed',
+    pool('disk4b', [entry(NET, [disk(0), disk(1)])]),
+    { entries: [{ hostname: 'w1', machine: 'm1', acceptedDisks: [disk(0), disk(1)] }] },
+    (o) => (o.spec as { configs: { persistentDisks: unknown[] }[] }).configs[0]!.persistentDisks.pop(),
+    { rule: 'DISK-4', field: 'spec.configs[0].persistentDisks' },
+  ],
+  [
+    'accepted disk: mountOptions may change',
+    pool('disk4ok', [entry(NET, [disk(0)])]),
+    { entries: [{ hostname: 'w1', machine: 'm1', acceptedDisks: [disk(0)] }] },
+    (o) => ((o.spec as { configs: { persistentDisks: Record<string, unknown>[] }[] }).configs[0]!.persistentDisks[0]!.mountOptions = ['noatime']),
+    undefined,
+  ],
+  [
+    'TPL-5 template spec edited in place',
+    template('tpl5'),
+    undefined,
+    (o) => ((o.spec as { template: { spec: { imageName: string } } }).template.spec.imageName = 'i2'),
+    { rule: 'TPL-5', field: 'spec.template.spec' },
+  ],
+  ['template labels may change', template('tpl5ok'), undefined, (o) => (o.metadata.labels = { a: 'b' }), undefined],
+  ['UPG-3 minor version skipped', kcp('upg3'), undefined, (o) => ((o.spec as { version: string }).version = 'v1.32.0'), { rule: 'UPG-3', field: 'spec.version' }],
+  ['KubeadmControlPlane one minor up', kcp('upg3ok'), undefined, (o) => ((o.spec as { version: string }).version = 'v1.31.0'), undefined],
 ];
 
 async function outcome(c: KubeClient, o: KubeObject): Promise<KubeApiError | undefined> {
@@ -73,6 +143,39 @@ async function outcome(c: KubeClient, o: KubeObject): Promise<KubeApiError | und
     if (e instanceof KubeApiError) return e;
     throw e;
   }
+}
+
+/** Create `o` (then write `status`), apply `edit` to what came back and update it (dry run). */
+async function updateOutcome(c: KubeClient, o: KubeObject, status: Record<string, unknown> | undefined, edit: (o: KubeObject) => void): Promise<KubeApiError | undefined> {
+  let cur = await c.create(structuredClone(o));
+  if (status) cur = await c.updateStatus({ ...cur, status: structuredClone(status) });
+  const next = structuredClone(cur);
+  edit(next);
+  try {
+    await c.update(next, { dryRun: true });
+    return undefined;
+  } catch (e) {
+    if (e instanceof KubeApiError) return e;
+    throw e;
+  }
+}
+
+/** The (rule, field) pairs of a rejection, sorted. */
+const ruleFields = (e: KubeApiError): string[] => e.causes.map((c) => `${c.rule ?? '-'} ${c.field}`).sort();
+
+function expectSameVerdict(embedded: KubeApiError | undefined, remote: KubeApiError | undefined, want: { rule: string; field: string } | undefined): void {
+  if (!want) {
+    expect(embedded?.message).toBeUndefined();
+    expect(remote?.message).toBeUndefined();
+    return;
+  }
+  for (const [side, e] of [['embedded', embedded], ['real', remote]] as const) {
+    expect(e, `${side} should reject`).toBeInstanceOf(KubeApiError);
+    expect([e!.reason, e!.code], side).toEqual(['Invalid', 422]);
+    expect(e!.message, side).toContain(want.rule);
+    expect(e!.causes, `${side}: ${e!.message}`).toContainEqual(expect.objectContaining({ rule: want.rule, field: want.field }));
+  }
+  expect(ruleFields(remote!), remote!.message).toEqual(ruleFields(embedded!));
 }
 
 function manifestFiles(dir: string): string[] {
@@ -127,8 +230,8 @@ describe.skipIf(!!skipReason)(`CRDs on a real kube-apiserver${suiteSuffix}`, () 
         }
         checked++;
         if (warnings.length) problems.push(`${f}: ${m.obj.kind}/${m.obj.metadata.name}: pruned: ${warnings.join('; ')}`);
-        // Only rules both sides enforce can be compared: the real apiserver has no admission webhooks.
         if (e && !embedded) problems.push(`${f}: ${m.obj.kind}/${m.obj.metadata.name}: real apiserver rejects what the embedded store accepts: ${(e as Error).message}`);
+        if (!e && embedded) problems.push(`${f}: ${m.obj.kind}/${m.obj.metadata.name}: real apiserver accepts what the embedded store rejects: ${embedded.message}`);
       }
     }
     expect(checked).toBeGreaterThan(10);
@@ -136,18 +239,27 @@ describe.skipIf(!!skipReason)(`CRDs on a real kube-apiserver${suiteSuffix}`, () 
   });
 
   it.each(CASES)('%s: same verdict and rule on the embedded store and the real apiserver', async (_name, obj, want) => {
-    const embedded = await outcome(contractStore(), obj);
-    const remote = await outcome(real, obj);
-    if (!want) {
-      expect(embedded?.message).toBeUndefined();
-      expect(remote?.message).toBeUndefined();
-      return;
+    expectSameVerdict(await outcome(contractStore(), obj), await outcome(real, obj), want);
+  });
+
+  it.each(UPDATE_CASES)('update, %s: same verdict and rule on the embedded store and the real apiserver', async (_name, obj, status, edit, want) => {
+    try {
+      expectSameVerdict(await updateOutcome(contractStore(), obj, status, edit), await updateOutcome(real, obj, status, edit), want);
+    } finally {
+      await real.delete({ kind: obj.kind, namespace: NS, name: obj.metadata.name }, { ignoreNotFound: true });
     }
-    for (const [side, e] of [['embedded', embedded], ['real', remote]] as const) {
-      expect(e, `${side} should reject`).toBeInstanceOf(KubeApiError);
-      expect([e!.reason, e!.code], side).toEqual(['Invalid', 422]);
-      expect(e!.message, side).toContain(want.rule);
-      expect(e!.causes, `${side}: ${e!.message}`).toContainEqual(expect.objectContaining({ rule: want.rule, field: want.field }));
-    }
+  });
+
+  it('MD-1 defaulting: a MachineDeployment without a strategy comes back with the same defaults', async () => {
+    const obj = md('defaulted', {});
+    delete (obj.spec as { strategy?: unknown }).strategy;
+    const embedded = await contractStore().create(structuredClone(obj), { dryRun: true });
+    const remote = await real.create(structuredClone(obj), { dryRun: true });
+    expect((embedded.spec as { strategy: unknown }).strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
+    expect(remote.spec).toEqual(embedded.spec);
+    // Only what the defaulter sets is added: a given maxUnavailable stays.
+    const partial = md('partial', { maxUnavailable: 2 });
+    const p = await real.create(structuredClone(partial), { dryRun: true });
+    expect((p.spec as { strategy: unknown }).strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 2 } });
   });
 });

@@ -1,13 +1,16 @@
 /**
  * Shared setup of the real-cluster tests: one etcd + kube-apiserver per test
  * file (started on first use, stopped after the file), the testbed's CRDs
- * installed. Skipped, with the reason in the suite name, when the binaries
- * are not built (tools/kube/build.sh) or HCS_TESTBED_KUBE_BIN is unset.
+ * installed and the admission rules served by the admission webhook
+ * (src/realcluster/webhook.ts), as src/realcluster/serve.ts runs them.
+ * Skipped, with the reason in the suite name, when the binaries are not
+ * built (tools/kube/build.sh) or HCS_TESTBED_KUBE_BIN is unset.
  */
 import { afterAll } from 'vitest';
 import { startControlPlane, type ControlPlane } from '../../src/realcluster/apiserver.js';
 import { findKubeBinaries } from '../../src/realcluster/binaries.js';
 import { ensureNamespaces, installCrds, loadKubeconfig } from '../../src/realcluster/crds.js';
+import { installWebhookConfigurations, startAdmissionWebhook, type AdmissionWebhook } from '../../src/realcluster/webhook.js';
 
 const found = findKubeBinaries();
 /** Why the real-cluster tests are skipped, or undefined when they run. */
@@ -16,17 +19,21 @@ export const skipReason: string | undefined = 'missing' in found ? found.missing
 export const suiteSuffix = skipReason ? ` [skipped: ${skipReason}]` : '';
 
 let cp: Promise<ControlPlane> | undefined;
+let webhook: AdmissionWebhook | undefined;
 
-/** The file's control plane, with CRDs installed and the given namespaces created. */
+/** The file's control plane, with CRDs and the admission webhook installed and the given namespaces created. */
 export function realCluster(namespaces: string[] = []): Promise<ControlPlane> {
   cp ??= (async () => {
     const c = await startControlPlane();
     try {
       const kc = loadKubeconfig(c.kubeconfigPath);
       await installCrds(kc);
+      webhook = await startAdmissionWebhook();
+      await installWebhookConfigurations(kc, webhook);
       return c;
     } catch (e) {
       await c.stop();
+      await webhook?.close();
       throw e;
     }
   })();
@@ -38,4 +45,5 @@ export function realCluster(namespaces: string[] = []): Promise<ControlPlane> {
 
 afterAll(async () => {
   if (cp) await (await cp.catch(() => undefined))?.stop();
+  await webhook?.close();
 }, 30_000);
