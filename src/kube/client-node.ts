@@ -12,7 +12,9 @@
 import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { rfc3339, type Clock } from '../core/clock.js';
 import type { KubeClient, ListOptions, PatchType, WatchOptions, WriteOptions } from './client.js';
+import { KindInformer, keyOfObject, rvNumber } from './informer.js';
 import { KubeApiError, type FieldCause, type StatusReason } from './errors.js';
 import { resourceForKind, type ResourceInfo } from './resources.js';
 import { labelSelectorString } from './selectors.js';
@@ -48,6 +50,7 @@ export async function kubeRequest(kc: KubeConfig, method: string, url: URL, body
   };
   await kc.applyToHTTPSOptions(opts);
   const mod = url.protocol === 'https:' ? https : http;
+  if (mod === https) opts.agent = keepAliveAgent(kc, opts.agent);
   return new Promise<Response>((resolve, reject) => {
     const req = mod.request(url, opts, (res) => {
       const chunks: Buffer[] = [];
@@ -70,6 +73,26 @@ export async function kubeRequest(kc: KubeConfig, method: string, url: URL, body
   });
 }
 
+const agents = new WeakMap<KubeConfig, https.Agent>();
+
+/**
+ * KubeConfig.applyToHTTPSOptions builds a new https.Agent (no keep-alive) for
+ * every request, so every call would pay a TLS handshake with client-cert
+ * authentication. Keep one keep-alive agent per KubeConfig, built from the
+ * first agent's TLS options (CA, client cert/key, servername); credentials
+ * that can change per request (tokens, basic auth) are headers, which are
+ * still taken from each applyToHTTPSOptions call.
+ */
+function keepAliveAgent(kc: KubeConfig, built: https.RequestOptions['agent']): https.Agent | undefined {
+  let a = agents.get(kc);
+  if (!a) {
+    const base = built instanceof https.Agent ? (built as https.Agent & { options: https.AgentOptions }).options : {};
+    a = new https.Agent({ ...base, keepAlive: true, maxSockets: 16 });
+    agents.set(kc, a);
+  }
+  return a;
+}
+
 /** Turn an apiserver Status into the KubeApiError the embedded store would throw (rule IDs recovered from cause messages). */
 export function statusToError(code: number, body: unknown): KubeApiError {
   const s = (typeof body === 'object' && body !== null ? body : {}) as StatusBody;
@@ -83,18 +106,76 @@ export function statusToError(code: number, body: unknown): KubeApiError {
   return new KubeApiError(reason, s.message ?? (typeof body === 'string' ? body : `HTTP ${code}`), causes);
 }
 
+export interface ClientNodeOptions {
+  /**
+   * The testbed's virtual clock. When set, the timestamps the apiserver
+   * stamps from its wall clock (metadata.creationTimestamp,
+   * metadata.deletionTimestamp) are shown on the virtual clock instead: the
+   * virtual instant at which this client first saw the object (or first saw
+   * it marked for deletion). Controllers compare these with `clock.now()`
+   * (machine age for the delete policy, node drain timeout); wall-clock
+   * values would be meaningless on a clock that jumps. The apiserver keeps
+   * its own values: both fields are read-only for clients (BeforeUpdate in
+   * k8s.io/apiserver/pkg/registry/rest/update.go copies them from the old
+   * object), so writing the translated value back changes nothing.
+   */
+  clock?: Clock;
+  /** How long `settled()` waits for the watches to catch up before it fails (wall ms, default 60 s). */
+  settleTimeoutMs?: number;
+}
+
 export class ClientNodeKube implements KubeClient {
   private readonly watcher: Watch;
+  private readonly informers = new Map<string, KindInformer>();
+  /** Per kind: the highest resourceVersion this client's own writes returned. */
+  private readonly written = new Map<string, number>();
+  /** Per kind: objects this client deleted whose DELETED event has not been delivered yet (key -> uid). */
+  private readonly pendingDeletes = new Map<string, Map<string, string>>();
+  /** uid -> timestamps on the virtual clock (see ClientNodeOptions.clock). */
+  private readonly times = new Map<string, { created: string; deleted?: string }>();
+  private readonly rawWatches = new Set<() => void>();
 
-  constructor(readonly kc: KubeConfig) {
+  constructor(
+    readonly kc: KubeConfig,
+    private readonly opts: ClientNodeOptions = {},
+  ) {
     this.watcher = new Watch(kc);
   }
 
-  static fromKubeconfig(file: string, context?: string): ClientNodeKube {
+  static fromKubeconfig(file: string, context?: string, opts: ClientNodeOptions = {}): ClientNodeKube {
     const kc = new KubeConfig();
     kc.loadFromFile(file);
     if (context) kc.setCurrentContext(context);
-    return new ClientNodeKube(kc);
+    return new ClientNodeKube(kc, opts);
+  }
+
+  /**
+   * Normalize an object from the apiserver: managedFields dropped (the
+   * embedded store has none; an update without them keeps the server's), and
+   * the wall-clock timestamps translated to the virtual clock.
+   */
+  private decode<T extends KubeObject>(o: T): T {
+    if (!o || typeof o !== 'object' || !o.metadata) return o;
+    const m = o.metadata as T['metadata'] & { managedFields?: unknown };
+    if (m.managedFields !== undefined) delete m.managedFields;
+    const clock = this.opts.clock;
+    if (clock && m.uid) {
+      let t = this.times.get(m.uid);
+      if (!t) {
+        t = { created: rfc3339(clock.now()) };
+        this.times.set(m.uid, t);
+      }
+      if (m.creationTimestamp) m.creationTimestamp = t.created;
+      if (m.deletionTimestamp) m.deletionTimestamp = t.deleted ??= rfc3339(clock.now());
+    }
+    return o;
+  }
+
+  /** Remember what a write returned, for `settled()`. */
+  private noteWrite(kind: string, o: unknown, wopts?: WriteOptions): void {
+    if (wopts?.dryRun) return;
+    const rv = rvNumber((o as KubeObject | undefined)?.metadata?.resourceVersion);
+    if (rv > (this.written.get(kind) ?? 0)) this.written.set(kind, rv);
   }
 
   private server(): string {
@@ -139,7 +220,7 @@ export class ClientNodeKube implements KubeClient {
   async get<T extends KubeObject>(ref: ObjectRef): Promise<T | undefined> {
     const info = resourceForKind(ref.kind);
     try {
-      return (await this.call('GET', this.path(info, ref.namespace, ref.name))) as T;
+      return this.decode((await this.call('GET', this.path(info, ref.namespace, ref.name))) as T);
     } catch (e) {
       if (e instanceof KubeApiError && e.reason === 'NotFound') return undefined;
       throw e;
@@ -155,7 +236,7 @@ export class ClientNodeKube implements KubeClient {
     })) as { items?: T[]; metadata?: { resourceVersion?: string } };
     const apiVersion = info.group ? `${info.group}/${info.version}` : info.version;
     // Built-in kinds come without apiVersion/kind in list items; the embedded store always has them.
-    const items = (body.items ?? []).map((o) => ({ ...o, apiVersion: o.apiVersion || apiVersion, kind: o.kind || kind }));
+    const items = (body.items ?? []).map((o) => this.decode({ ...o, apiVersion: o.apiVersion || apiVersion, kind: o.kind || kind }));
     items.sort((a, b) => `${a.metadata.namespace ?? ''}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace ?? ''}/${b.metadata.name}`));
     return { items, resourceVersion: body.metadata?.resourceVersion ?? '' };
   }
@@ -167,33 +248,42 @@ export class ClientNodeKube implements KubeClient {
   async create<T extends KubeObject>(obj: T, wopts?: WriteOptions): Promise<T> {
     const info = resourceForKind(obj.kind);
     const ns = info.namespaced ? (obj.metadata.namespace ?? 'default') : undefined;
-    return (await this.call('POST', this.path(info, ns), this.writeQuery(wopts), obj, 'application/json', wopts)) as T;
+    const out = (await this.call('POST', this.path(info, ns), this.writeQuery(wopts), obj, 'application/json', wopts)) as T;
+    this.noteWrite(obj.kind, out, wopts);
+    return this.decode(out);
   }
 
   async update<T extends KubeObject>(obj: T, wopts?: WriteOptions): Promise<T> {
     const info = resourceForKind(obj.kind);
     const ns = info.namespaced ? (obj.metadata.namespace ?? 'default') : undefined;
-    return (await this.call('PUT', this.path(info, ns, obj.metadata.name), this.writeQuery(wopts), obj, 'application/json', wopts)) as T;
+    const out = (await this.call('PUT', this.path(info, ns, obj.metadata.name), this.writeQuery(wopts), obj, 'application/json', wopts)) as T;
+    this.noteWrite(obj.kind, out, wopts);
+    return this.decode(out);
   }
 
   async updateStatus<T extends KubeObject>(obj: T, wopts?: WriteOptions): Promise<T> {
     const info = resourceForKind(obj.kind);
     const ns = info.namespaced ? (obj.metadata.namespace ?? 'default') : undefined;
     // Kinds without a status subresource take status through the main resource (as in the embedded store).
-    return (await this.call('PUT', this.path(info, ns, obj.metadata.name, info.statusSubresource ? 'status' : undefined), this.writeQuery(wopts), obj, 'application/json', wopts)) as T;
+    const out = (await this.call('PUT', this.path(info, ns, obj.metadata.name, info.statusSubresource ? 'status' : undefined), this.writeQuery(wopts), obj, 'application/json', wopts)) as T;
+    this.noteWrite(obj.kind, out, wopts);
+    return this.decode(out);
   }
 
   async patch<T extends KubeObject>(ref: ObjectRef, type: PatchType, patch: unknown, opts: { subresource?: 'status' } & WriteOptions = {}): Promise<T> {
     const info = resourceForKind(ref.kind);
     const ct = type === 'json' ? 'application/json-patch+json' : 'application/merge-patch+json';
     const sub = opts.subresource === 'status' && info.statusSubresource ? 'status' : undefined;
-    return (await this.call('PATCH', this.path(info, ref.namespace, ref.name, sub), this.writeQuery(opts), patch, ct, opts)) as T;
+    const out = (await this.call('PATCH', this.path(info, ref.namespace, ref.name, sub), this.writeQuery(opts), patch, ct, opts)) as T;
+    this.noteWrite(ref.kind, out, opts);
+    return this.decode(out);
   }
 
   async delete(ref: ObjectRef, opts: { ignoreNotFound?: boolean } = {}): Promise<void> {
     const info = resourceForKind(ref.kind);
     try {
-      await this.call('DELETE', this.path(info, ref.namespace, ref.name), { propagationPolicy: 'Background' });
+      const out = (await this.call('DELETE', this.path(info, ref.namespace, ref.name), { propagationPolicy: 'Background' })) as KubeObject & { details?: { uid?: string } };
+      this.noteDelete(ref, out);
     } catch (e) {
       if (opts.ignoreNotFound && e instanceof KubeApiError && e.reason === 'NotFound') return;
       throw e;
@@ -201,13 +291,124 @@ export class ClientNodeKube implements KubeClient {
   }
 
   /**
-   * Watch with the client-node Watch class. Without `opts.resourceVersion`
-   * it lists first and watches from the list's version (changes from now on,
-   * like the embedded store). Disconnects are resumed from the last seen
-   * version; a 410 Gone is reported to `onError`, then the watch re-lists
-   * (reporting every current object as MODIFIED) and continues.
+   * A delete either marked the object (finalizers: the response is the object
+   * with deletionTimestamp, a write like any other) or removed it (the
+   * response is the object as it was, or a Status): then `settled()` waits
+   * for its DELETED event.
+   */
+  private noteDelete(ref: ObjectRef, out: KubeObject & { details?: { uid?: string } }): void {
+    const isObject = out && typeof out === 'object' && out.kind !== 'Status' && !!out.metadata;
+    if (isObject && out.metadata.deletionTimestamp && (out.metadata.finalizers ?? []).length > 0) {
+      this.noteWrite(ref.kind, out);
+      this.decode(out);
+      return;
+    }
+    const uid = isObject ? out.metadata.uid : out?.details?.uid;
+    const inf = this.informers.get(ref.kind);
+    if (!uid || !inf || inf.wasDeleted(uid)) return;
+    const m = this.pendingDeletes.get(ref.kind) ?? new Map<string, string>();
+    this.pendingDeletes.set(ref.kind, m);
+    m.set(`${ref.namespace ?? ''}/${ref.name}`, uid);
+  }
+
+  private informer(kind: string): KindInformer {
+    let inf = this.informers.get(kind);
+    if (inf) return inf;
+    const info = resourceForKind(kind);
+    const apiVersion = info.group ? `${info.group}/${info.version}` : info.version;
+    inf = new KindInformer(kind, {
+      list: () => this.listWithVersion(kind),
+      watch: async (rv, onEvent, onDone) => {
+        // The Watch callback's object is untyped JSON.
+        const ctl = await this.watcher.watch(this.path(info), { resourceVersion: rv, allowWatchBookmarks: true }, (phase: string, obj: unknown) => {
+          const o = obj as KubeObject & StatusBody;
+          if (phase === 'ERROR' || phase === 'BOOKMARK') return onEvent(phase, o as KubeObject & { code?: number });
+          if (phase === 'DELETED') this.pendingDeletes.get(kind)?.delete(keyOfObject(o));
+          onEvent(phase, this.decode({ ...o, apiVersion: o.apiVersion || apiVersion, kind: o.kind || kind }));
+        }, onDone);
+        return () => ctl.abort();
+      },
+    });
+    this.informers.set(kind, inf);
+    inf.start();
+    return inf;
+  }
+
+  /**
+   * The barrier of a simulation step on a real apiserver: resolves once every
+   * informer is established and has delivered this client's own writes
+   * (every kind's stream at or past the highest resourceVersion a write of
+   * that kind returned, every deleted object's DELETED event seen). After
+   * that, every watch handler that this client's writes will ever trigger has
+   * run, so "no work queued and no timer due" means quiescent, as on the
+   * embedded store whose handlers run synchronously.
+   */
+  async settled(): Promise<void> {
+    const deadline = Date.now() + (this.opts.settleTimeoutMs ?? 60_000);
+    for (;;) {
+      const waiting = this.lagging();
+      if (waiting.length === 0) return;
+      if (Date.now() > deadline) throw new Error(`the apiserver's watches did not catch up with this client's writes within ${(this.opts.settleTimeoutMs ?? 60_000) / 1000} s: ${waiting.map((i) => i.kind).join(', ')}`);
+      await Promise.race([Promise.any(waiting.map((i) => i.changed())), new Promise((r) => setTimeout(r, 1000))]);
+    }
+  }
+
+  private lagging(): KindInformer[] {
+    return [...this.informers.values()].filter((i) => !i.isReady || i.delivered < (this.written.get(i.kind) ?? 0) || (this.pendingDeletes.get(i.kind)?.size ?? 0) > 0);
+  }
+
+  /**
+   * Catch up with writes made by someone else (the real kubectl): list every
+   * informed kind, then wait until each informer has delivered every listed
+   * version and the deletion of every cached object the list no longer has.
+   */
+  async sync(): Promise<void> {
+    const targets: { inf: KindInformer; items: Map<string, number>; listRv: number }[] = [];
+    for (const inf of this.informers.values()) {
+      await inf.ready;
+      const l = await this.listWithVersion(inf.kind);
+      targets.push({ inf, items: new Map(l.items.map((o) => [keyOfObject(o), rvNumber(o.metadata.resourceVersion)])), listRv: rvNumber(l.resourceVersion) });
+    }
+    const deadline = Date.now() + (this.opts.settleTimeoutMs ?? 60_000);
+    for (;;) {
+      const behind = targets.filter(({ inf, items, listRv }) => {
+        for (const rv of items.values()) if (inf.delivered < rv) return true;
+        for (const [k, o] of inf.cache) if (!items.has(k) && rvNumber(o.metadata.resourceVersion) <= listRv) return true;
+        return false;
+      });
+      if (behind.length === 0) return this.settled();
+      if (Date.now() > deadline) throw new Error(`watches did not catch up with the apiserver: ${behind.map((b) => b.inf.kind).join(', ')}`);
+      await Promise.race([Promise.any(behind.map((b) => b.inf.changed())), new Promise((r) => setTimeout(r, 1000))]);
+    }
+  }
+
+  /** Stop every watch this client started. */
+  close(): void {
+    for (const inf of this.informers.values()) inf.stop();
+    this.informers.clear();
+    for (const stop of [...this.rawWatches]) stop();
+  }
+
+  /**
+   * Watch a kind. Without `opts.resourceVersion`: a subscription to the
+   * kind's shared informer (changes from now on, like the embedded store;
+   * selectors applied client-side, see src/kube/informer.ts). With one: a
+   * watch of its own, resumed from that version on the server (the
+   * apiserver applies the selectors); disconnects are resumed from the last
+   * seen version; a 410 Gone is reported to `onError`, then the watch
+   * re-lists (reporting every current object as MODIFIED) and continues.
    */
   watch<T extends KubeObject>(kind: string, handler: (e: WatchEvent<T>) => void, opts: WatchOptions = {}): () => void {
+    if (opts.resourceVersion === undefined || opts.resourceVersion === '') {
+      const inf = this.informer(kind);
+      const unsubscribe = inf.subscribe(handler as (e: WatchEvent) => void, opts);
+      let live = true;
+      void inf.ready.then(() => live && opts.onReady?.());
+      return () => {
+        live = false;
+        unsubscribe();
+      };
+    }
     const info = resourceForKind(kind);
     let stopped = false;
     let abort: AbortController | undefined;
@@ -240,7 +441,7 @@ export class ClientNodeKube implements KubeClient {
           }
           if (o.metadata?.resourceVersion) rv = o.metadata.resourceVersion;
           if (phase === 'BOOKMARK') return;
-          if (!stopped) handler({ type: phase as WatchEvent['type'], object: { ...o, apiVersion: o.apiVersion || (info.group ? `${info.group}/${info.version}` : info.version), kind: o.kind || kind } as unknown as T });
+          if (!stopped) handler({ type: phase as WatchEvent['type'], object: this.decode({ ...o, apiVersion: o.apiVersion || (info.group ? `${info.group}/${info.version}` : info.version), kind: o.kind || kind }) as unknown as T });
         };
         const path = this.path(info, opts.namespace);
         // Watch prepends the kubeconfig's server URL (path prefix included).
@@ -261,10 +462,13 @@ export class ClientNodeKube implements KubeClient {
       }
     };
     void start();
-    return () => {
+    const stop = (): void => {
       stopped = true;
       if (retry) clearTimeout(retry);
       abort?.abort();
+      this.rawWatches.delete(stop);
     };
+    this.rawWatches.add(stop);
+    return stop;
   }
 }

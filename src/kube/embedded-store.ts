@@ -7,7 +7,8 @@ import { prune, validate as validateSchema, type JSONSchemaProps } from './crds/
 import { KubeApiError, type FieldCause } from './errors.js';
 import { applyJsonPatch, applyMergePatch, jsonClone, jsonEqual } from './patch.js';
 import { resourceForKind } from './resources.js';
-import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, selectorFromMap } from './selectors.js';
+import { objectFilter } from './selectors.js';
+export { objectFilter } from './selectors.js';
 import { describeRef, keyOf, type KubeObject, type ObjectRef, type WatchEvent } from './types.js';
 
 /** Validating admission: returns the causes of a rejection (empty = admitted). */
@@ -43,14 +44,6 @@ interface HistoryEntry {
   old?: KubeObject;
 }
 
-/** Field selectors the apiserver supports besides metadata.name/namespace, per kind. */
-const FIELD_LABELS: Record<string, string[]> = {
-  Event: ['involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'source', 'type'],
-  Pod: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
-  Node: ['spec.unschedulable'],
-  Secret: ['type'],
-  Namespace: ['status.phase'],
-};
 
 /**
  * Freeze a JSON value and everything under it. A frozen object met on the way
@@ -144,21 +137,6 @@ function copyShared(nv: unknown, ov: unknown): unknown {
   return same && defined === 0 ? ov : out;
 }
 
-/** A compiled list/watch filter (namespace + label selector + field selector). */
-export function objectFilter(kind: string, opts: ListOptions): ((o: KubeObject) => boolean) | undefined {
-  const labels = opts.labelSelector === undefined ? undefined : typeof opts.labelSelector === 'string' ? parseLabelSelector(opts.labelSelector) : selectorFromMap(opts.labelSelector);
-  const fields = opts.fieldSelector ? parseFieldSelector(opts.fieldSelector) : undefined;
-  for (const f of fields ?? []) {
-    if (f.path !== 'metadata.name' && f.path !== 'metadata.namespace' && !(FIELD_LABELS[kind] ?? []).includes(f.path)) {
-      throw new KubeApiError('BadRequest', `field label not supported: ${f.path}`);
-    }
-  }
-  if (!opts.namespace && !labels?.length && !fields?.length) return undefined;
-  return (o) =>
-    (!opts.namespace || o.metadata.namespace === opts.namespace) &&
-    (!labels || matchesLabels(o.metadata.labels, labels)) &&
-    (!fields || matchesFields(o, fields));
-}
 
 /**
  * An in-process Kubernetes API with the semantics controllers depend on:

@@ -6,6 +6,7 @@
  *   fields: `metadata.name=x`, `metadata.namespace!=y`, `involvedObject.uid=z`
  */
 import { KubeApiError } from './errors.js';
+import type { ListOptions } from './client.js';
 import type { KubeObject } from './types.js';
 
 export type LabelOp = '=' | '!=' | 'in' | 'notin' | 'exists' | '!';
@@ -112,4 +113,29 @@ function fieldValue(o: KubeObject, path: string): string {
 
 export function matchesFields(o: KubeObject, reqs: FieldRequirement[]): boolean {
   return reqs.every((r) => (fieldValue(o, r.path) === r.value) === (r.op === '='));
+}
+
+/** Field selectors the apiserver supports besides metadata.name/namespace, per kind. */
+const FIELD_LABELS: Record<string, string[]> = {
+  Event: ['involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'source', 'type'],
+  Pod: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
+  Node: ['spec.unschedulable'],
+  Secret: ['type'],
+  Namespace: ['status.phase'],
+};
+
+/** A compiled list/watch filter (namespace + label selector + field selector). */
+export function objectFilter(kind: string, opts: ListOptions): ((o: KubeObject) => boolean) | undefined {
+  const labels = opts.labelSelector === undefined ? undefined : typeof opts.labelSelector === 'string' ? parseLabelSelector(opts.labelSelector) : selectorFromMap(opts.labelSelector);
+  const fields = opts.fieldSelector ? parseFieldSelector(opts.fieldSelector) : undefined;
+  for (const f of fields ?? []) {
+    if (f.path !== 'metadata.name' && f.path !== 'metadata.namespace' && !(FIELD_LABELS[kind] ?? []).includes(f.path)) {
+      throw new KubeApiError('BadRequest', `field label not supported: ${f.path}`);
+    }
+  }
+  if (!opts.namespace && !labels?.length && !fields?.length) return undefined;
+  return (o) =>
+    (!opts.namespace || o.metadata.namespace === opts.namespace) &&
+    (!labels || matchesLabels(o.metadata.labels, labels)) &&
+    (!fields || matchesFields(o, fields));
 }
