@@ -14,7 +14,7 @@ import { writeHtml } from '../report/html.js';
 import { loadScenario } from '../scenario/parse.js';
 import { runScenario, type ScenarioResult } from '../scenario/runner.js';
 import type { Scenario } from '../scenario/types.js';
-import { embeddedTestbedFactory } from '../testbed/index.js';
+import { BACKENDS, openBackend, type BackendName, type OpenBackend } from '../testbed/backends.js';
 import { kindMain } from './kind.js';
 
 const HELP = `hcs-testbed — a simulated Huawei Cloud Stack provider and Cluster API testbed
@@ -27,6 +27,16 @@ Usage:
 
 Run options:
   --seed N                 override every scenario's seed (replays a failing run exactly)
+  --backend NAME           management cluster: embedded (default, in-process, deterministic),
+                           kubeconfig (a real, dedicated cluster such as kind: CRDs installed,
+                           emptied before each scenario), apiserver (the kube-apiserver + etcd
+                           built by tools/kube/build.sh, started for the run)
+  --kubeconfig FILE        kubeconfig backend: the cluster (default $KUBECONFIG, ~/.kube/config)
+  --context NAME           kubeconfig backend: the context (default: the current one)
+  --webhook-host HOST      serve the testbed's admission webhook to the cluster at HOST (an
+                           address the apiserver can reach: kind needs the Docker gateway);
+                           on by default (127.0.0.1) for --backend apiserver
+  --no-webhook             do not serve the admission webhook (only the CRDs' CEL rules hold)
   --report LIST            comma-separated: console,json,junit,html (default: console)
   --out DIR                where json/junit/html reports go (default: out/)
   --require-coverage       fail unless the passing scenarios exercise every SPEC rule ID
@@ -40,6 +50,8 @@ Examples:
   hcs-testbed run                                        # the whole library, embedded backend
   hcs-testbed run scenarios/scale-out-workers.yaml -v
   hcs-testbed run scenarios/scale-out-workers.yaml --seed 7 --report console,json,junit --out out/
+  hcs-testbed run --backend apiserver                    # the library on a real kube-apiserver
+  hcs-testbed kind up && hcs-testbed run --backend kubeconfig --kubeconfig out/kind/kubeconfig --webhook-host 172.18.0.1
 `;
 
 function scenarioFiles(paths: string[]): string[] {
@@ -79,6 +91,11 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
         verbose: { type: 'boolean', short: 'v', default: false },
         'no-color': { type: 'boolean', default: false },
         'require-coverage': { type: 'boolean', default: false },
+        backend: { type: 'string', default: 'embedded' },
+        kubeconfig: { type: 'string' },
+        context: { type: 'string' },
+        'webhook-host': { type: 'string' },
+        'no-webhook': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -110,6 +127,16 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     return 2;
   }
 
+  const backendName = o.backend ?? 'embedded';
+  if (!(BACKENDS as readonly string[]).includes(backendName)) {
+    write(`error: --backend: unknown backend "${backendName}" (known: ${BACKENDS.join(', ')})\n`);
+    return 2;
+  }
+  if (backendName !== 'kubeconfig' && (o.kubeconfig !== undefined || o.context !== undefined)) {
+    write(`error: --kubeconfig and --context go with --backend kubeconfig (got --backend ${backendName})\n`);
+    return 2;
+  }
+
   let scenarios: Scenario[];
   try {
     scenarios = scenarioFiles(parsed.positionals).map((f) => loadScenario(relative(process.cwd(), resolve(f)) || f));
@@ -124,13 +151,40 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
 
   const color = !o['no-color'] && !!process.stdout.isTTY && !process.env.NO_COLOR;
   const reporter = new ConsoleReporter({ write, verbose: !!o.verbose, color });
+  let backend: OpenBackend;
+  try {
+    backend = await openBackend({
+      backend: backendName as BackendName,
+      ...(o.kubeconfig !== undefined ? { kubeconfig: o.kubeconfig } : {}),
+      ...(o.context !== undefined ? { context: o.context } : {}),
+      ...(o['webhook-host'] !== undefined ? { webhookHost: o['webhook-host'] } : {}),
+      ...(o['no-webhook'] ? { webhook: false } : {}),
+    });
+  } catch (e) {
+    write(`error: --backend ${backendName}: ${errorMessage(e)}\n`);
+    return 2;
+  }
+  if (backendName !== 'embedded') write(`backend: ${backend.description}\n`);
+  try {
+    return await runAll(scenarios, backend, { write, reporter, seed, reports, out: o.out ?? 'out', requireCoverage: !!o['require-coverage'] });
+  } finally {
+    await backend.close();
+  }
+}
+
+async function runAll(
+  scenarios: Scenario[],
+  backend: OpenBackend,
+  o: { write: (s: string) => void; reporter: ConsoleReporter; seed: number | undefined; reports: string[]; out: string; requireCoverage: boolean },
+): Promise<number> {
+  const { write, reporter, seed, reports } = o;
   const results: ScenarioResult[] = [];
   for (const s of scenarios) {
     const effectiveSeed = seed ?? s.seed;
     reporter.scenarioStart(s.name, s.file, effectiveSeed, s.steps.length);
     let r: ScenarioResult;
     try {
-      r = await runScenario(s, embeddedTestbedFactory(), {
+      r = await runScenario(s, backend.factory, {
         ...(seed !== undefined ? { seed } : {}),
         onStep: (phase, _step, res) => {
           if (phase === 'end' && res) reporter.stepEnd(res);
@@ -144,13 +198,13 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     reporter.scenarioEnd(r, `npx hcs-testbed run ${s.file} --seed ${effectiveSeed}`);
     results.push(r);
   }
-  if (reports.includes('json')) for (const f of writeJsonReports(o.out ?? 'out', results)) write(`wrote ${f}\n`);
-  if (reports.includes('junit')) write(`wrote ${writeJunit(o.out ?? 'out', results)}\n`);
+  if (reports.includes('json')) for (const f of writeJsonReports(o.out, results)) write(`wrote ${f}\n`);
+  if (reports.includes('junit')) write(`wrote ${writeJunit(o.out, results)}\n`);
   const coverage = specCoverage(results);
-  if (reports.includes('html')) write(`wrote ${writeHtml(o.out ?? 'out', results, coverage)}\n`);
+  if (reports.includes('html')) write(`wrote ${writeHtml(o.out, results, coverage)}\n`);
   reporter.summary(results);
   write(coverageText(coverage));
-  if (o['require-coverage'] && coverage.uncovered.length) {
+  if (o.requireCoverage && coverage.uncovered.length) {
     write(`error: --require-coverage: ${coverage.uncovered.length} SPEC rules are not exercised by any passing scenario\n`);
     return 1;
   }

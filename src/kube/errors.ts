@@ -61,3 +61,18 @@ export function isNotFound(e: unknown): boolean {
 export function isConflict(e: unknown): boolean {
   return e instanceof KubeApiError && e.reason === 'Conflict';
 }
+
+/**
+ * The message of an Invalid error with its causes in one canonical form,
+ * `<head> is invalid: <field>: <RULE>: <message>, ...`, whichever backend
+ * produced it. The embedded store words it this way already; a real
+ * apiserver's CEL rules put the error type first ("field: Forbidden: NET-1:
+ * ..."), which statusToError (src/kube/client-node.ts) splits into the same
+ * causes. Scenario steps that expect a rejection match on this form.
+ */
+export function canonicalMessage(e: KubeApiError): string {
+  if (e.reason !== 'Invalid' || !e.causes.some((c) => c.rule)) return e.message;
+  const i = e.message.indexOf(' is invalid: ');
+  const head = i >= 0 ? e.message.slice(0, i) : e.message.replace(/:.*$/s, '');
+  return `${head} is invalid: ${e.causes.map((c) => `${c.field}: ${c.rule ? `${c.rule}: ` : ''}${c.message}`).join(', ')}`;
+}

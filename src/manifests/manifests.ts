@@ -2,7 +2,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../core/errors.js';
 import type { KubeClient } from '../kube/client.js';
-import { KubeApiError } from '../kube/errors.js';
+import { canonicalMessage, KubeApiError } from '../kube/errors.js';
 import { resourceForKind, RESOURCES, apiVersionOf } from '../kube/resources.js';
 import type { KubeObject } from '../kube/types.js';
 import { parseYamlDocuments, type SourceDoc } from './source.js';
@@ -122,7 +122,7 @@ export function applyError(m: Manifest, e: unknown): InputError {
   if (e instanceof KubeApiError) {
     const cause = e.causes[0];
     const line = cause ? m.lineOf(cause.field) : m.line;
-    return new InputError(e.message, m.file, line, cause?.field);
+    return new InputError(canonicalMessage(e), m.file, line, cause?.field);
   }
   return new InputError(`${m.obj.kind} ${m.obj.metadata.name}: ${(e as Error).message}`, m.file, m.line);
 }

@@ -14,15 +14,27 @@ export interface RunResult {
  * durations being simulated.
  */
 export class Simulation {
+  /**
+   * @param barrier For a remote management cluster, whose watch events
+   *   arrive asynchronously: resolves once every watch handler the
+   *   controllers' own writes will trigger has run (ClientNodeKube.settled).
+   *   The embedded store runs handlers synchronously inside each write, so it
+   *   needs none.
+   */
   constructor(
     readonly clock: VirtualClock,
     readonly manager: Manager,
+    private readonly barrier?: () => Promise<void>,
   ) {}
 
   /** Run all work that is runnable at the current virtual instant. */
   async settle(): Promise<void> {
     for (;;) {
       await this.manager.drain();
+      if (this.barrier) {
+        await this.barrier();
+        if (this.manager.hasWork()) continue;
+      }
       if (this.clock.fireDue() === 0 && !this.manager.hasWork()) return;
     }
   }

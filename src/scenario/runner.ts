@@ -251,6 +251,7 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
       if (step.real) {
         if (!world.kubeconfig) throw new InputError('this backend serves no API for the real kubectl; drop "real: true"', scenario.file, step.line, 'real');
         out = await runRealKubectl(step.command, { kubeconfig: await world.kubeconfig(), cwd: dirname(scenario.file) });
+        await world.sync?.();
       } else {
         out = await runKubectl(step.command, {
           mgmt: world.mgmt,
@@ -332,7 +333,7 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
       }
       res.detail.push(`crashed ${names.join(', ')}`);
       if (step.downForMs) await tb.sim.advance(step.downForMs);
-      world.restart(names);
+      await world.restart(names);
       await tb.sim.settle();
       return;
     }

@@ -58,7 +58,12 @@ export interface World {
    * first use (steps with `real: true`). Absent on backends without one.
    */
   kubeconfig?(): Promise<string>;
+  /**
+   * Remote management clusters: wait until the testbed's watches have seen
+   * every change made outside its own client (the real kubectl's writes).
+   */
+  sync?(): Promise<void>;
   /** Simulate a controller process crash; `restart` brings the controllers back with a full resync. */
   crash(controllers: string[]): string[];
-  restart(controllers: string[]): void;
+  restart(controllers: string[]): void | Promise<void>;
 }

@@ -43,11 +43,12 @@ export class EmbeddedWorkloadClusters implements WorkloadClusters {
   }
 }
 
-export interface EmbeddedEnv {
+/** A management cluster and the runtime around it, on virtual time, for one seed. */
+export interface Env<M extends KubeClient = KubeClient> {
   clock: VirtualClock;
   rng: SeededRng;
   events: EventLog;
-  mgmt: EmbeddedStore;
+  mgmt: M;
   workloads: EmbeddedWorkloadClusters;
   manager: Manager;
   sim: Simulation;
@@ -55,17 +56,33 @@ export interface EmbeddedEnv {
   ctx: ControllerContext;
 }
 
-/** The embedded management cluster and its runtime, on virtual time, for one seed. */
-export function createEmbeddedEnv(opts: { seed: number; startMs?: number }): EmbeddedEnv {
+export type EmbeddedEnv = Env<EmbeddedStore>;
+
+export interface EnvOptions {
+  seed: number;
+  startMs?: number;
+}
+
+/**
+ * The runtime around a management cluster API: `mgmt` builds the client on
+ * the run's clock/rng/events; `barrier` (remote clusters) is awaited by the
+ * simulation before it decides that an instant is quiescent.
+ */
+export function createEnv<M extends KubeClient>(opts: EnvOptions, mgmtFor: (clock: VirtualClock, rng: SeededRng, events: EventLog) => M, barrier?: (mgmt: M) => () => Promise<void>): Env<M> {
   const clock = new VirtualClock(opts.startMs ?? DEFAULT_EPOCH_MS);
   const rng = new SeededRng(opts.seed);
   const events = new EventLog(clock);
-  const mgmt = new EmbeddedStore({ clock, rng, clusterName: 'management', events });
+  const mgmt = mgmtFor(clock, rng, events);
   const workloads = new EmbeddedWorkloadClusters(clock, rng, events);
   const manager = new Manager({ clock, events });
-  const sim = new Simulation(clock, manager);
+  const sim = new Simulation(clock, manager, barrier?.(mgmt));
   const logs = new ControllerLogs(clock);
   const recorder = new EventRecorder(mgmt, events, clock);
   const ctx: ControllerContext = { clock, rng, events, mgmt, workloads, manager, logs, recorder };
   return { clock, rng, events, mgmt, workloads, manager, sim, logs, ctx };
+}
+
+/** The embedded management cluster and its runtime, on virtual time, for one seed. */
+export function createEmbeddedEnv(opts: EnvOptions): EmbeddedEnv {
+  return createEnv(opts, (clock, rng, events) => new EmbeddedStore({ clock, rng, clusterName: 'management', events }));
 }

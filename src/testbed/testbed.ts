@@ -16,7 +16,7 @@ import type { TestbedFactory, TestbedHandle } from '../scenario/runner.js';
 import type { World } from '../scenario/world.js';
 import { setupWorkloadControllers, type AppReleaseTimings, type WorkloadControllers } from '../workload/index.js';
 import { startFacade, type Facade } from '../facade/index.js';
-import { createEmbeddedEnv, type EmbeddedEnv } from './embedded.js';
+import { createEmbeddedEnv, type EmbeddedEnv, type Env } from './embedded.js';
 
 /** The kind each kind-keyed controller reconciles (for resync after a restart). */
 const CONTROLLER_KINDS: Record<string, string> = {
@@ -77,8 +77,8 @@ export interface TestbedOptions {
   appReleaseTimings?: Partial<AppReleaseTimings>;
 }
 
-export interface Testbed extends TestbedHandle {
-  env: EmbeddedEnv;
+/** The parts of a testbed that do not depend on the management cluster's backend. */
+export interface TestbedParts extends TestbedHandle {
   cloud: MockHcs;
   hcs: HcsClient;
   guests: GuestFleet;
@@ -87,12 +87,48 @@ export interface Testbed extends TestbedHandle {
   workload: WorkloadControllers;
 }
 
+export interface Testbed extends TestbedParts {
+  env: EmbeddedEnv;
+}
+
+/** What differs between management-cluster backends. */
+export interface Backend {
+  /** A kubeconfig for the real kubectl (`real: true` steps). */
+  kubeconfig(): Promise<string>;
+  /** Catch up with writes made outside the testbed's client (after the real kubectl ran). */
+  sync?(): Promise<void>;
+  /** Keys of every object of a kind (a restarted controller's resync). */
+  keys(kind: string): Promise<string[]>;
+  close(): Promise<void>;
+}
+
 export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
   const env = createEmbeddedEnv({ seed: opts.seed });
   // The CRD schemas (src/kube/crds) prune and validate like a real apiserver, then admission applies the SPEC rules.
   installCrdSchemas(env.mgmt);
   env.workloads.onCreate((_key, store) => installCrdSchemas(store));
   installAdmission(env.mgmt);
+  let facade: Facade | undefined;
+  const parts = await assembleTestbed(env, opts, {
+    kubeconfig: async () => {
+      // Started on first use (steps with `real: true`); closed with the testbed.
+      facade ??= await startFacade({ mgmt: env.mgmt, workloads: env.workloads, logs: env.logs, clock: env.clock });
+      return facade.writeKubeconfig().combined;
+    },
+    keys: async (kind) => env.mgmt.listSync(kind).map((o) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`),
+    close: async () => {
+      await facade?.close();
+    },
+  });
+  return { ...parts, env };
+}
+
+/**
+ * Everything above the management cluster API: the fake cloud, the Cluster
+ * API core, the provider, the workload controllers and guests, and the
+ * scenario's view of the world.
+ */
+export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: Backend): Promise<TestbedParts> {
   const cloud = await createMockHcs({ clock: env.clock, rng: env.rng.fork('cloud'), events: env.events, ...(opts.cloudConfig ? { config: opts.cloudConfig } : {}) });
   const project = cloud.config.projects[0];
   if (!project) throw new Error('cloud config has no project');
@@ -125,7 +161,6 @@ export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
   const guests = new GuestFleet(env.ctx, opts.guest ? opts.guest(guestDefaults) : guestDefaults);
   guests.setup();
   const hv = cloud.hypervisor;
-  let facade: Facade | undefined;
   const world: World = {
     clock: env.clock,
     mgmt: env.mgmt,
@@ -140,11 +175,8 @@ export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
     guests,
     markers: [],
     controllerLog: (d) => env.logs.text(d),
-    kubeconfig: async () => {
-      // Started on first use (steps with `real: true`); closed with the testbed.
-      facade ??= await startFacade({ mgmt: env.mgmt, workloads: env.workloads, logs: env.logs, clock: env.clock });
-      return facade.writeKubeconfig().combined;
-    },
+    kubeconfig: () => backend.kubeconfig(),
+    ...(backend.sync ? { sync: () => backend.sync!() } : {}),
     eventLog: () => env.events.all(),
     faults: {
       add: (rule) => cloud.faults.add(rule as unknown as Parameters<MockHcs['faults']['add']>[0]),
@@ -156,19 +188,18 @@ export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
       for (const n of list) env.manager.crash(n);
       return list;
     },
-    restart: (names) => {
-      for (const n of names) env.manager.restart(n, resyncKeys(n));
+    restart: async (names) => {
+      for (const n of names) env.manager.restart(n, await resyncKeys(n));
     },
   };
   /** Keys a restarted controller resyncs (an informer's initial list). */
-  function resyncKeys(controller: string): string[] {
+  async function resyncKeys(controller: string): Promise<string[]> {
     const kind = CONTROLLER_KINDS[controller];
-    if (kind) return env.mgmt.listSync(kind).map((o) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`);
+    if (kind) return backend.keys(kind);
     if (controller === 'guest') return hv.listServers().map((s) => s.id);
     return [];
   }
   return {
-    env,
     cloud,
     hcs,
     guests,
@@ -179,7 +210,7 @@ export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
     clock: env.clock,
     events: env.events,
     close: async () => {
-      await facade?.close();
+      await backend.close();
       await cloud.close();
     },
   };

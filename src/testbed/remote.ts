@@ -1,0 +1,141 @@
+/**
+ * The testbed on a real management cluster (`hcs-testbed run --backend
+ * kubeconfig=FILE`, or the kube-apiserver built by tools/kube): the Cluster
+ * API core, the provider and the workload controllers reconcile objects
+ * stored in that cluster through @kubernetes/client-node; the fake HCS cloud,
+ * the workload clusters and the guests stay embedded. Time stays virtual:
+ * the simulation waits for the apiserver's watches (ClientNodeKube.settled)
+ * before it decides that an instant is quiescent and moves the clock.
+ *
+ * What the cluster must have: the testbed's CRDs (installed here), and the
+ * admission rules: the CEL rules are in the CRDs; the others come from the
+ * testbed's admission webhook when one is given (src/realcluster/webhook.ts).
+ * A bare kube-apiserver has no garbage collector: the testbed runs its own
+ * (src/runtime/garbage-collector.ts); on kind the real one runs too and the
+ * two only race to delete the same orphans.
+ *
+ * The management cluster must be dedicated to the testbed: before each
+ * scenario, every object of the testbed's kinds is deleted (finalizers
+ * removed) so that each scenario starts from the same empty cluster.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { ClientNodeKube } from '../kube/client-node.js';
+import { KubeApiError } from '../kube/errors.js';
+import { RESOURCES } from '../kube/resources.js';
+import type { KubeObject } from '../kube/types.js';
+import { installCrdSchemas } from '../kube/crds/install.js';
+import { setupGarbageCollector } from '../runtime/garbage-collector.js';
+import { DEFAULT_NAMESPACES } from '../facade/controllers.js';
+import { ensureNamespaces, installCrds } from '../realcluster/crds.js';
+import type { TestbedFactory } from '../scenario/runner.js';
+import { createEnv, type Env } from './embedded.js';
+import { assembleTestbed, type TestbedOptions, type TestbedParts } from './testbed.js';
+
+/** Kinds the testbed's controllers create, own or read in the management cluster. */
+const TESTBED_KINDS = RESOURCES.filter((r) => r.group !== '' && r.group !== 'apps').map((r) => r.kind);
+/** Core kinds the testbed writes (bootstrap data, credentials, events). */
+const CORE_KINDS = ['Secret', 'ConfigMap', 'Event'];
+/** Namespaces a reset never touches (the cluster's own objects). */
+const SYSTEM_NAMESPACE = /^kube-/;
+
+export interface RemoteOptions {
+  /** Path of the management cluster's kubeconfig. */
+  kubeconfig: string;
+  context?: string;
+  /** Wall time the barrier waits for the apiserver's watches (default 60 s). */
+  settleTimeoutMs?: number;
+}
+
+export interface RemoteTestbed extends TestbedParts {
+  env: Env<ClientNodeKube>;
+}
+
+export function loadKubeConfig(o: RemoteOptions): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(o.kubeconfig);
+  if (o.context) kc.setCurrentContext(o.context);
+  return kc;
+}
+
+/** CRDs installed and established, the namespaces the scenarios use created. Once per cluster. */
+export async function prepareCluster(o: RemoteOptions): Promise<void> {
+  const kc = loadKubeConfig(o);
+  await installCrds(kc);
+  await ensureNamespaces(kc, DEFAULT_NAMESPACES);
+}
+
+/**
+ * Delete every object of the testbed's kinds (and the Secrets, ConfigMaps
+ * and Events outside kube-* namespaces, except service-account tokens and
+ * the root CA bundle), removing finalizers first, and wait until they are
+ * gone. Returns how many objects were deleted.
+ */
+export async function resetCluster(o: RemoteOptions, timeoutMs = 60_000): Promise<number> {
+  const client = new ClientNodeKube(loadKubeConfig(o));
+  let n = 0;
+  const doomed = async (): Promise<KubeObject[]> => {
+    const out: KubeObject[] = [];
+    for (const kind of [...TESTBED_KINDS, ...CORE_KINDS]) {
+      for (const x of await client.list<KubeObject & { type?: string }>(kind)) {
+        if (SYSTEM_NAMESPACE.test(x.metadata.namespace ?? '')) continue;
+        if (kind === 'Secret' && x.type === 'kubernetes.io/service-account-token') continue;
+        if (kind === 'ConfigMap' && x.metadata.name === 'kube-root-ca.crt') continue;
+        out.push(x);
+      }
+    }
+    return out;
+  };
+  const deadline = Date.now() + timeoutMs;
+  for (let left = await doomed(); left.length > 0; left = await doomed()) {
+    if (Date.now() > deadline) throw new Error(`could not empty the management cluster: ${left.length} objects left (first: ${left[0]!.kind} ${left[0]!.metadata.namespace}/${left[0]!.metadata.name})`);
+    for (const x of left) {
+      const ref = { kind: x.kind, ...(x.metadata.namespace ? { namespace: x.metadata.namespace } : {}), name: x.metadata.name };
+      try {
+        if ((x.metadata.finalizers ?? []).length) await client.patch(ref, 'merge', { metadata: { finalizers: null } });
+        await client.delete(ref, { ignoreNotFound: true });
+        n++;
+      } catch (e) {
+        if (!(e instanceof KubeApiError && (e.reason === 'NotFound' || e.reason === 'Conflict'))) throw e;
+      }
+    }
+  }
+  client.close();
+  return n;
+}
+
+export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions): Promise<RemoteTestbed> {
+  const kc = loadKubeConfig(opts);
+  const env = createEnv(
+    { seed: opts.seed },
+    (clock) => new ClientNodeKube(kc, { clock, ...(opts.settleTimeoutMs ? { settleTimeoutMs: opts.settleTimeoutMs } : {}) }),
+    (client) => () => client.settled(),
+  );
+  env.workloads.onCreate((_key, store) => installCrdSchemas(store));
+  const stopGc = setupGarbageCollector({ mgmt: env.mgmt, manager: env.manager, events: env.events, kinds: [...TESTBED_KINDS, 'Secret'] });
+  const parts = await assembleTestbed(env, opts, {
+    kubeconfig: async () => opts.kubeconfig,
+    sync: () => env.mgmt.sync(),
+    keys: async (kind) => (await env.mgmt.list(kind)).map((o) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`),
+    close: async () => {
+      stopGc();
+      env.mgmt.close();
+    },
+  });
+  // Every watch established before the first step writes anything.
+  await env.mgmt.settled();
+  return { ...parts, env };
+}
+
+/**
+ * `--backend kubeconfig=FILE`: prepare the cluster once, then a fresh
+ * testbed on an emptied cluster per scenario.
+ */
+export function remoteTestbedFactory(opts: Omit<TestbedOptions, 'seed'> & RemoteOptions): TestbedFactory {
+  let prepared: Promise<void> | undefined;
+  return async (seed) => {
+    prepared ??= prepareCluster(opts);
+    await prepared;
+    await resetCluster(opts);
+    return createRemoteTestbed({ ...opts, seed });
+  };
+}
