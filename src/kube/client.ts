@@ -74,6 +74,8 @@ export interface KubeClient {
    */
   getShared?<T extends KubeObject>(ref: ObjectRef): Promise<Readonly<T> | undefined>;
   listShared?<T extends KubeObject>(kind: string, opts?: ListOptions): Promise<readonly Readonly<T>[]>;
+  /** Optional: updateStatus whose result may be the shared, deep-frozen stored object (same rules as getShared). */
+  updateStatusShared?<T extends KubeObject>(obj: T, opts?: WriteOptions): Promise<Readonly<T>>;
 }
 
 /** Read-only get: a shared frozen object where the backend supports it, else a private copy. */
@@ -84,4 +86,9 @@ export function getShared<T extends KubeObject>(client: KubeClient, ref: ObjectR
 /** Read-only list: shared frozen objects where the backend supports it, else private copies. */
 export function listShared<T extends KubeObject>(client: KubeClient, kind: string, opts?: ListOptions): Promise<readonly Readonly<T>[]> {
   return client.listShared ? client.listShared<T>(kind, opts) : client.list<T>(kind, opts);
+}
+
+/** updateStatus for callers that only read the result: the stored object where the backend supports it, else a private copy. */
+export function updateStatusShared<T extends KubeObject>(client: KubeClient, obj: T, opts?: WriteOptions): Promise<Readonly<T>> {
+  return client.updateStatusShared ? client.updateStatusShared<T>(obj, opts) : client.updateStatus<T>(obj, opts);
 }

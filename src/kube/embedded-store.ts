@@ -306,6 +306,11 @@ export class EmbeddedStore implements KubeClient {
     return this.write(obj, 'status', wopts);
   }
 
+  /** updateStatus returning the stored object itself (deep-frozen, shared; KubeClient.updateStatusShared). */
+  async updateStatusShared<T extends KubeObject>(obj: T, wopts: WriteOptions = {}): Promise<Readonly<T>> {
+    return this.writeStored(obj, 'status', wopts) as T;
+  }
+
   async patch<T extends KubeObject>(
     ref: ObjectRef,
     type: PatchType,
@@ -388,6 +393,11 @@ export class EmbeddedStore implements KubeClient {
   // ---- internals -----------------------------------------------------------
 
   private write<T extends KubeObject>(obj: T, part: 'main' | 'status', wopts: WriteOptions = {}): T {
+    return jsonClone(this.writeStored(obj, part, wopts)) as T;
+  }
+
+  /** A write; returns the stored version (frozen), or for a dry run the would-be version. */
+  private writeStored(obj: KubeObject, part: 'main' | 'status', wopts: WriteOptions = {}): KubeObject {
     const info = resourceForKind(obj.kind);
     const ref = { kind: obj.kind, namespace: info.namespaced ? obj.metadata.namespace ?? 'default' : undefined, name: obj.metadata.name };
     const bucket = this.bucket(obj.kind);
@@ -444,18 +454,18 @@ export class EmbeddedStore implements KubeClient {
       for (const k of Object.keys(next) as (keyof KubeObject)[]) if (k !== 'metadata') (next as unknown as Record<string, unknown>)[k] = share(next[k], cur[k]);
       next.metadata = share(next.metadata, cur.metadata) === cur.metadata ? { ...cur.metadata } : next.metadata;
     }
-    if (jsonEqual(next, cur)) return jsonClone(cur) as T; // no-op writes do not bump resourceVersion
-    if (wopts.dryRun) return jsonClone(next) as T;
+    if (jsonEqual(next, cur)) return cur; // no-op writes do not bump resourceVersion
+    if (wopts.dryRun) return jsonClone(next) as KubeObject;
     next.metadata.resourceVersion = this.nextRv();
     deepFreeze(next);
     this.unindexOwners(cur);
     bucket.set(key, next);
     this.indexOwners(next);
     if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
-      return jsonClone(this.remove(next)) as T;
+      return this.remove(next);
     }
     this.emit('MODIFIED', next, cur);
-    return jsonClone(next) as T;
+    return next;
   }
 
   /**

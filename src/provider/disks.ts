@@ -47,6 +47,12 @@ export interface ClaimedDisk {
   created: boolean;
   /** Notes worth reporting (duplicates, spec drift). */
   warnings: string[];
+  /**
+   * The volume as this claim read it from EVS, when it did (not for a volume
+   * it just created): the caller may use it instead of reading the same
+   * volume again in the same reconcile.
+   */
+  volume?: CloudVolume;
 }
 
 export interface DiskClaimer {
@@ -57,7 +63,7 @@ export interface DiskClaimer {
 }
 
 function toClaimed(v: CloudVolume, created: boolean, warnings: string[] = []): ClaimedDisk {
-  return { volumeId: v.id, name: v.name, status: v.status, attachedServerIds: attachedServers(v), created, warnings };
+  return { volumeId: v.id, name: v.name, status: v.status, attachedServerIds: attachedServers(v), created, warnings, volume: v };
 }
 
 function matchesIdentity(v: CloudVolume, id: DiskIdentity): boolean {
@@ -108,7 +114,8 @@ export class EvsDiskClaimer implements DiskClaimer {
     return this.mutex.run(`${req.namespace}/${req.cluster}/${req.hostname}/${req.slot}`, async () => {
       const found = await this.find(req);
       if (found) {
-        const v = await this.cloud.showVolume(found.volumeId);
+        // find() has just read the volume (ShowVolume or ListVolumes, both with its size): no second read.
+        const v = found.volume ?? (await this.cloud.showVolume(found.volumeId));
         if (v && (v.size !== undefined && v.size !== req.size)) {
           found.warnings.push(`DISK-4: volume ${v.id} has size ${v.size} GiB but the pool entry asks for ${req.size} GiB; the accepted volume is kept`);
         }

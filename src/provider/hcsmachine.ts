@@ -374,7 +374,10 @@ export class HCSMachineController implements Controller {
     setCondition(run.conds, { type: COND_INSTANCE, status: 'True', reason: 'Active', message: `server ${server.id} ACTIVE` }, now);
 
     // Attach the persistent disks written into this server's cloud-init (DISK-3, DISK-6, DISK-9).
-    await this.attachDisks(run, server, pRef, hostname);
+    // The volumes the claims above read in this reconcile are not read again (one ShowVolume per disk per reconcile).
+    const read = new Map<string, CloudVolume>();
+    for (const c of claimed.values()) if (c.volume) read.set(c.volumeId, c.volume);
+    await this.attachDisks(run, server, pRef, hostname, read);
     setCondition(run.conds, { type: COND_DISKS, status: 'True', reason: 'Attached' }, now);
 
     if (!run.status.ready) {
@@ -600,13 +603,13 @@ export class HCSMachineController implements Controller {
     });
   }
 
-  private async attachDisks(run: Run, server: CloudServer, pRef: ObjectRef, hostname: string): Promise<void> {
+  private async attachDisks(run: Run, server: CloudServer, pRef: ObjectRef, hostname: string, read: ReadonlyMap<string, CloudVolume>): Promise<void> {
     const ids = (server.metadata?.[META_PERSISTENT_VOLUMES] ?? '').split(',').filter(Boolean);
     const now = this.ctx.clock.now();
     const pending: string[] = [];
     let touched = false;
     for (const id of ids) {
-      const v = await this.cloud.showVolume(id);
+      const v = read.get(id) ?? (await this.cloud.showVolume(id));
       const slot = Number(v?.metadata?.['hcs.io/slot'] ?? NaN);
       const record = async (patch: Parameters<typeof updateDiskStatus>[4]): Promise<void> => {
         if (Number.isInteger(slot)) await updateDiskStatus(this.ctx.mgmt, pRef, hostname, slot, patch, now);

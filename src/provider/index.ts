@@ -6,6 +6,7 @@ import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, type Cluster, type KubeadmCont
 import type { HCSCluster, HCSMachine, HCSMachineConfigPool } from '../api/hcs.js';
 import type { HcsClient } from '../cloud/index.js';
 import type { KubeObject, WatchEvent } from '../kube/types.js';
+import { jsonEqual } from '../kube/patch.js';
 import type { ControllerContext } from '../runtime/context.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import { defaultOsSupportMatrix, type OsSupportMatrix } from '../workload/matrix.js';
@@ -104,7 +105,7 @@ function key(o: KubeObject): string {
  * cause a hot loop; polling goes through requeueAfter.
  */
 function changedPredicate(): ((e: WatchEvent) => boolean) & { reset(): void } {
-  const seen = new Map<string, string>();
+  const seen = new Map<string, unknown[]>();
   const f = (e: WatchEvent): boolean => {
     const k = key(e.object);
     if (e.type === 'DELETED') {
@@ -112,8 +113,11 @@ function changedPredicate(): ((e: WatchEvent) => boolean) & { reset(): void } {
       return true;
     }
     const m = e.object.metadata;
-    const sig = JSON.stringify([m.uid, m.generation, m.deletionTimestamp, m.finalizers, m.ownerReferences, m.labels, m.annotations]);
-    if (seen.get(k) === sig) return false;
+    const sig: unknown[] = [m.uid, m.generation, m.deletionTimestamp, m.finalizers, m.ownerReferences, m.labels, m.annotations];
+    // Compared field by field as JSON data (shared, unchanged subtrees by reference first): no
+    // serialization of e.g. a large last-applied-configuration annotation on every status write.
+    const prev = seen.get(k);
+    if (prev && sig.every((v, i) => jsonEqual(v, prev[i]))) return false;
     seen.set(k, sig);
     return true;
   };
@@ -181,7 +185,7 @@ export function setupProviderControllers(ctx: ControllerContext, opts: ProviderO
   }, { shared: true });
   ctx.mgmt.watch<HCSMachineConfigPool>('HCSMachineConfigPool', (e: WatchEvent<HCSMachineConfigPool>) => {
     const k = key(e.object);
-    if (e.type !== 'DELETED') enqueuePoolRefresh(ctx, e.object.metadata.namespace ?? 'default', e.object.metadata.name);
+    if (e.type !== 'DELETED' && !slots.pool.impl.ownWrite(k)) enqueuePoolRefresh(ctx, e.object.metadata.namespace ?? 'default', e.object.metadata.name);
     for (const m of slots.machine.impl.takeWaiting(k)) ctx.manager.enqueue(MACHINE_CONTROLLER, m);
     // A spec edit (e.g. an appended persistent disk, DISK-6) concerns the machines bound to its entries.
     if (poolSpecChanged(e) && e.type === 'MODIFIED') {

@@ -18,7 +18,7 @@ import type {
   PoolEntryStatus,
 } from '../api/hcs.js';
 import { rfc3339 } from '../core/clock.js';
-import { getShared, listShared, type KubeClient } from '../kube/client.js';
+import { getShared, listShared, updateStatusShared, type KubeClient } from '../kube/client.js';
 import { isConflict } from '../kube/errors.js';
 import { jsonEqual } from '../kube/patch.js';
 import type { ObjectRef } from '../kube/types.js';
@@ -60,6 +60,11 @@ export function effectiveDisks(cfg: PoolConfig, entry: PoolEntryStatus | undefin
  * Bring status.entries in line with spec.configs, keeping bindings, accepted
  * disks and disk runtime state. Entries removed from the spec stay while a
  * machine still holds them. Returns DISK-4 drift messages.
+ *
+ * An entry that comes out equal (as JSON data) to the one it was derived from
+ * is that very object, so the result shares every unchanged entry with the
+ * old status (which may be the stored, frozen one): callers replace an entry
+ * to change it (copy on write), never edit one in place.
  */
 export function syncEntries(pool: HCSMachineConfigPool, nowMs: number): string[] {
   const status: HCSMachineConfigPoolStatus = (pool.status ??= {});
@@ -68,42 +73,85 @@ export function syncEntries(pool: HCSMachineConfigPool, nowMs: number): string[]
   const entries: PoolEntryStatus[] = [];
   const oldByHost = new Map<string, PoolEntryStatus>();
   for (const e of old) if (!oldByHost.has(e.hostname)) oldByHost.set(e.hostname, e);
+  const inSpec = new Set<string>();
   pool.spec.configs.forEach((cfg, i) => {
-    const prev = oldByHost.get(cfg.hostname);
-    const accepted: PersistentDisk[] = [...(prev?.acceptedDisks ?? [])];
-    for (const d of cfg.persistentDisks ?? []) {
-      const a = accepted.find((x) => x.slot === d.slot);
-      if (!a) {
-        // Appending a disk is allowed (DISK-6): accept it now; it is attached on the next replacement.
-        const { mountOptions: _mo, ...fixed } = d;
-        accepted.push(fixed);
-        continue;
-      }
-      for (const f of DISK_FIELDS) {
-        if (a[f] !== d[f]) {
-          drift.push(`DISK-4: spec.configs[${i}].persistentDisks[slot ${d.slot}].${f} changed from ${JSON.stringify(a[f])} to ${JSON.stringify(d[f])} after the provider accepted it; the accepted value stays in use`);
-        }
-      }
-    }
-    accepted.sort((a, b) => a.slot - b.slot);
-    const disks: PersistentDiskStatus[] = accepted.map((a) => {
-      const p = prev?.persistentDisks?.find((x) => x.slot === a.slot);
-      return p ? { ...p, mountPath: a.mountPath } : { slot: a.slot, phase: 'Pending', mountPath: a.mountPath, lastTransitionTime: rfc3339(nowMs) };
-    });
-    entries.push({
-      hostname: cfg.hostname,
-      ...(prev?.machine ? { machine: prev.machine } : {}),
-      ...(accepted.length ? { acceptedDisks: accepted } : {}),
-      ...(disks.length ? { persistentDisks: disks } : {}),
-    });
+    inSpec.add(cfg.hostname);
+    const r = syncEntry(cfg, i, oldByHost.get(cfg.hostname), nowMs);
+    entries.push(r.entry);
+    for (const d of r.drift) drift.push(d);
   });
-  const inSpec = new Set(pool.spec.configs.map((c) => c.hostname));
-  // Copied (disks too): callers patch entries in place, and `old` may be the stored, frozen status.
-  for (const e of old) if (e.machine && !inSpec.has(e.hostname)) entries.push({ ...e, ...(e.persistentDisks ? { persistentDisks: e.persistentDisks.map((d) => ({ ...d })) } : {}) });
+  // Held entries that are no longer in the spec stay as they are (shared; callers copy on write).
+  for (const e of old) if (e.machine && !inSpec.has(e.hostname)) entries.push(e);
   status.entries = entries;
   status.total = pool.spec.configs.length;
-  status.available = entries.filter((e) => !e.machine && inSpec.has(e.hostname)).length;
+  let available = 0;
+  for (const e of entries) if (!e.machine && inSpec.has(e.hostname)) available++;
+  status.available = available;
   return drift;
+}
+
+interface SyncedEntry {
+  entry: PoolEntryStatus;
+  drift: string[];
+}
+
+/**
+ * syncEntry results for (config, previous entry) pairs of stored, frozen
+ * objects: both never change, so neither does the result (nor its drift
+ * messages, which also name the config's index, kept with the result). Only
+ * results that are the previous entry itself are kept (nothing to rebuild,
+ * no clock reading, nothing a caller could edit). A large
+ * pool's configs and entries are the same objects from one stored version to
+ * the next (the store shares unchanged subtrees), so syncing an unchanged
+ * entry costs two map lookups instead of rebuilding it.
+ */
+const syncCache = new WeakMap<PoolConfig, WeakMap<PoolEntryStatus, SyncedEntry & { index: number }>>();
+
+function syncEntry(cfg: PoolConfig, i: number, prev: PoolEntryStatus | undefined, nowMs: number): SyncedEntry {
+  const cacheable = prev !== undefined && Object.isFrozen(cfg) && Object.isFrozen(prev);
+  if (cacheable) {
+    const hit = syncCache.get(cfg)?.get(prev);
+    if (hit && hit.index === i) return hit;
+  }
+  const drift: string[] = [];
+  const accepted: PersistentDisk[] = [...(prev?.acceptedDisks ?? [])];
+  for (const d of cfg.persistentDisks ?? []) {
+    const a = accepted.find((x) => x.slot === d.slot);
+    if (!a) {
+      // Appending a disk is allowed (DISK-6): accept it now; it is attached on the next replacement.
+      const { mountOptions: _mo, ...fixed } = d;
+      accepted.push(fixed);
+      continue;
+    }
+    for (const f of DISK_FIELDS) {
+      if (a[f] !== d[f]) {
+        drift.push(`DISK-4: spec.configs[${i}].persistentDisks[slot ${d.slot}].${f} changed from ${JSON.stringify(a[f])} to ${JSON.stringify(d[f])} after the provider accepted it; the accepted value stays in use`);
+      }
+    }
+  }
+  accepted.sort((a, b) => a.slot - b.slot);
+  let clock = false;
+  const disks: PersistentDiskStatus[] = accepted.map((a) => {
+    const p = prev?.persistentDisks?.find((x) => x.slot === a.slot);
+    if (p) return { ...p, mountPath: a.mountPath };
+    clock = true;
+    return { slot: a.slot, phase: 'Pending', mountPath: a.mountPath, lastTransitionTime: rfc3339(nowMs) };
+  });
+  const built: PoolEntryStatus = {
+    hostname: cfg.hostname,
+    ...(prev?.machine ? { machine: prev.machine } : {}),
+    ...(accepted.length ? { acceptedDisks: accepted } : {}),
+    ...(disks.length ? { persistentDisks: disks } : {}),
+  };
+  // Equal as JSON data (key order aside, as for the apiserver): keep the old object.
+  const entry = prev !== undefined && jsonEqual(built, prev) ? prev : built;
+  const out = { entry, drift };
+  if (cacheable && !clock && entry === prev) {
+    let m = syncCache.get(cfg);
+    if (!m) syncCache.set(cfg, (m = new WeakMap()));
+    m.set(prev, { ...out, index: i });
+  }
+  return out;
 }
 
 export type BindResult = { hostname: string; config: PoolConfig; entry: PoolEntryStatus } | { none: true; total: number; holders: string[] };
@@ -148,9 +196,18 @@ export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: str
       result = { none: true, total: pool.spec.configs.length, holders: entries.filter((e) => e.machine).map((e) => `${e.hostname}=${e.machine}`) };
       return !sameJsonText(pool.status, before);
     }
+    // Entries are shared with the stored status: replace, never edit (see syncEntries).
+    const at = entries.indexOf(entry);
     // Stale bindings to machines that are gone are cleared on the way (POOL-4).
-    for (const e of entries) if (e.machine && e.machine !== machine && !live.has(e.machine)) delete e.machine;
-    entry.machine = machine;
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!;
+      if (e.machine && e.machine !== machine && !live.has(e.machine)) {
+        const { machine: _m, ...rest } = e;
+        entries[i] = rest;
+      }
+    }
+    const chosen = entries[at]!;
+    entry = entries[at] = chosen.machine === machine ? chosen : { ...chosen, machine };
     pool.status!.available = entries.filter((e) => !e.machine && inSpec(e)).length;
     result = { hostname: entry.hostname, config: structuredClone(inSpec(entry)!), entry: structuredClone(entry) };
     return !sameJsonText(pool.status, before);
@@ -170,7 +227,7 @@ const inSyncCache = new WeakMap<object, boolean>();
 function statusInSync(pool: Readonly<HCSMachineConfigPool>, nowMs: number): boolean {
   let v = inSyncCache.get(pool);
   if (v === undefined) {
-    // syncEntries builds new entries and leaves the old ones alone: a shallow copy is enough.
+    // syncEntries replaces entries and leaves the old ones alone: a shallow copy is enough.
     const copy = { ...pool, status: { ...pool.status } } as HCSMachineConfigPool;
     syncEntries(copy, nowMs);
     // Key order does not matter (a write differing only in it is a no-op for the apiserver).
@@ -184,8 +241,9 @@ function statusInSync(pool: Readonly<HCSMachineConfigPool>, nowMs: number): bool
  * Read-modify-write of a pool's status (as mutateStatus) without a deep copy
  * of the (large) pool: `mutate` gets the stored version with a fresh
  * top-level status object and entries array (`status.entries` is a new array
- * of the stored entries) and must replace, not edit, anything below that;
- * syncEntries does (it builds new entries). The written object shares its
+ * of the stored entries) and must replace, not edit, anything below that
+ * (copy on write: an edited entry is a new object in the array, the others
+ * stay the stored ones, as syncEntries leaves them). The written object shares its
  * unchanged parts with the stored version, which the store then neither
  * copies nor re-validates; the request is the same full status.
  */
@@ -194,7 +252,7 @@ async function mutatePoolStatus(
   ref: ObjectRef,
   mutate: (pool: HCSMachineConfigPool) => boolean | void,
   attempts = 8,
-): Promise<HCSMachineConfigPool | undefined> {
+): Promise<Readonly<HCSMachineConfigPool> | undefined> {
   for (let i = 0; ; i++) {
     const cur = await getShared<HCSMachineConfigPool>(client, ref);
     if (!cur) return undefined;
@@ -202,7 +260,8 @@ async function mutatePoolStatus(
     const pool = { ...cur, ...(st ? { status: { ...st, ...(st.entries ? { entries: [...st.entries] } : {}) } } : {}) } as HCSMachineConfigPool;
     if (mutate(pool) === false) return pool;
     try {
-      return await client.updateStatus(pool);
+      // Read-only result (the stored version where the backend shares it): no O(entries) copy back.
+      return await updateStatusShared(client, pool);
     } catch (e) {
       if (!isConflict(e) || i >= attempts - 1) throw e;
     }
@@ -285,19 +344,16 @@ export async function updateDiskStatus(
     const entry = ei >= 0 ? entries![ei]! : undefined;
     const di = entry?.persistentDisks?.findIndex((x) => x.slot === slot) ?? -1;
     if (!pool || !entry || di < 0) return;
-    const d = structuredClone(entry.persistentDisks![di]!);
-    if (!applyDiskPatch(d, patch, nowMs)) return;
+    const d = patchedDisk(entry.persistentDisks![di]!, patch, nowMs);
+    if (d === entry.persistentDisks![di]) return;
     const disks = entry.persistentDisks!.map((x, i) => (i === di ? d : x));
     const status = { ...pool.status, entries: entries!.map((e, i) => (i === ei ? { ...entry, persistentDisks: disks } : e)) };
     try {
-      const saved = await client.updateStatus<HCSMachineConfigPool>({ ...pool, status } as HCSMachineConfigPool);
+      const saved = await updateStatusShared<HCSMachineConfigPool>(client, { ...pool, status } as HCSMachineConfigPool);
       // The new version differs from `pool` only in fields of one disk that syncEntries carries over
       // unchanged (it rewrites mountPath alone): its in-sync verdict is that of `pool` (see statusInSync).
       const verdict = inSyncCache.get(pool);
-      if (verdict !== undefined && !('mountPath' in patch)) {
-        const stored = await getShared<HCSMachineConfigPool>(client, ref);
-        if (stored && stored !== pool && stored.metadata.resourceVersion === saved.metadata.resourceVersion) inSyncCache.set(stored, verdict);
-      }
+      if (verdict !== undefined && !('mountPath' in patch) && saved !== pool) inSyncCache.set(saved, verdict);
       return;
     } catch (e) {
       if (!isConflict(e) || attempt >= 7) throw e;
@@ -305,15 +361,33 @@ export async function updateDiskStatus(
   }
 }
 
-function applyDiskPatch(d: PersistentDiskStatus, patch: Partial<PersistentDiskStatus>, nowMs: number): boolean {
-  const before = JSON.stringify(d);
-  const phaseChanged = patch.phase !== undefined && patch.phase !== d.phase;
-  for (const [k, v] of Object.entries(patch) as [keyof PersistentDiskStatus, unknown][]) {
-    if (v === undefined) delete (d as unknown as Record<string, unknown>)[k];
-    else (d as unknown as Record<string, unknown>)[k] = v;
+/**
+ * `d` with `patch` applied (undefined deletes a field; a phase change stamps
+ * lastTransitionTime), or `d` itself when nothing would change. Never edits
+ * `d` (it may be part of the stored status). Disk status fields are strings
+ * and numbers, so a field-by-field comparison is exactly the JSON one.
+ */
+function patchedDisk(d: PersistentDiskStatus, patch: Partial<PersistentDiskStatus>, nowMs: number): PersistentDiskStatus {
+  const cur = d as unknown as Record<string, unknown>;
+  let changed = false;
+  for (const k of Object.keys(patch)) {
+    const v = (patch as Record<string, unknown>)[k];
+    if (v === undefined ? cur[k] !== undefined : cur[k] !== v) {
+      changed = true;
+      break;
+    }
   }
-  if (phaseChanged) d.lastTransitionTime = rfc3339(nowMs);
-  return JSON.stringify(d) !== before;
+  if (!changed) return d;
+  const phaseChanged = patch.phase !== undefined && patch.phase !== d.phase;
+  const out = { ...cur };
+  for (const k of Object.keys(patch)) {
+    const v = (patch as Record<string, unknown>)[k];
+    if (v === undefined) delete out[k];
+    else out[k] = v;
+  }
+  const next = out as unknown as PersistentDiskStatus;
+  if (phaseChanged) next.lastTransitionTime = rfc3339(nowMs);
+  return next;
 }
 
 export function diskPhaseOf(v: CloudVolume | undefined): string {
@@ -344,12 +418,27 @@ export class PoolController implements Controller {
   /** Sums every entry and disk of the pool: coalesce bursts of child events (see Controller.coalesce). */
   readonly coalesce = true;
   private readonly rep: Reporter;
+  /** The pool whose status this controller is writing right now (see ownWrite). */
+  private writing: string | undefined;
 
   constructor(
     private readonly ctx: ControllerContext,
     private readonly cloud: CloudApi,
   ) {
     this.rep = new Reporter(ctx, POOL_CONTROLLER);
+  }
+
+  /**
+   * Is this watch event of pool `key` this controller's own status write? The
+   * watch does not schedule another refresh for it: the refresh that wrote it
+   * has just read the cloud, and what changes there later is picked up by the
+   * refreshes the machine controller asks for when it touches a disk and by
+   * the 5 s requeue while a disk is in transition (as a controller-runtime
+   * predicate drops a controller's own status updates). Backends that deliver
+   * watch events asynchronously simply never match.
+   */
+  ownWrite(key: string): boolean {
+    return this.writing === key;
   }
 
   async reconcile(key: string): Promise<Result | void> {
@@ -379,22 +468,35 @@ export class PoolController implements Controller {
       list.push(v);
     }
     for (const list of bySlot.values()) list.sort((a, b) => ((a.created_at ?? '') < (b.created_at ?? '') ? -1 : (a.created_at ?? '') > (b.created_at ?? '') ? 1 : a.id.localeCompare(b.id)));
+    this.writing = key;
     const saved = await mutatePoolStatus(this.ctx.mgmt, ref, (pool) => {
       const before = { ...(pool.status ?? {}) };
       drift = syncEntries(pool, now);
       const st = pool.status!;
       // setCondition edits the list and its items in place; the read ones are shared.
       if (st.conditions) st.conditions = st.conditions.map((c) => ({ ...c }));
-      for (const e of st.entries ?? []) {
-        if (e.machine && !live.has(e.machine)) delete e.machine;
-        for (const d of e.persistentDisks ?? []) {
+      // Entries and their disks are shared with the stored status: an entry that changes is replaced.
+      const entries = st.entries ?? [];
+      for (let i = 0; i < entries.length; i++) {
+        let e = entries[i]!;
+        if (e.machine && !live.has(e.machine)) {
+          const { machine: _m, ...rest } = e;
+          e = rest;
+        }
+        const disks = e.persistentDisks ?? [];
+        let nextDisks: PersistentDiskStatus[] | undefined;
+        for (let j = 0; j < disks.length; j++) {
+          const d = disks[j]!;
           const matches = bySlot.get(`${e.hostname}\u0000${d.slot}`) ?? [];
           const v = (d.volumeId ? matches.find((x) => x.id === d.volumeId) : undefined) ?? matches[0];
           if (!v) continue; // nothing known yet (or a hand-made volume: the machine controller records it)
           const srv = attachedServers(v)[0];
-          applyDiskPatch(d, { volumeId: v.id, phase: diskPhaseOf(v), attachedServerId: srv, message: undefined }, now);
-          if (TRANSITIONAL.has(d.phase)) transitional = true;
+          const nd = patchedDisk(d, { volumeId: v.id, phase: diskPhaseOf(v), attachedServerId: srv, message: undefined }, now);
+          if (nd !== d) (nextDisks ??= [...disks])[j] = nd;
+          if (TRANSITIONAL.has(nd.phase)) transitional = true;
         }
+        if (nextDisks) e = { ...e, persistentDisks: nextDisks };
+        if (e !== entries[i]) entries[i] = e;
       }
       const inSpec = new Set(pool.spec.configs.map((c) => c.hostname));
       st.available = (st.entries ?? []).filter((e) => !e.machine && inSpec.has(e.hostname)).length;
@@ -403,6 +505,8 @@ export class PoolController implements Controller {
       else setCondition(conds, { type: 'DisksAccepted', status: 'True' }, now);
       st.observedGeneration = pool.metadata.generation;
       return !sameJsonText(st, before);
+    }).finally(() => {
+      this.writing = undefined;
     });
     if (saved && drift.length) {
       const prev = pool0.status?.conditions?.find((c) => c.type === 'DisksAccepted');
