@@ -17,7 +17,8 @@ import type { KubeClient, ListOptions, PatchType, WatchOptions, WriteOptions } f
 import { KindInformer, keyOfObject, rvNumber } from './informer.js';
 import { KubeApiError, type FieldCause, type StatusReason } from './errors.js';
 import { resourceForKind, type ResourceInfo } from './resources.js';
-import { labelSelectorString } from './selectors.js';
+import { jsonClone } from './patch.js';
+import { labelSelectorString, objectFilter } from './selectors.js';
 import type { KubeObject, ObjectRef, WatchEvent } from './types.js';
 
 export interface Response {
@@ -122,6 +123,14 @@ export interface ClientNodeOptions {
   clock?: Clock;
   /** How long `settled()` waits for the watches to catch up before it fails (wall ms, default 60 s). */
   settleTimeoutMs?: number;
+  /**
+   * Serve get/list from the informers' caches when they are at least as new
+   * as this client's own writes (see `fresh`), as controller-runtime's
+   * default client reads from its cache. Only sound when this client is the
+   * only writer (or `sync()` is called after others wrote): the testbed on a
+   * dedicated management cluster.
+   */
+  cacheReads?: boolean;
 }
 
 export class ClientNodeKube implements KubeClient {
@@ -208,16 +217,52 @@ export class ClientNodeKube implements KubeClient {
     return { dryRun: w.dryRun ? 'All' : undefined, fieldValidation: w.fieldValidation, fieldManager: 'hcs-testbed' };
   }
 
-  /** Every response is decoded into fresh objects: the shared reads are plain reads here. */
-  getShared<T extends KubeObject>(ref: ObjectRef): Promise<T | undefined> {
-    return this.get<T>(ref);
+  /**
+   * The informer of a kind when its cache can answer a read exactly as the
+   * apiserver would: established, and it has delivered every write this
+   * client made (every version a write of the kind returned, every deletion).
+   * With no other writer, the cache then holds the server's current state
+   * of the kind (controller-runtime reads from such a cache too, without
+   * this guard: the guard gives the read-your-writes the simulated
+   * controllers were written against).
+   */
+  private fresh(kind: string): KindInformer | undefined {
+    if (!this.opts.cacheReads) return undefined;
+    const inf = this.informers.get(kind);
+    if (!inf?.isReady || inf.delivered < (this.written.get(kind) ?? 0) || (this.pendingDeletes.get(kind)?.size ?? 0) > 0) return undefined;
+    return inf;
   }
 
-  listShared<T extends KubeObject>(kind: string, opts: ListOptions = {}): Promise<T[]> {
-    return this.list<T>(kind, opts);
+  private cachedGet(ref: ObjectRef): { hit: boolean; obj?: KubeObject } {
+    const info = resourceForKind(ref.kind);
+    if (info.namespaced && !ref.namespace) return { hit: false };
+    const inf = this.fresh(ref.kind);
+    if (!inf) return { hit: false };
+    const o = inf.cache.get(`${info.namespaced ? ref.namespace : ''}/${ref.name}`);
+    return o ? { hit: true, obj: o } : { hit: true };
+  }
+
+  private cachedList(kind: string, opts: ListOptions): KubeObject[] | undefined {
+    const inf = this.fresh(kind);
+    if (!inf) return undefined;
+    const match = objectFilter(kind, opts);
+    const out = [...inf.cache.values()].filter((o) => !match || match(o));
+    return out.sort((a, b) => `${a.metadata.namespace ?? ''}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace ?? ''}/${b.metadata.name}`));
+  }
+
+  /** From a fresh informer cache: the cached (deep-frozen) objects themselves; else a plain read. */
+  async getShared<T extends KubeObject>(ref: ObjectRef): Promise<Readonly<T> | undefined> {
+    const c = this.cachedGet(ref);
+    return c.hit ? (c.obj as T | undefined) : this.get<T>(ref);
+  }
+
+  async listShared<T extends KubeObject>(kind: string, opts: ListOptions = {}): Promise<readonly Readonly<T>[]> {
+    return (this.cachedList(kind, opts) as T[] | undefined) ?? this.list<T>(kind, opts);
   }
 
   async get<T extends KubeObject>(ref: ObjectRef): Promise<T | undefined> {
+    const c = this.cachedGet(ref);
+    if (c.hit) return c.obj ? (jsonClone(c.obj) as T) : undefined;
     const info = resourceForKind(ref.kind);
     try {
       return this.decode((await this.call('GET', this.path(info, ref.namespace, ref.name))) as T);
@@ -242,6 +287,8 @@ export class ClientNodeKube implements KubeClient {
   }
 
   async list<T extends KubeObject>(kind: string, opts: ListOptions = {}): Promise<T[]> {
+    const cached = this.cachedList(kind, opts);
+    if (cached) return cached.map((o) => jsonClone(o) as T);
     return (await this.listWithVersion<T>(kind, opts)).items;
   }
 

@@ -107,7 +107,7 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
   const kc = loadKubeConfig(opts);
   const env = createEnv(
     { seed: opts.seed },
-    (clock) => new ClientNodeKube(kc, { clock, ...(opts.settleTimeoutMs ? { settleTimeoutMs: opts.settleTimeoutMs } : {}) }),
+    (clock) => new ClientNodeKube(kc, { clock, cacheReads: true, ...(opts.settleTimeoutMs ? { settleTimeoutMs: opts.settleTimeoutMs } : {}) }),
     (client) => () => client.settled(),
   );
   env.workloads.onCreate((_key, store) => installCrdSchemas(store));

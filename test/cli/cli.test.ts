@@ -23,6 +23,19 @@ describe('hcs-testbed CLI', () => {
     expect((await run([])).code).toBe(2);
   });
 
+  it('--backend: unknown names, misplaced --kubeconfig and an unreadable kubeconfig are bad input (exit 2)', async () => {
+    const unknown = await run(['run', 'scenarios/scale-out-workers.yaml', '--backend', 'k3s']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.out).toContain('--backend: unknown backend "k3s" (known: embedded, kubeconfig, apiserver)');
+    const misplaced = await run(['run', 'scenarios/scale-out-workers.yaml', '--kubeconfig', '/nonexistent']);
+    expect(misplaced.code).toBe(2);
+    expect(misplaced.out).toContain('--kubeconfig and --context go with --backend kubeconfig');
+    const missing = await run(['run', 'scenarios/scale-out-workers.yaml', '--backend', 'kubeconfig', '--kubeconfig', join(tmp(), 'nope')]);
+    expect(missing.code).toBe(2);
+    expect(missing.out).toMatch(/error: --backend kubeconfig: .*nope.*cannot load kubeconfig/);
+    expect((await run(['--help'])).out).toContain('--backend NAME');
+  });
+
   it('a malformed scenario file: exit 2, message names file, line and field', async () => {
     const d = tmp();
     const f = join(d, 'bad.yaml');
