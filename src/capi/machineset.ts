@@ -25,7 +25,8 @@ import { INFRA_VERSION } from '../api/hcs.js';
 import { getShared, listShared } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject, OwnerReference } from '../kube/types.js';
-import { controllerOf, isDeleting, labelsMatch, ownerRef } from '../kube/types.js';
+import { controllerOf, isDeleting, keyOf, labelsMatch, ownerRef } from '../kube/types.js';
+import { objectFilter } from '../kube/selectors.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
 import { machinesToDelete } from './delete-policy.js';
@@ -49,14 +50,97 @@ class TemplateMissingError extends Error {
   }
 }
 
+/**
+ * Machines by namespace and controller owner uid (those without a controller
+ * under ''), kept from the Machine watch like a controller-runtime cache
+ * index. `candidates(ns, uid)` are the Machines a MachineSet's list can keep
+ * (controlled by it, or orphans it may adopt), in the store's list order; the
+ * label selector is then applied to them exactly as the list applies it. Only
+ * for clients with a synchronous snapshot (the embedded store), taken right
+ * before the watch starts, so snapshot plus watch see every version once.
+ */
+export class MachineOwnerIndex {
+  private readonly groups = new Map<string, Map<string, Readonly<Machine>>>();
+  private readonly groupOf = new Map<string, string>();
+  /** Per group, its keys in list order (dropped when the group gains or loses a member). */
+  private readonly sorted = new Map<string, string[]>();
+
+  constructor(machines: readonly Readonly<Machine>[]) {
+    for (const m of machines) this.apply('ADDED', m);
+  }
+
+  private static group(namespace: string | undefined, uid: string): string {
+    return `${namespace ?? ''}\u0000${uid}`;
+  }
+
+  apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', m: Readonly<Machine>): void {
+    const k = keyOf(m.metadata);
+    const g = type === 'DELETED' ? undefined : MachineOwnerIndex.group(m.metadata.namespace, controllerOf(m)?.uid ?? '');
+    const old = this.groupOf.get(k);
+    if (old !== undefined && old !== g) {
+      this.groups.get(old)?.delete(k);
+      this.sorted.delete(old);
+      this.groupOf.delete(k);
+    }
+    if (g === undefined) return;
+    let grp = this.groups.get(g);
+    if (!grp) this.groups.set(g, (grp = new Map()));
+    if (!grp.has(k)) this.sorted.delete(g);
+    grp.set(k, m);
+    this.groupOf.set(k, g);
+  }
+
+  private inOrder(g: string): Readonly<Machine>[] {
+    const grp = this.groups.get(g);
+    if (!grp || grp.size === 0) return [];
+    let keys = this.sorted.get(g);
+    // The embedded store's list order (keys compared with localeCompare).
+    if (!keys) this.sorted.set(g, (keys = [...grp.keys()].sort((a, b) => a.localeCompare(b))));
+    return keys.map((k) => grp.get(k)!);
+  }
+
+  /** Machines controlled by `uid` and, with `orphans`, those without a controller, in list order. */
+  candidates(namespace: string, uid: string, orphans: boolean): Readonly<Machine>[] {
+    const own = this.inOrder(MachineOwnerIndex.group(namespace, uid));
+    const free = orphans ? this.inOrder(MachineOwnerIndex.group(namespace, '')) : [];
+    if (free.length === 0) return own;
+    const out: Readonly<Machine>[] = [];
+    let i = 0;
+    let j = 0;
+    while (i < own.length || j < free.length) {
+      if (j >= free.length || (i < own.length && keyOf(own[i]!.metadata).localeCompare(keyOf(free[j]!.metadata)) < 0)) out.push(own[i++]!);
+      else out.push(free[j++]!);
+    }
+    return out;
+  }
+}
+
 export class MachineSetReconciler implements Controller {
   readonly name = MACHINESET_CONTROLLER;
   /** Sums many children: coalesce bursts of child events (see Controller.coalesce). */
   readonly coalesce = true;
   private readonly log: Logger;
+  /** Set by setupMachineSetController when the client can take a synchronous snapshot. */
+  index: MachineOwnerIndex | undefined;
 
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.logs.logger(CAPI_DEPLOYMENT, 'machineset');
+  }
+
+  /**
+   * The list `listShared(Machine, {namespace, labelSelector: selector})` with
+   * the Machines controlled by another owner left out (and, without
+   * `orphans`, those without a controller): from the index when there is one.
+   */
+  private async machinesOf(ms: MachineSet, namespace: string, selector: Record<string, string>, orphans: boolean): Promise<Readonly<Machine>[]> {
+    const uid = ms.metadata.uid ?? '';
+    const keep = (m: Readonly<Machine>): boolean => {
+      const c = controllerOf(m);
+      return c ? c.uid === uid : orphans;
+    };
+    if (!this.index) return (await listShared<Machine>(this.ctx.mgmt, 'Machine', { namespace, labelSelector: selector })).filter(keep);
+    const match = objectFilter('Machine', { namespace, labelSelector: selector });
+    return this.index.candidates(namespace, uid, orphans).filter((m) => (!match || match(m)) && keep(m));
   }
 
   async reconcile(key: string): Promise<Result | void> {
@@ -80,7 +164,7 @@ export class MachineSetReconciler implements Controller {
     }
 
     const selector = ms.spec.selector.matchLabels ?? {};
-    const all = await listShared<Machine>(this.ctx.mgmt, 'Machine', { namespace, labelSelector: selector });
+    const all = await this.machinesOf(ms, namespace, selector, true);
     const machines: Machine[] = [];
     for (const m of all) {
       const c = controllerOf(m);
@@ -105,7 +189,7 @@ export class MachineSetReconciler implements Controller {
       result = { requeueAfter: 30_000 };
     }
 
-    const machinesNow = (await listShared<Machine>(this.ctx.mgmt, 'Machine', { namespace, labelSelector: selector })).filter((m) => controllerOf(m)?.uid === ms!.metadata.uid);
+    const machinesNow = await this.machinesOf(ms, namespace, selector, false);
     await this.updateStatus(ms, machinesNow, status);
     if (result) return result;
     const replicas = ms.spec.replicas ?? 0;
@@ -289,7 +373,11 @@ export function setupMachineSetController(ctx: ControllerContext): MachineSetRec
   const r = new MachineSetReconciler(ctx);
   ctx.manager.register(r);
   ctx.mgmt.watch<MachineSet>('MachineSet', (e) => ctx.manager.enqueue(MACHINESET_CONTROLLER, keyFor(e.object)), { shared: true });
+  const snapshot = (ctx.mgmt as { listSharedSync?: (kind: string) => readonly Readonly<Machine>[] }).listSharedSync;
+  const index = typeof snapshot === 'function' ? new MachineOwnerIndex(snapshot.call(ctx.mgmt, 'Machine')) : undefined;
+  r.index = index;
   ctx.mgmt.watch<Machine>('Machine', (e) => {
+    index?.apply(e.type, e.object);
     const owner = controllerOf(e.object);
     if (owner?.kind === 'MachineSet') ctx.manager.enqueue(MACHINESET_CONTROLLER, `${e.object.metadata.namespace ?? 'default'}/${owner.name}`);
   }, { shared: true });
