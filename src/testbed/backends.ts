@@ -92,5 +92,5 @@ export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
     await close();
     throw e;
   }
-  return { factory: remoteTestbedFactory(remote), description, close };
+  return { factory: remoteTestbedFactory({ ...remote, prepared: true }), description, close };
 }

@@ -18,6 +18,9 @@
  * scenario, every object of the testbed's kinds is deleted (finalizers
  * removed) so that each scenario starts from the same empty cluster.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ClientNodeKube } from '../kube/client-node.js';
 import { KubeApiError } from '../kube/errors.js';
@@ -112,13 +115,16 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
   );
   env.workloads.onCreate((_key, store) => installCrdSchemas(store));
   const stopGc = setupGarbageCollector({ mgmt: env.mgmt, manager: env.manager, events: env.events, kinds: [...TESTBED_KINDS, 'Secret'] });
+  let kubeconfigForKubectl: string | undefined;
   const parts = await assembleTestbed(env, opts, {
-    kubeconfig: async () => opts.kubeconfig,
+    // The real kubectl gets the same cluster: with --context, a copy of the kubeconfig whose current context is that one.
+    kubeconfig: async () => (kubeconfigForKubectl ??= opts.context ? writeKubeconfigCopy(kc) : opts.kubeconfig),
     sync: () => env.mgmt.sync(),
     keys: async (kind) => (await env.mgmt.list(kind)).map((o) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`),
     close: async () => {
       stopGc();
       env.mgmt.close();
+      if (kubeconfigForKubectl && kubeconfigForKubectl !== opts.kubeconfig) rmSync(dirname(kubeconfigForKubectl), { recursive: true, force: true });
     },
   });
   // Every watch established before the first step writes anything.
@@ -126,12 +132,19 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
   return { ...parts, env };
 }
 
+function writeKubeconfigCopy(kc: KubeConfig): string {
+  const dir = mkdtempSync(join(tmpdir(), 'hcs-testbed-kubeconfig-'));
+  const file = join(dir, 'kubeconfig');
+  writeFileSync(file, kc.exportConfig(), { mode: 0o600 });
+  return file;
+}
+
 /**
- * `--backend kubeconfig=FILE`: prepare the cluster once, then a fresh
- * testbed on an emptied cluster per scenario.
+ * `--backend kubeconfig`: prepare the cluster once (unless `prepared`: the
+ * caller did), then a fresh testbed on an emptied cluster per scenario.
  */
-export function remoteTestbedFactory(opts: Omit<TestbedOptions, 'seed'> & RemoteOptions): TestbedFactory {
-  let prepared: Promise<void> | undefined;
+export function remoteTestbedFactory(opts: Omit<TestbedOptions, 'seed'> & RemoteOptions & { prepared?: boolean }): TestbedFactory {
+  let prepared: Promise<void> | undefined = opts.prepared ? Promise.resolve() : undefined;
   return async (seed) => {
     prepared ??= prepareCluster(opts);
     await prepared;
