@@ -58,11 +58,44 @@ export function deletePriority(policy: DeletePolicy | undefined, m: Machine, now
   }
 }
 
-/** getMachinesToDeletePrioritized: the `diff` Machines to delete, highest priority first, name as tie-break. */
+/**
+ * Random-policy priorities per stored Machine version: they depend on the
+ * Machine alone (no clock), and a frozen stored version never changes.
+ */
+const randomPriority = new WeakMap<object, number>();
+
+function priorityOf(policy: DeletePolicy | undefined, m: Machine, nowMs: number): number {
+  if ((policy ?? 'Random') !== 'Random' || !Object.isFrozen(m)) return deletePriority(policy, m, nowMs);
+  let p = randomPriority.get(m);
+  if (p === undefined) randomPriority.set(m, (p = deletePriority(policy, m, nowMs)));
+  return p;
+}
+
+/**
+ * getMachinesToDeletePrioritized: the `diff` Machines to delete, highest
+ * priority first, name as tie-break. The order is total (names are unique in
+ * a namespace), so keeping the `diff` best while scanning (binary insertion
+ * into a short sorted list) gives exactly the first `diff` of the fully
+ * sorted list, in O(n log diff) instead of sorting all n.
+ */
 export function machinesToDelete(machines: Machine[], diff: number, policy: DeletePolicy | undefined, nowMs: number): Machine[] {
   if (diff <= 0) return [];
   if (diff >= machines.length) return [...machines];
-  const scored = machines.map((m) => ({ m, p: deletePriority(policy, m, nowMs) }));
-  scored.sort((a, b) => (a.p === b.p ? (a.m.metadata.name < b.m.metadata.name ? -1 : a.m.metadata.name > b.m.metadata.name ? 1 : 0) : b.p - a.p));
-  return scored.slice(0, diff).map((x) => x.m);
+  type Scored = { m: Machine; p: number };
+  const before = (a: Scored, b: Scored): boolean => (a.p === b.p ? a.m.metadata.name < b.m.metadata.name : a.p > b.p);
+  const top: Scored[] = [];
+  for (const m of machines) {
+    const x = { m, p: priorityOf(policy, m, nowMs) };
+    if (top.length === diff && !before(x, top[diff - 1]!)) continue;
+    let lo = 0;
+    let hi = top.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (before(top[mid]!, x)) lo = mid + 1;
+      else hi = mid;
+    }
+    top.splice(lo, 0, x);
+    if (top.length > diff) top.pop();
+  }
+  return top.map((x) => x.m);
 }

@@ -24,7 +24,7 @@ import { nodeReady } from '../api/core.js';
 import { INFRA_VERSION } from '../api/hcs.js';
 import { getShared, listShared } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
-import type { KubeObject, OwnerReference } from '../kube/types.js';
+import type { KubeObject, ObjectRef, OwnerReference } from '../kube/types.js';
 import { controllerOf, isDeleting, keyOf, labelsMatch, ownerRef } from '../kube/types.js';
 import { objectFilter } from '../kube/selectors.js';
 import type { Controller, Result } from '../runtime/manager.js';
@@ -62,7 +62,7 @@ class TemplateMissingError extends Error {
 export class MachineOwnerIndex {
   private readonly groups = new Map<string, Map<string, Readonly<Machine>>>();
   private readonly groupOf = new Map<string, string>();
-  /** Per group, its keys in list order (dropped when the group gains or loses a member). */
+  /** Per group, its keys in list order (the embedded store's: localeCompare), kept by binary insertion. */
   private readonly sorted = new Map<string, string[]>();
 
   constructor(machines: readonly Readonly<Machine>[]) {
@@ -79,23 +79,41 @@ export class MachineOwnerIndex {
     const old = this.groupOf.get(k);
     if (old !== undefined && old !== g) {
       this.groups.get(old)?.delete(k);
-      this.sorted.delete(old);
+      const keys = this.sorted.get(old);
+      if (keys) {
+        const at = MachineOwnerIndex.position(keys, k);
+        if (keys[at] === k) keys.splice(at, 1);
+      }
       this.groupOf.delete(k);
     }
     if (g === undefined) return;
     let grp = this.groups.get(g);
     if (!grp) this.groups.set(g, (grp = new Map()));
-    if (!grp.has(k)) this.sorted.delete(g);
+    if (!grp.has(k)) {
+      let keys = this.sorted.get(g);
+      if (!keys) this.sorted.set(g, (keys = []));
+      keys.splice(MachineOwnerIndex.position(keys, k), 0, k);
+    }
     grp.set(k, m);
     this.groupOf.set(k, g);
   }
 
+  /** First position in `keys` (sorted with localeCompare) whose key is not before `k`. */
+  private static position(keys: readonly string[], k: string): number {
+    let lo = 0;
+    let hi = keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (keys[mid]!.localeCompare(k) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
   private inOrder(g: string): Readonly<Machine>[] {
     const grp = this.groups.get(g);
-    if (!grp || grp.size === 0) return [];
-    let keys = this.sorted.get(g);
-    // The embedded store's list order (keys compared with localeCompare).
-    if (!keys) this.sorted.set(g, (keys = [...grp.keys()].sort((a, b) => a.localeCompare(b))));
+    const keys = this.sorted.get(g);
+    if (!grp || !keys) return [];
     return keys.map((k) => grp.get(k)!);
   }
 
@@ -114,6 +132,9 @@ export class MachineOwnerIndex {
     return out;
   }
 }
+
+/** Last selector verdict per stored Machine version (see machinesOf). */
+const selectorMatches = new WeakMap<object, { sel: string; ok: boolean }>();
 
 export class MachineSetReconciler implements Controller {
   readonly name = MACHINESET_CONTROLLER;
@@ -139,8 +160,18 @@ export class MachineSetReconciler implements Controller {
       return c ? c.uid === uid : orphans;
     };
     if (!this.index) return (await listShared<Machine>(this.ctx.mgmt, 'Machine', { namespace, labelSelector: selector })).filter(keep);
+    // The index groups by controller uid already (that is `keep`); the selector is matched as the list matches it,
+    // remembered per stored Machine version (frozen, so its labels never change) and selector.
     const match = objectFilter('Machine', { namespace, labelSelector: selector });
-    return this.index.candidates(namespace, uid, orphans).filter((m) => (!match || match(m)) && keep(m));
+    if (!match) return this.index.candidates(namespace, uid, orphans);
+    const sel = JSON.stringify(selector);
+    return this.index.candidates(namespace, uid, orphans).filter((m) => {
+      const hit = selectorMatches.get(m);
+      if (hit?.sel === sel) return hit.ok;
+      const ok = match(m);
+      if (Object.isFrozen(m)) selectorMatches.set(m, { sel, ok });
+      return ok;
+    });
   }
 
   async reconcile(key: string): Promise<Result | void> {
@@ -322,12 +353,15 @@ export class MachineSetReconciler implements Controller {
     let ready = 0;
     let available = 0;
     const workload = this.ctx.workloads.client(ms.metadata.namespace ?? 'default', ms.spec.clusterName);
+    // The embedded store answers synchronously: no await (one microtask) per Machine; same object as getShared.
+    const sync = (workload as { getSharedSync?: (ref: ObjectRef) => Readonly<Node> | undefined }).getSharedSync?.bind(workload);
     for (const m of machines) {
       if (labelsMatch(m.metadata.labels, tplLabels)) fully++;
       if (!m.status?.nodeRef) continue;
       let node: Node | undefined;
       try {
-        node = await getShared<Node>(workload, { kind: 'Node', name: m.status.nodeRef.name });
+        const ref: ObjectRef = { kind: 'Node', name: m.status.nodeRef.name };
+        node = sync ? sync(ref) : await getShared<Node>(workload, ref);
       } catch (e) {
         if (!isNotFound(e)) this.log.error('Unable to retrieve Node status', { machine: m.metadata.name, err: String(e) });
       }

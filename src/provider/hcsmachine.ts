@@ -10,7 +10,7 @@
  * X-Client-Token derived from the HCSMachine uid), disks by identity metadata,
  * pool bindings live in the pool status.
  */
-import { getShared } from '../kube/client.js';
+import { getShared, updateStatusShared } from '../kube/client.js';
 import { LABEL_CLUSTER_NAME, type Cluster, type Condition, type Machine } from '../api/capi.js';
 import { secretValue, type Secret } from '../api/core.js';
 import {
@@ -44,7 +44,7 @@ import {
   providerIDFor,
 } from './labels.js';
 import { COND_DISK_REUSE, surgeContext, surgeMessage } from './surge.js';
-import { bindEntry, enqueuePoolRefresh, diskPhaseOf, effectiveDisks, poolRef, releaseEntry, updateDiskStatus } from './pool.js';
+import { bindEntry, enqueuePoolRefresh, diskPhaseOf, effectiveDisks, poolRef, releaseEntry, sameJsonText, updateDiskStatus } from './pool.js';
 import { Reporter, getCondition, ipInCidr, setCondition } from './util.js';
 
 export const MACHINE_CONTROLLER = 'hcsmachine';
@@ -811,11 +811,13 @@ export class HCSMachineController implements Controller {
   private async saveStatus(run: Run): Promise<void> {
     const ref = refOf(run.hm);
     for (let i = 0; i < 8; i++) {
-      const cur = await this.ctx.mgmt.get<HCSMachine>(ref);
+      // Read only (the write below is a new top-level object with our status): no private copy needed.
+      const cur = await getShared<HCSMachine>(this.ctx.mgmt, ref);
       if (!cur) return;
-      if (JSON.stringify(cur.status ?? {}) === JSON.stringify(run.status)) return;
+      // Exactly the JSON-text comparison, without building the two strings.
+      if (sameJsonText(cur.status ?? {}, run.status)) return;
       try {
-        await this.ctx.mgmt.updateStatus<HCSMachine>({ ...cur, status: run.status });
+        await updateStatusShared<HCSMachine>(this.ctx.mgmt, { ...cur, status: run.status } as HCSMachine);
         return;
       } catch (e) {
         if (!isConflict(e)) throw e;

@@ -35,8 +35,13 @@ export function poolRef(namespace: string, name: string): ObjectRef {
   return { kind: 'HCSMachineConfigPool', namespace, name };
 }
 
-/** Debounce of the pool status refresh (it lists the cluster's volumes): at most one per pool per second. */
-export const POOL_REFRESH_MS = 1_000;
+/**
+ * Debounce of the pool status refresh (it lists the cluster's persistent
+ * volumes): at most one per pool every 5 s, the period of the requeue while a
+ * disk is in transition (it was 1 s; a large pool then re-listed all its
+ * volumes every second of a rollout).
+ */
+export const POOL_REFRESH_MS = 5_000;
 
 /** Ask for a refresh of a pool's status (counts, disk runtime state). */
 export function enqueuePoolRefresh(ctx: ControllerContext, namespace: string, name: string): void {
@@ -224,17 +229,64 @@ export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: str
  * O(entries) comparison.
  */
 const inSyncCache = new WeakMap<object, boolean>();
+/** Per pool uid, the last stored version found in sync (the base of inSyncFrom). */
+const lastInSync = new Map<string, Readonly<HCSMachineConfigPool>>();
 function statusInSync(pool: Readonly<HCSMachineConfigPool>, nowMs: number): boolean {
   let v = inSyncCache.get(pool);
+  const uid = pool.metadata.uid;
+  if (v === undefined && uid) {
+    const base = lastInSync.get(uid);
+    if (base) v = inSyncFrom(base, pool, nowMs);
+  }
   if (v === undefined) {
     // syncEntries replaces entries and leaves the old ones alone: a shallow copy is enough.
     const copy = { ...pool, status: { ...pool.status } } as HCSMachineConfigPool;
     syncEntries(copy, nowMs);
     // Key order does not matter (a write differing only in it is a no-op for the apiserver).
     v = jsonEqual(copy.status, pool.status);
-    inSyncCache.set(pool, v);
+  }
+  inSyncCache.set(pool, v);
+  if (v && uid && Object.isFrozen(pool)) lastInSync.set(uid, pool);
+  return v;
+}
+
+/** Do the configs name distinct hostnames? (Remembered per stored, frozen configs array.) */
+const uniqueCache = new WeakMap<readonly PoolConfig[], boolean>();
+function uniqueHostnames(configs: readonly PoolConfig[]): boolean {
+  let v = uniqueCache.get(configs);
+  if (v === undefined) {
+    v = new Set(configs.map((c) => c.hostname)).size === configs.length;
+    if (Object.isFrozen(configs)) uniqueCache.set(configs, v);
   }
   return v;
+}
+
+/**
+ * The in-sync verdict of `pool` from an earlier stored version `base` that
+ * was in sync, looking only at the entries that are not the same objects:
+ * true when syncEntries would change nothing, undefined when that is not
+ * certain this way (the caller then computes it in full). With the same spec
+ * object, the same number of entries and every changed entry keeping its
+ * hostname, syncEntries maps each config to the entry at its own position
+ * (as for `base`; configs with distinct hostnames, so no other entry is
+ * first for that hostname); an unchanged entry gives the same result as for `base`
+ * (itself), a changed one is synced anew, and the counts are recounted.
+ */
+function inSyncFrom(base: Readonly<HCSMachineConfigPool>, pool: Readonly<HCSMachineConfigPool>, nowMs: number): true | undefined {
+  if (base.spec !== pool.spec) return undefined;
+  const a = base.status?.entries ?? [];
+  const b = pool.status?.entries ?? [];
+  const configs = pool.spec.configs;
+  if (a.length !== b.length || pool.status?.total !== configs.length || !uniqueHostnames(configs)) return undefined;
+  let available = 0;
+  for (let i = 0; i < b.length; i++) {
+    const e = b[i]!;
+    if (i < configs.length && !e.machine) available++;
+    if (e === a[i]) continue;
+    if (e.hostname !== a[i]!.hostname) return undefined;
+    if (i < configs.length ? syncEntry(configs[i]!, i, e, nowMs).entry !== e : !e.machine) return undefined;
+  }
+  return available === pool.status?.available ? true : undefined;
 }
 
 /**

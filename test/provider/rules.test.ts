@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import type { HCSCluster, HCSMachineConfigPool } from '../../src/api/hcs.js';
 import { verifyLeaf } from '../../src/pki/index.js';
-import { EvsDiskClaimer } from '../../src/provider/index.js';
+import { EvsDiskClaimer, POOL_REFRESH_MS } from '../../src/provider/index.js';
 import { CLUSTER, IMAGE_130, KUBELET_PATCH, NS, POOL, createHarness, nodeReadyStatus, workerPoolConfigs, type Harness } from './harness.js';
 
 let h: Harness | undefined;
@@ -55,7 +55,7 @@ describe('pool entries', () => {
     h = await createHarness({ configs: workerPoolConfigs(2) });
     await h.createMachine('md-0-aaaaa');
     expect(await h.runUntil(async () => (await h!.hcsMachine('md-0-aaaaa'))?.status?.ready === true)).toBe(true);
-    await h.env.sim.advance(2_000);
+    await h.env.sim.advance(POOL_REFRESH_MS + 1_000);
     let pool = await h.pool();
     expect(pool.status!.entries!.map((e) => [e.hostname, e.machine ?? null, e.persistentDisks![0]!.phase])).toEqual([
       ['worker-1', 'md-0-aaaaa', 'Attached'],
@@ -64,7 +64,7 @@ describe('pool entries', () => {
     const cfgs = structuredClone(pool.spec.configs);
     cfgs[0]!.persistentDisks![0]!.size = 200;
     await h.env.mgmt.patch<HCSMachineConfigPool>({ kind: 'HCSMachineConfigPool', namespace: NS, name: POOL }, 'merge', { spec: { configs: cfgs } });
-    await h.env.sim.advance(2_000); // pool status refresh is debounced (POOL_REFRESH_MS)
+    await h.env.sim.advance(POOL_REFRESH_MS + 1_000); // pool status refresh is debounced (POOL_REFRESH_MS)
     pool = await h.pool();
     expect(cond(pool, 'DisksAccepted')).toMatchObject({ status: 'False', reason: 'ImmutableFieldChanged' });
     expect(cond(pool, 'DisksAccepted')!.message).toContain('DISK-4');

@@ -34,13 +34,14 @@ export function evsRoutes(engine: CloudEngine) {
         }
       }
       const metaPairs = Object.entries(meta).map(([k, v]) => [k, String(v)] as const);
-      // One pass over the project's volumes, most selective tests first (same result and order as filtering in turn).
+      // One pass over the project's volumes, cheap and selective tests first (same result and order as filtering in turn).
       const matches: VolumeRec[] = [];
       scan: for (const v of engine.volumesOf(req.hcs.projectId)) {
-        for (const [k, val] of metaPairs) if (v.metadata[k] !== val) continue scan;
         if (serverId && v.attachment?.serverId !== serverId && v.pendingServerId !== serverId) continue;
+        if ((status && v.status !== status) || (az && v.az !== az)) continue;
+        for (const [k, val] of metaPairs) if (v.metadata[k] !== val) continue scan;
         // EVS `name` is a fuzzy (substring) match, like ECS: callers must check the exact name themselves.
-        if ((name && !v.name.includes(name)) || (status && v.status !== status) || (az && v.az !== az)) continue;
+        if (name && !v.name.includes(name)) continue;
         matches.push(v);
       }
       return { count: matches.length, volumes: matches.slice(offset, offset + limit).map((v) => renderVolume(v)) };
