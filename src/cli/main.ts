@@ -152,6 +152,8 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
   const color = !o['no-color'] && !!process.stdout.isTTY && !process.env.NO_COLOR;
   const reporter = new ConsoleReporter({ write, verbose: !!o.verbose, color });
   let backend: OpenBackend;
+  if (backendName === 'apiserver') write('backend: starting kube-apiserver + etcd, installing CRDs and the admission webhook…\n');
+  else if (backendName === 'kubeconfig') write('backend: installing CRDs on the management cluster…\n');
   try {
     backend = await openBackend({
       backend: backendName as BackendName,
