@@ -25,7 +25,7 @@ import { INFRA_VERSION } from '../api/hcs.js';
 import { getShared, listShared } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject, ObjectRef, OwnerReference } from '../kube/types.js';
-import { controllerOf, isDeleting, keyOf, labelsMatch, ownerRef } from '../kube/types.js';
+import { controllerOf, isDeleting, keyOf, ownerRef } from '../kube/types.js';
 import { objectFilter } from '../kube/selectors.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
@@ -355,8 +355,19 @@ export class MachineSetReconciler implements Controller {
     const workload = this.ctx.workloads.client(ms.metadata.namespace ?? 'default', ms.spec.clusterName);
     // The embedded store answers synchronously: no await (one microtask) per Machine; same object as getShared.
     const sync = (workload as { getSharedSync?: (ref: ObjectRef) => Readonly<Node> | undefined }).getSharedSync?.bind(workload);
+    // labelsMatch(m.metadata.labels, tplLabels), with the template's labels listed once per reconcile.
+    const tplEntries = Object.entries(tplLabels);
+    const minReady = (ms.spec.minReadySeconds ?? 0) * 1000;
     for (const m of machines) {
-      if (labelsMatch(m.metadata.labels, tplLabels)) fully++;
+      const labels = m.metadata.labels;
+      let labelled = true;
+      for (const [k, v] of tplEntries) {
+        if (labels?.[k] !== v) {
+          labelled = false;
+          break;
+        }
+      }
+      if (labelled) fully++;
       if (!m.status?.nodeRef) continue;
       let node: Node | undefined;
       try {
@@ -371,7 +382,10 @@ export class MachineSetReconciler implements Controller {
       // counted as available, so that a slow infrastructure deletion cannot make the rollout
       // scale old MachineSets below spec.replicas - maxUnavailable.
       if (isDeleting(m)) continue;
-      const minReady = (ms.spec.minReadySeconds ?? 0) * 1000;
+      if (minReady === 0) {
+        available++;
+        continue;
+      }
       const since = node.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime;
       if (minReady === 0 || (since !== undefined && now - Date.parse(since) >= minReady)) available++;
     }

@@ -171,8 +171,8 @@ export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: str
   // Fast path (every reconcile of a bound machine): the entry it holds, no list, no write.
   const cur = await getShared<HCSMachineConfigPool>(client, ref);
   if (!cur) return undefined;
-  const held = cur.status?.entries?.find((e) => e.machine === machine);
-  const heldCfg = held && cur.spec.configs.find((c) => c.hostname === held.hostname);
+  const held = firstBy(cur.status?.entries, 'machine', machine);
+  const heldCfg = held && firstBy(cur.spec.configs, 'hostname', held.hostname);
   if (held && heldCfg && statusInSync(cur, nowMs)) return { hostname: held.hostname, config: structuredClone(heldCfg), entry: structuredClone(held) };
   const live = new Set((await listShared<HCSMachine>(client, 'HCSMachine', { namespace: ref.namespace })).map((m) => m.metadata.name));
   let result: BindResult | undefined;
@@ -218,6 +218,30 @@ export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: str
     return !sameJsonText(pool.status, before);
   });
   return result;
+}
+
+/**
+ * Per stored, frozen array (a pool version's entries, a spec's configs): the
+ * first element for each value of a string field, as `find` would return it.
+ * Built once per array (O(n)); the many reconciles that read the same version
+ * then look up in O(1). Arrays that are not frozen are scanned.
+ */
+const firstIndex = new WeakMap<object, Map<string, Map<string, unknown>>>();
+function firstBy<T extends object, K extends keyof T & string>(list: readonly T[] | undefined, field: K, value: string): T | undefined {
+  if (!list) return undefined;
+  if (!Object.isFrozen(list)) return list.find((x) => x[field] === value);
+  let byField = firstIndex.get(list);
+  if (!byField) firstIndex.set(list, (byField = new Map()));
+  let idx = byField.get(field) as Map<string, T> | undefined;
+  if (!idx) {
+    idx = new Map<string, T>();
+    for (const x of list) {
+      const v = x[field];
+      if (typeof v === 'string' && !idx.has(v)) idx.set(v, x);
+    }
+    byField.set(field, idx as Map<string, unknown>);
+  }
+  return idx.get(value);
 }
 
 /**
