@@ -537,10 +537,8 @@ export class CloudEngine implements Hypervisor {
   }
 
   volumesOf(projectId: string): VolumeRec[] {
-    const ids = this.store.volumesByProject.get(projectId);
-    const out: VolumeRec[] = [];
-    if (ids) for (const id of ids) out.push(this.data.volumes[id]!);
-    return out;
+    const recs = this.store.volumesByProject.get(projectId);
+    return recs ? [...recs.values()] : [];
   }
 
   subnet(id: string): SubnetConfig | undefined {

@@ -359,7 +359,13 @@ export class Store {
   private writeError: unknown;
   /** projectId -> server ids, in creation order. */
   readonly serversByProject = new Map<string, Set<string>>();
-  readonly volumesByProject = new Map<string, Set<string>>();
+  /**
+   * projectId -> volume id -> the volume's record, in creation order. The
+   * record is the one in `data.volumes` (assigned only on create, together
+   * with indexVolume; a replaced document is reindexed), so listing needs no
+   * lookup by id.
+   */
+  readonly volumesByProject = new Map<string, Map<string, VolumeRec>>();
   /** subnetId -> ip -> server or port holding that fixed IP. */
   readonly usedIps = new Map<string, Map<string, IpHolder>>();
   /** Clock used to stamp savedAtMs; set by the engine. */
@@ -433,7 +439,9 @@ export class Store {
   }
 
   indexVolume(v: VolumeRec): void {
-    setOf(this.volumesByProject, v.projectId).add(v.id);
+    let m = this.volumesByProject.get(v.projectId);
+    if (!m) this.volumesByProject.set(v.projectId, (m = new Map()));
+    m.set(v.id, v);
   }
 
   unindexVolume(v: VolumeRec): void {
