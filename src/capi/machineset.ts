@@ -117,6 +117,12 @@ export class MachineOwnerIndex {
     return keys.map((k) => grp.get(k)!);
   }
 
+  /** The Machine stored under `key` ("ns/name"), as last seen by the watch. */
+  get(key: string): Readonly<Machine> | undefined {
+    const g = this.groupOf.get(key);
+    return g === undefined ? undefined : this.groups.get(g)?.get(key);
+  }
+
   /** Machines controlled by `uid` and, with `orphans`, those without a controller, in list order. */
   candidates(namespace: string, uid: string, orphans: boolean): Readonly<Machine>[] {
     const own = this.inOrder(MachineOwnerIndex.group(namespace, uid));
@@ -133,6 +139,212 @@ export class MachineOwnerIndex {
   }
 }
 
+/** A MachineSet's status counts over its Machines (upstream updateStatus). `deleting` feeds syncReplicas. */
+export interface MachineSetCounts {
+  replicas: number;
+  fullyLabeled: number;
+  ready: number;
+  available: number;
+  deleting: number;
+}
+
+/** The Node a Machine's nodeRef names, as the status walk reads it (synchronously or not). */
+export type NodeLookup = (m: Readonly<Machine>, name: string) => Readonly<Node> | undefined | Promise<Readonly<Node> | undefined>;
+
+/**
+ * The full status walk: every Machine, its Node. A Machine is fully labelled
+ * when it carries the template's labels; ready when its Node is Ready;
+ * available when ready, not being deleted (deviation, docs/capi.md: a Machine
+ * being deleted, its Node cordoned and drained, is not available) and Ready
+ * for minReadySeconds.
+ */
+export async function walkStatusCounts(machines: readonly Readonly<Machine>[], tplLabels: Record<string, string>, minReadyMs: number, now: number, nodeOf: NodeLookup): Promise<MachineSetCounts> {
+  // labelsMatch(m.metadata.labels, tplLabels), with the template's labels listed once per walk.
+  const tplEntries = Object.entries(tplLabels);
+  const c: MachineSetCounts = { replicas: machines.length, fullyLabeled: 0, ready: 0, available: 0, deleting: 0 };
+  for (const m of machines) {
+    if (isDeleting(m)) c.deleting++;
+    const labels = m.metadata.labels;
+    let labelled = true;
+    for (const [k, v] of tplEntries) {
+      if (labels?.[k] !== v) {
+        labelled = false;
+        break;
+      }
+    }
+    if (labelled) c.fullyLabeled++;
+    if (!m.status?.nodeRef) continue;
+    // A synchronous lookup (the embedded store) costs no await, i.e. no microtask, per Machine.
+    const r = nodeOf(m, m.status.nodeRef.name);
+    const node = r instanceof Promise ? await r : r;
+    if (!node || !nodeReady(node)) continue;
+    c.ready++;
+    if (isDeleting(m)) continue;
+    if (minReadyMs === 0) {
+      c.available++;
+      continue;
+    }
+    const since = node.status?.conditions?.find((x) => x.type === 'Ready')?.lastTransitionTime;
+    if (since !== undefined && now - Date.parse(since) >= minReadyMs) c.available++;
+  }
+  return c;
+}
+
+/** What one Machine adds to its MachineSet's counts (minReadySeconds 0: available = ready and not deleting). */
+interface Contribution {
+  fully: boolean;
+  ready: boolean;
+  deleting: boolean;
+  node: string | undefined;
+}
+
+/** One MachineSet's counts, kept for the selector, template labels and cluster it was built for. */
+class SetCounts {
+  readonly members = new Map<string, Contribution>();
+  readonly dirty = new Set<string>();
+  /** Node name -> member keys whose nodeRef names it. */
+  readonly nodeRefs = new Map<string, Set<string>>();
+  readonly counts: MachineSetCounts = { replicas: 0, fullyLabeled: 0, ready: 0, available: 0, deleting: 0 };
+  constructor(
+    readonly uid: string,
+    readonly namespace: string,
+    readonly cluster: string,
+    readonly spec: string,
+    readonly selector: (m: Readonly<Machine>) => boolean,
+    readonly tplEntries: readonly [string, string][],
+  ) {}
+
+  add(k: string, c: Contribution, sign: 1 | -1): void {
+    const n = this.counts;
+    n.replicas += sign;
+    if (c.fully) n.fullyLabeled += sign;
+    if (c.deleting) n.deleting += sign;
+    if (c.ready) n.ready += sign;
+    if (c.ready && !c.deleting) n.available += sign;
+    if (c.node === undefined) return;
+    let refs = this.nodeRefs.get(c.node);
+    if (sign > 0) {
+      if (!refs) this.nodeRefs.set(c.node, (refs = new Set()));
+      refs.add(k);
+    } else if (refs) {
+      refs.delete(k);
+      if (refs.size === 0) this.nodeRefs.delete(c.node);
+    }
+  }
+}
+
+/** The synchronous reads the counter needs from a workload cluster's client (the embedded store). */
+export interface SyncNodeReader {
+  getSharedSync<T extends KubeObject>(ref: ObjectRef): Readonly<T> | undefined;
+}
+
+/**
+ * MachineSet status counts kept incrementally, like an informer-fed cache:
+ * the Machine watch (after the owner index has applied the event) marks the
+ * Machine dirty in the set it was counted in and the set of its controller;
+ * a workload cluster's Node watch marks the Machines whose nodeRef names that
+ * Node. `counts` recounts the dirty Machines only (reading each one from the
+ * index and its Node synchronously, as the walk does), so it is O(changed)
+ * per reconcile; every other Machine's contribution depends only on its own
+ * stored version, its Node's stored version, the template labels, the
+ * selector and the cluster, none of which changed (a change of the latter
+ * three rebuilds the set). With minReadySeconds > 0 availability depends on
+ * the clock: callers walk instead. Only for clients whose watches deliver
+ * every write synchronously (the embedded store), with snapshot reads.
+ */
+export class MachineSetStatusCounter {
+  private readonly sets = new Map<string, SetCounts>();
+  /** Machine key -> the set it is currently counted in. */
+  private readonly memberOf = new Map<string, SetCounts>();
+  /** Workload cluster key -> its sets (for the Node watch). */
+  private readonly byCluster = new Map<string, Set<SetCounts>>();
+
+  constructor(private readonly index: MachineOwnerIndex) {}
+
+  /** A Machine watch event, delivered after `index.apply` of the same event. */
+  onMachine(m: Readonly<Machine>): void {
+    const k = keyOf(m.metadata);
+    this.memberOf.get(k)?.dirty.add(k);
+    const uid = controllerOf(m)?.uid;
+    if (uid !== undefined) this.sets.get(uid)?.dirty.add(k);
+  }
+
+  /** A Node watch event of workload cluster `cluster` ("ns/name"). */
+  onNode(cluster: string, name: string): void {
+    for (const s of this.byCluster.get(cluster) ?? []) {
+      for (const k of s.nodeRefs.get(name) ?? []) s.dirty.add(k);
+    }
+  }
+
+  /** Whether counts for this workload cluster have been asked for (its Node watch is then needed). */
+  knows(cluster: string): boolean {
+    return this.byCluster.has(cluster);
+  }
+
+  /** The MachineSet is gone: stop keeping its counts. */
+  forget(uid: string): void {
+    const s = this.sets.get(uid);
+    if (!s) return;
+    this.sets.delete(uid);
+    this.byCluster.get(s.cluster)?.delete(s);
+    for (const k of s.members.keys()) if (this.memberOf.get(k) === s) this.memberOf.delete(k);
+  }
+
+  /**
+   * The counts `walkStatusCounts` gives now over the Machines the MachineSet
+   * controls that match its selector, with minReadySeconds 0.
+   */
+  counts(ms: Readonly<MachineSet>, cluster: string, workload: SyncNodeReader): MachineSetCounts {
+    const uid = ms.metadata.uid ?? '';
+    const namespace = ms.metadata.namespace ?? 'default';
+    const selector = ms.spec.selector.matchLabels ?? {};
+    const tplLabels = ms.spec.template.metadata?.labels ?? {};
+    const spec = JSON.stringify([namespace, cluster, selector, tplLabels]);
+    let s = this.sets.get(uid);
+    if (s && s.spec !== spec) {
+      this.forget(uid);
+      s = undefined;
+    }
+    if (!s) {
+      const match = objectFilter('Machine', { namespace, labelSelector: selector });
+      s = new SetCounts(uid, namespace, cluster, spec, match ?? (() => true), Object.entries(tplLabels));
+      this.sets.set(uid, s);
+      let group = this.byCluster.get(cluster);
+      if (!group) this.byCluster.set(cluster, (group = new Set()));
+      group.add(s);
+      for (const m of this.index.candidates(namespace, uid, false)) s.dirty.add(keyOf(m.metadata));
+    }
+    for (const k of s.dirty) this.recount(s, k, workload);
+    s.dirty.clear();
+    return { ...s.counts };
+  }
+
+  private recount(s: SetCounts, k: string, workload: SyncNodeReader): void {
+    const was = s.members.get(k);
+    if (was) {
+      s.add(k, was, -1);
+      s.members.delete(k);
+      if (this.memberOf.get(k) === s) this.memberOf.delete(k);
+    }
+    const m = this.index.get(k);
+    if (!m || m.metadata.namespace !== s.namespace || controllerOf(m)?.uid !== s.uid || !s.selector(m)) return;
+    const labels = m.metadata.labels;
+    let fully = true;
+    for (const [lk, v] of s.tplEntries) {
+      if (labels?.[lk] !== v) {
+        fully = false;
+        break;
+      }
+    }
+    const node = m.status?.nodeRef?.name;
+    const n = node === undefined ? undefined : workload.getSharedSync<Node>({ kind: 'Node', name: node });
+    const c: Contribution = { fully, ready: !!n && nodeReady(n), deleting: isDeleting(m), node };
+    s.members.set(k, c);
+    s.add(k, c, 1);
+    this.memberOf.set(k, s);
+  }
+}
+
 /** Last selector verdict per stored Machine version (see machinesOf). */
 const selectorMatches = new WeakMap<object, { sel: string; ok: boolean }>();
 
@@ -143,6 +355,8 @@ export class MachineSetReconciler implements Controller {
   private readonly log: Logger;
   /** Set by setupMachineSetController when the client can take a synchronous snapshot. */
   index: MachineOwnerIndex | undefined;
+  /** Set with the index: status counts kept from the Machine and Node watches. */
+  counter: MachineSetStatusCounter | undefined;
 
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.logs.logger(CAPI_DEPLOYMENT, 'machineset');
@@ -220,8 +434,7 @@ export class MachineSetReconciler implements Controller {
       result = { requeueAfter: 30_000 };
     }
 
-    const machinesNow = await this.machinesOf(ms, namespace, selector, false);
-    await this.updateStatus(ms, machinesNow, status);
+    await this.updateStatus(ms, await this.statusCounts(ms, namespace, selector), status);
     if (result) return result;
     const replicas = ms.spec.replicas ?? 0;
     if ((ms.spec.minReadySeconds ?? 0) > 0 && status.readyReplicas === replicas && status.availableReplicas !== replicas) {
@@ -346,72 +559,71 @@ export class MachineSetReconciler implements Controller {
     return this.ctx.mgmt.create(obj);
   }
 
-  private async updateStatus(ms: MachineSet, machines: Machine[], status: MachineSetStatus): Promise<void> {
-    const now = this.ctx.clock.now();
-    const tplLabels = ms.spec.template.metadata?.labels ?? {};
-    let fully = 0;
-    let ready = 0;
-    let available = 0;
+  /**
+   * The status counts over the Machines the MachineSet controls now: kept
+   * incrementally (MachineSetStatusCounter) when the management client has an
+   * owner index and the workload cluster answers synchronously, and
+   * minReadySeconds is 0; otherwise the full walk.
+   */
+  private async statusCounts(ms: MachineSet, namespace: string, selector: Record<string, string>): Promise<MachineSetCounts> {
     const workload = this.ctx.workloads.client(ms.metadata.namespace ?? 'default', ms.spec.clusterName);
-    // The embedded store answers synchronously: no await (one microtask) per Machine; same object as getShared.
-    const sync = (workload as { getSharedSync?: (ref: ObjectRef) => Readonly<Node> | undefined }).getSharedSync?.bind(workload);
-    // labelsMatch(m.metadata.labels, tplLabels), with the template's labels listed once per reconcile.
-    const tplEntries = Object.entries(tplLabels);
     const minReady = (ms.spec.minReadySeconds ?? 0) * 1000;
-    for (const m of machines) {
-      const labels = m.metadata.labels;
-      let labelled = true;
-      for (const [k, v] of tplEntries) {
-        if (labels?.[k] !== v) {
-          labelled = false;
-          break;
+    const sync = (workload as Partial<SyncNodeReader>).getSharedSync?.bind(workload);
+    if (this.counter && sync && minReady === 0) {
+      const ck = `${ms.metadata.namespace ?? 'default'}/${ms.spec.clusterName}`;
+      if (!this.counter.knows(ck)) {
+        const counter = this.counter;
+        workload.watch<Node>('Node', (e) => counter.onNode(ck, e.object.metadata.name), { shared: true });
+      }
+      return this.counter.counts(ms, ck, { getSharedSync: sync });
+    }
+    if (this.counter && ms.metadata.uid) this.counter.forget(ms.metadata.uid);
+    const machines = await this.machinesOf(ms, namespace, selector, false);
+    const nodeOf = (m: Readonly<Machine>, name: string): Readonly<Node> | undefined | Promise<Readonly<Node> | undefined> => {
+      const ref: ObjectRef = { kind: 'Node', name };
+      const failed = (e: unknown): undefined => {
+        if (!isNotFound(e)) this.log.error('Unable to retrieve Node status', { machine: m.metadata.name, err: String(e) });
+        return undefined;
+      };
+      // The embedded store answers synchronously: no await (one microtask) per Machine; same object as getShared.
+      if (sync) {
+        try {
+          return sync<Node>(ref);
+        } catch (e) {
+          return failed(e);
         }
       }
-      if (labelled) fully++;
-      if (!m.status?.nodeRef) continue;
-      let node: Node | undefined;
-      try {
-        const ref: ObjectRef = { kind: 'Node', name: m.status.nodeRef.name };
-        node = sync ? sync(ref) : await getShared<Node>(workload, ref);
-      } catch (e) {
-        if (!isNotFound(e)) this.log.error('Unable to retrieve Node status', { machine: m.metadata.name, err: String(e) });
-      }
-      if (!node || !nodeReady(node)) continue;
-      ready++;
-      // Deviation (docs/capi.md): a Machine being deleted (its Node cordoned and drained) is not
-      // counted as available, so that a slow infrastructure deletion cannot make the rollout
-      // scale old MachineSets below spec.replicas - maxUnavailable.
-      if (isDeleting(m)) continue;
-      if (minReady === 0) {
-        available++;
-        continue;
-      }
-      const since = node.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime;
-      if (minReady === 0 || (since !== undefined && now - Date.parse(since) >= minReady)) available++;
-    }
+      return getShared<Node>(workload, ref).catch(failed);
+    };
+    return walkStatusCounts(machines, ms.spec.template.metadata?.labels ?? {}, minReady, this.ctx.clock.now(), nodeOf);
+  }
+
+  private async updateStatus(ms: MachineSet, counts: MachineSetCounts, status: MachineSetStatus): Promise<void> {
+    const now = this.ctx.clock.now();
+    const { replicas: total, fullyLabeled: fully, ready, available } = counts;
     const want = ms.spec.replicas ?? 0;
     status.selector = Object.entries(ms.spec.selector.matchLabels ?? {})
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([k, v]) => `${k}=${v}`)
       .join(',');
-    status.replicas = machines.length;
+    status.replicas = total;
     status.fullyLabeledReplicas = fully;
     status.readyReplicas = ready;
     status.availableReplicas = available;
     status.observedGeneration = ms.metadata.generation;
-    if (machines.length < want) {
-      status.conditions = markFalse(status.conditions, 'Resized', 'ScalingUp', 'Warning', `Scaling up MachineSet to ${want} replicas (actual ${machines.length})`, now);
-    } else if (machines.length > want) {
-      status.conditions = markFalse(status.conditions, 'Resized', 'ScalingDown', 'Warning', `Scaling down MachineSet to ${want} replicas (actual ${machines.length})`, now);
-    } else if (ready === machines.length) {
+    if (total < want) {
+      status.conditions = markFalse(status.conditions, 'Resized', 'ScalingUp', 'Warning', `Scaling up MachineSet to ${want} replicas (actual ${total})`, now);
+    } else if (total > want) {
+      status.conditions = markFalse(status.conditions, 'Resized', 'ScalingDown', 'Warning', `Scaling down MachineSet to ${want} replicas (actual ${total})`, now);
+    } else if (ready === total) {
       status.conditions = markTrue(status.conditions, 'Resized', now);
     }
     const created = status.conditions?.find((c) => c.type === 'MachinesCreated');
     const resized = status.conditions?.find((c) => c.type === 'Resized');
-    const ok = created?.status !== 'False' && resized?.status !== 'False' && ready === machines.length;
+    const ok = created?.status !== 'False' && resized?.status !== 'False' && ready === total;
     status.conditions = ok
       ? markTrue(status.conditions, 'Ready', now)
-      : markFalse(status.conditions, 'Ready', created?.status === 'False' ? created.reason ?? 'MachinesNotCreated' : 'ScalingOrWaitingForNodes', 'Warning', `${ready}/${machines.length} Machines ready`, now);
+      : markFalse(status.conditions, 'Ready', created?.status === 'False' ? created.reason ?? 'MachinesNotCreated' : 'ScalingOrWaitingForNodes', 'Warning', `${ready}/${total} Machines ready`, now);
     if (sameJson(status, ms.status ?? {})) return;
     await this.ctx.mgmt.updateStatus<MachineSet>({ ...ms, status });
   }
@@ -420,12 +632,18 @@ export class MachineSetReconciler implements Controller {
 export function setupMachineSetController(ctx: ControllerContext): MachineSetReconciler {
   const r = new MachineSetReconciler(ctx);
   ctx.manager.register(r);
-  ctx.mgmt.watch<MachineSet>('MachineSet', (e) => ctx.manager.enqueue(MACHINESET_CONTROLLER, keyFor(e.object)), { shared: true });
   const snapshot = (ctx.mgmt as { listSharedSync?: (kind: string) => readonly Readonly<Machine>[] }).listSharedSync;
   const index = typeof snapshot === 'function' ? new MachineOwnerIndex(snapshot.call(ctx.mgmt, 'Machine')) : undefined;
   r.index = index;
+  const counter = index ? new MachineSetStatusCounter(index) : undefined;
+  r.counter = counter;
+  ctx.mgmt.watch<MachineSet>('MachineSet', (e) => {
+    if (e.type === 'DELETED' && e.object.metadata.uid) counter?.forget(e.object.metadata.uid);
+    ctx.manager.enqueue(MACHINESET_CONTROLLER, keyFor(e.object));
+  }, { shared: true });
   ctx.mgmt.watch<Machine>('Machine', (e) => {
     index?.apply(e.type, e.object);
+    counter?.onMachine(e.object);
     const owner = controllerOf(e.object);
     if (owner?.kind === 'MachineSet') ctx.manager.enqueue(MACHINESET_CONTROLLER, `${e.object.metadata.namespace ?? 'default'}/${owner.name}`);
   }, { shared: true });
