@@ -536,6 +536,11 @@ export class CloudEngine implements Hypervisor {
     return out;
   }
 
+  /** The project's volumes attached or being attached to `serverId` (EVS `server_id`), in volumesOf order. */
+  volumesOfServer(projectId: string, serverId: string): VolumeRec[] {
+    return this.store.volumesOfServer(projectId, serverId);
+  }
+
   volumesOf(projectId: string): VolumeRec[] {
     const recs = this.store.volumesByProject.get(projectId);
     return recs ? [...recs.values()] : [];
@@ -824,6 +829,7 @@ export class CloudEngine implements Hypervisor {
         status: 'creating',
       });
       rootVol.attachment = { serverId: id, device: '/dev/vda', attachmentId: this.ids.uuid(), attachedAt: now };
+      this.store.noteVolumeServer(rootVol, id);
       s.volumes.push({ volumeId: rootVol.id, device: '/dev/vda', bootIndex: 0, deleteOnTermination: true });
       dataSpecs.forEach((d, i) => {
         const dev = `/dev/vd${String.fromCharCode('b'.charCodeAt(0) + i)}`;
@@ -837,6 +843,7 @@ export class CloudEngine implements Hypervisor {
           status: 'creating',
         });
         vol.attachment = { serverId: id, device: dev, attachmentId: this.ids.uuid(), attachedAt: now };
+        this.store.noteVolumeServer(vol, id);
         s.volumes.push({ volumeId: vol.id, device: dev, deleteOnTermination: d.deleteOnTermination });
       });
       this.data.servers[id] = s;
@@ -1184,6 +1191,7 @@ export class CloudEngine implements Hypervisor {
     const job = this.newJob(projectId, 'attachVolume', { server_id: serverId, volume_id: volumeId });
     v.status = 'attaching';
     v.pendingServerId = serverId;
+    this.store.noteVolumeServer(v, serverId);
     v.pendingDevice = device;
     v.updatedAt = this.clock.now();
     v.jobs.push(job.job_id);
@@ -1220,6 +1228,7 @@ export class CloudEngine implements Hypervisor {
     s.updated = now;
     v.status = 'in-use';
     v.attachment = { serverId: s.id, device, attachmentId: this.ids.uuid(), attachedAt: now };
+    this.store.noteVolumeServer(v, s.id);
     for (const j of v.jobs.splice(0)) this.endJob(j, true);
     this.record('volume.attached', `volume ${v.name} (${v.id}) in-use on server ${s.name} (${s.id}) as ${device}`, { volumeId: v.id, serverId: s.id, device });
     this.volumeChanged(v);

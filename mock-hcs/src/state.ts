@@ -368,6 +368,17 @@ export class Store {
   readonly volumesByProject = new Map<string, Map<string, VolumeRec>>();
   /** subnetId -> ip -> server or port holding that fixed IP. */
   readonly usedIps = new Map<string, Map<string, IpHolder>>();
+  /**
+   * serverId -> volumes attached or being attached to that server (EVS
+   * `server_id` filter). A superset: every assignment of `attachment` or
+   * `pendingServerId` adds the volume (noteVolumeServer), nothing removes it
+   * there; volumesOfServer checks each entry against the record and drops
+   * the stale ones (detached, attach failed, volume deleted or replaced).
+   */
+  private readonly volumesByServer = new Map<string, Set<VolumeRec>>();
+  /** Volume record -> its rank in volumesByProject's order (creation order), to list an indexed subset in that order. */
+  private readonly volumeRank = new WeakMap<VolumeRec, number>();
+  private nextVolumeRank = 0;
   /** Clock used to stamp savedAtMs; set by the engine. */
   now: () => number = () => 0;
 
@@ -422,6 +433,7 @@ export class Store {
   private reindex(): void {
     this.serversByProject.clear();
     this.volumesByProject.clear();
+    this.volumesByServer.clear();
     this.usedIps.clear();
     for (const s of Object.values(this.data.servers)) this.indexServer(s);
     for (const v of Object.values(this.data.volumes)) this.indexVolume(v);
@@ -442,10 +454,40 @@ export class Store {
     let m = this.volumesByProject.get(v.projectId);
     if (!m) this.volumesByProject.set(v.projectId, (m = new Map()));
     m.set(v.id, v);
+    this.volumeRank.set(v, this.nextVolumeRank++);
+    if (v.attachment) this.noteVolumeServer(v, v.attachment.serverId);
+    if (v.pendingServerId) this.noteVolumeServer(v, v.pendingServerId);
   }
 
   unindexVolume(v: VolumeRec): void {
     this.volumesByProject.get(v.projectId)?.delete(v.id);
+  }
+
+  /** Record that `v` is attached or being attached to `serverId`; call on every assignment of `attachment` / `pendingServerId`. */
+  noteVolumeServer(v: VolumeRec, serverId: string): void {
+    setOf(this.volumesByServer, serverId).add(v);
+  }
+
+  /**
+   * The project's volumes attached or being attached to `serverId`, in the
+   * order of volumesByProject: exactly the volumes of that list with
+   * `attachment.serverId === serverId || pendingServerId === serverId`.
+   */
+  volumesOfServer(projectId: string, serverId: string): VolumeRec[] {
+    const set = this.volumesByServer.get(serverId);
+    if (!set) return [];
+    const live = this.volumesByProject.get(projectId);
+    const out: VolumeRec[] = [];
+    for (const v of set) {
+      if (this.data.volumes[v.id] !== v || (v.attachment?.serverId !== serverId && v.pendingServerId !== serverId)) {
+        set.delete(v);
+        continue;
+      }
+      if (live?.get(v.id) === v) out.push(v);
+    }
+    if (set.size === 0) this.volumesByServer.delete(serverId);
+    if (out.length > 1) out.sort((a, b) => this.volumeRank.get(a)! - this.volumeRank.get(b)!);
+    return out;
   }
 
   indexPort(p: PortRec): void {

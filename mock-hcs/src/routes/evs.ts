@@ -36,7 +36,9 @@ export function evsRoutes(engine: CloudEngine) {
       const metaPairs = Object.entries(meta).map(([k, v]) => [k, String(v)] as const);
       // One pass over the project's volumes, cheap and selective tests first (same result and order as filtering in turn).
       const matches: VolumeRec[] = [];
-      scan: for (const v of engine.volumesOf(req.hcs.projectId)) {
+      // server_id: only the volumes indexed under that server (same volumes, same order as scanning the project's).
+      const candidates = serverId ? engine.volumesOfServer(req.hcs.projectId, serverId) : engine.volumesOf(req.hcs.projectId);
+      scan: for (const v of candidates) {
         if (serverId && v.attachment?.serverId !== serverId && v.pendingServerId !== serverId) continue;
         if ((status && v.status !== status) || (az && v.az !== az)) continue;
         for (const [k, val] of metaPairs) if (v.metadata[k] !== val) continue scan;
