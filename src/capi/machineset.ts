@@ -123,6 +123,11 @@ export class MachineOwnerIndex {
     return g === undefined ? undefined : this.groups.get(g)?.get(key);
   }
 
+  /** Machines without a controller in `namespace`, in list order. */
+  orphans(namespace: string): Readonly<Machine>[] {
+    return this.inOrder(MachineOwnerIndex.group(namespace, ''));
+  }
+
   /** Machines controlled by `uid` and, with `orphans`, those without a controller, in list order. */
   candidates(namespace: string, uid: string, orphans: boolean): Readonly<Machine>[] {
     const own = this.inOrder(MachineOwnerIndex.group(namespace, uid));
@@ -345,6 +350,13 @@ export class MachineSetStatusCounter {
   }
 }
 
+/** The replicas syncReplicas works from: the Machines themselves, or (with kept counts) how many and how many are being deleted. */
+interface Replicas {
+  count: number;
+  deleting: number;
+  machines?: Machine[];
+}
+
 /** Last selector verdict per stored Machine version (see machinesOf). */
 const selectorMatches = new WeakMap<object, { sel: string; ok: boolean }>();
 
@@ -376,10 +388,15 @@ export class MachineSetReconciler implements Controller {
     if (!this.index) return (await listShared<Machine>(this.ctx.mgmt, 'Machine', { namespace, labelSelector: selector })).filter(keep);
     // The index groups by controller uid already (that is `keep`); the selector is matched as the list matches it,
     // remembered per stored Machine version (frozen, so its labels never change) and selector.
+    return this.selected(this.index.candidates(namespace, uid, orphans), namespace, selector);
+  }
+
+  /** `machines` matching the selector as the list matches it, remembered per stored Machine version (frozen) and selector. */
+  private selected(machines: Readonly<Machine>[], namespace: string, selector: Record<string, string>): Readonly<Machine>[] {
     const match = objectFilter('Machine', { namespace, labelSelector: selector });
-    if (!match) return this.index.candidates(namespace, uid, orphans);
+    if (!match) return machines;
     const sel = JSON.stringify(selector);
-    return this.index.candidates(namespace, uid, orphans).filter((m) => {
+    return machines.filter((m) => {
       const hit = selectorMatches.get(m);
       if (hit?.sel === sel) return hit.ok;
       const ok = match(m);
@@ -409,7 +426,18 @@ export class MachineSetReconciler implements Controller {
     }
 
     const selector = ms.spec.selector.matchLabels ?? {};
-    const all = await this.machinesOf(ms, namespace, selector, true);
+    const want = ms.spec.replicas ?? 0;
+    // With kept counts, only the orphans are walked (to adopt them) unless the delete policy has to choose
+    // among the Machines: see syncReplicas. Counts, orphans and the list are taken at the same instant (no await).
+    const own = this.keptCounts(ms);
+    const orphans = own && this.index ? this.selected(this.index.orphans(namespace), namespace, selector) : undefined;
+    let have: Replicas | undefined;
+    if (own && orphans) {
+      const count = own.replicas + orphans.length;
+      const deleting = own.deleting + orphans.filter((m) => isDeleting(m)).length;
+      if (count - want <= deleting) have = { count, deleting };
+    }
+    const all = orphans && have ? orphans : await this.machinesOf(ms, namespace, selector, true);
     const machines: Machine[] = [];
     for (const m of all) {
       const c = controllerOf(m);
@@ -424,7 +452,7 @@ export class MachineSetReconciler implements Controller {
     const status: MachineSetStatus = structuredClone(ms.status ?? {});
     let result: Result | void = undefined;
     try {
-      await this.syncReplicas(ms, machines, status);
+      await this.syncReplicas(ms, have ?? { count: machines.length, deleting: 0, machines }, status);
     } catch (e) {
       if (!(e instanceof TemplateMissingError)) throw e;
       const reason = e.what === 'bootstrap' ? 'BootstrapTemplateCloningFailed' : 'InfrastructureTemplateCloningFailed';
@@ -443,19 +471,21 @@ export class MachineSetReconciler implements Controller {
     if (status.readyReplicas !== replicas) return { requeueAfter: 15_000 };
   }
 
-  private async syncReplicas(ms: MachineSet, machines: Machine[], status: MachineSetStatus): Promise<void> {
+  private async syncReplicas(ms: MachineSet, have: Replicas, status: MachineSetStatus): Promise<void> {
     const want = ms.spec.replicas ?? 0;
-    const diff = machines.length - want;
+    const diff = have.count - want;
     const now = this.ctx.clock.now();
     if (diff < 0 && ms.metadata.annotations?.[ANN_DISABLE_MACHINE_CREATE] === 'true') {
       // Old MachineSet of an OnDelete deployment: Machines deleted by the user are not replaced here.
-      this.log.info('Machine creation disabled by annotation', { machineset: keyFor(ms), need: want, have: machines.length });
+      this.log.info('Machine creation disabled by annotation', { machineset: keyFor(ms), need: want, have: have.count });
     } else if (diff < 0) {
       this.log.info('Too few replicas', { machineset: keyFor(ms), need: want, creating: -diff });
       for (let i = 0; i < -diff; i++) await this.createMachine(ms);
       status.conditions = markTrue(status.conditions, 'MachinesCreated', now);
     } else if (diff > 0) {
-      const victims = machinesToDelete(machines, diff, ms.spec.deletePolicy, now);
+      // Without the list, at least `diff` of the Machines are being deleted: every policy ranks them first
+      // (MUST_DELETE, above any other priority), so every victim would be one of them, and those are skipped below.
+      const victims = have.machines ? machinesToDelete(have.machines, diff, ms.spec.deletePolicy, now) : [];
       this.log.info('Too many replicas', { machineset: keyFor(ms), need: want, deleting: diff, policy: ms.spec.deletePolicy ?? 'Random' });
       for (const m of victims) {
         if (isDeleting(m)) continue;
@@ -566,18 +596,11 @@ export class MachineSetReconciler implements Controller {
    * minReadySeconds is 0; otherwise the full walk.
    */
   private async statusCounts(ms: MachineSet, namespace: string, selector: Record<string, string>): Promise<MachineSetCounts> {
+    const kept = this.keptCounts(ms);
+    if (kept) return kept;
     const workload = this.ctx.workloads.client(ms.metadata.namespace ?? 'default', ms.spec.clusterName);
     const minReady = (ms.spec.minReadySeconds ?? 0) * 1000;
     const sync = (workload as Partial<SyncNodeReader>).getSharedSync?.bind(workload);
-    if (this.counter && sync && minReady === 0) {
-      const ck = `${ms.metadata.namespace ?? 'default'}/${ms.spec.clusterName}`;
-      if (!this.counter.knows(ck)) {
-        const counter = this.counter;
-        workload.watch<Node>('Node', (e) => counter.onNode(ck, e.object.metadata.name), { shared: true });
-      }
-      return this.counter.counts(ms, ck, { getSharedSync: sync });
-    }
-    if (this.counter && ms.metadata.uid) this.counter.forget(ms.metadata.uid);
     const machines = await this.machinesOf(ms, namespace, selector, false);
     const nodeOf = (m: Readonly<Machine>, name: string): Readonly<Node> | undefined | Promise<Readonly<Node> | undefined> => {
       const ref: ObjectRef = { kind: 'Node', name };
@@ -596,6 +619,27 @@ export class MachineSetReconciler implements Controller {
       return getShared<Node>(workload, ref).catch(failed);
     };
     return walkStatusCounts(machines, ms.spec.template.metadata?.labels ?? {}, minReady, this.ctx.clock.now(), nodeOf);
+  }
+
+  /**
+   * The counts kept by the MachineSetStatusCounter, when it can keep them: an
+   * owner index (synchronous management store), a workload cluster that
+   * answers synchronously, minReadySeconds 0. Otherwise undefined.
+   */
+  private keptCounts(ms: MachineSet): MachineSetCounts | undefined {
+    if (!this.counter) return undefined;
+    const workload = this.ctx.workloads.client(ms.metadata.namespace ?? 'default', ms.spec.clusterName);
+    const sync = (workload as Partial<SyncNodeReader>).getSharedSync?.bind(workload);
+    if (!sync || (ms.spec.minReadySeconds ?? 0) > 0) {
+      if (ms.metadata.uid) this.counter.forget(ms.metadata.uid);
+      return undefined;
+    }
+    const ck = `${ms.metadata.namespace ?? 'default'}/${ms.spec.clusterName}`;
+    if (!this.counter.knows(ck)) {
+      const counter = this.counter;
+      workload.watch<Node>('Node', (e) => counter.onNode(ck, e.object.metadata.name), { shared: true });
+    }
+    return this.counter.counts(ms, ck, { getSharedSync: sync });
   }
 
   private async updateStatus(ms: MachineSet, counts: MachineSetCounts, status: MachineSetStatus): Promise<void> {
