@@ -55,9 +55,11 @@ export async function clusterForHCSCluster(mgmt: KubeClient, hc: HCSCluster): Pr
 /** The values block the provider keeps in line (OVN-2). */
 export async function desiredKubeOvnValues(mgmt: KubeClient, cluster: Cluster): Promise<KubeOvnValues> {
   const ns = cluster.metadata.namespace ?? 'default';
-  const cps = await listShared<Machine>(mgmt, 'Machine', { namespace: ns, labelSelector: { [LABEL_CLUSTER_NAME]: cluster.metadata.name } });
+  // Only the control plane's Machines: the apiserver (or store) filters on the label's existence, as the
+  // filter on the whole cluster's Machines did here (`LABEL_CONTROL_PLANE in labels`).
+  const cps = await listShared<Machine>(mgmt, 'Machine', { namespace: ns, labelSelector: `${LABEL_CLUSTER_NAME}=${cluster.metadata.name},${LABEL_CONTROL_PLANE}` });
   const nodes = cps
-    .filter((m) => m.metadata.labels && LABEL_CONTROL_PLANE in m.metadata.labels && !m.metadata.deletionTimestamp)
+    .filter((m) => !m.metadata.deletionTimestamp)
     .map((m) => m.status?.nodeRef?.name)
     .filter((n): n is string => !!n)
     .sort();
