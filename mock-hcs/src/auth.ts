@@ -12,12 +12,15 @@
  * canonicalHeaders: the headers named in SignedHeaders, "name:value\n" each.
  * payloadHash: X-Sdk-Content-Sha256 when present (e.g. UNSIGNED-PAYLOAD), else sha256 of the body.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import * as crypto from 'node:crypto';
 
 const NO_ESCAPE = new Set('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~'.split(''));
+/** Only characters that stay as they are: the encoding is the string itself. */
+const UNRESERVED = /^[A-Za-z0-9\-_.~]*$/;
 
 /** Percent-encoding of the SDK signer: RFC 3986 unreserved characters stay, everything else is %XX of its UTF-8 bytes. */
 export function sdkUrlEncode(s: string): string {
+  if (UNRESERVED.test(s)) return s;
   let out = '';
   for (const ch of s) {
     if (NO_ESCAPE.has(ch)) {
@@ -57,12 +60,18 @@ export function canonicalQuery(rawQuery: string): string {
   return parts.join('&');
 }
 
+/** crypto.hash (Node >= 20.12): the same digest in one call, without a Hash object per call. */
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
+/** sha256 of the empty body (every GET and DELETE). */
+const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+
 export function sha256Hex(s: string): string {
-  return createHash('sha256').update(s).digest('hex');
+  if (s === '') return EMPTY_SHA256;
+  return oneShot ? oneShot('sha256', s, 'hex') : crypto.createHash('sha256').update(s).digest('hex');
 }
 
 export function hmacHex(key: string, s: string): string {
-  return createHmac('sha256', key).update(s).digest('hex');
+  return crypto.createHmac('sha256', key).update(s).digest('hex');
 }
 
 export interface ParsedAuthorization {
@@ -135,7 +144,7 @@ export function verifySignature(req: VerifyInput, lookupSk: (ak: string) => stri
   const stringToSign = ['SDK-HMAC-SHA256', dateText, sha256Hex(canonical)].join('\n');
   const expected = Buffer.from(hmacHex(sk, stringToSign), 'hex');
   const got = Buffer.from(auth.signature, 'hex');
-  if (got.length !== expected.length || !timingSafeEqual(got, expected)) {
+  if (got.length !== expected.length || !crypto.timingSafeEqual(got, expected)) {
     return { ok: false, reason: 'verify aksk signature fail' };
   }
   return { ok: true, ak: auth.ak };

@@ -5,12 +5,15 @@
  * trailing "/", the query is sorted and percent-encoded, and the payload hash
  * is sha256 of the body.
  */
-import { createHash, createHmac } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import type { HttpRequest } from './transport.js';
 
 const NO_ESCAPE = new Set('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~'.split(''));
+/** Only characters that stay as they are: the encoding is the string itself (ids, resource names). */
+const UNRESERVED = /^[A-Za-z0-9\-_.~]*$/;
 
 export function sdkUrlEncode(s: string): string {
+  if (UNRESERVED.test(s)) return s;
   let out = '';
   for (const ch of s) {
     if (NO_ESCAPE.has(ch)) out += ch;
@@ -40,7 +43,11 @@ function canonicalQuery(query: string): string {
     .join('&');
 }
 
-const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+/** crypto.hash (Node >= 20.12): the same digest in one call, without a Hash object per call. */
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
+/** sha256 of the empty body (every GET and DELETE). */
+const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+const sha256 = (s: string): string => (s === '' ? EMPTY_SHA256 : oneShot ? oneShot('sha256', s, 'hex') : crypto.createHash('sha256').update(s).digest('hex'));
 
 /** "YYYYMMDDTHHmmssZ" */
 export function sdkDate(now: Date): string {
@@ -70,7 +77,7 @@ export function signRequest(req: HttpRequest, creds: { ak: string; sk: string },
   const payloadHash = headers['x-sdk-content-sha256'] ?? sha256(req.body ?? '');
   const canonical = [req.method.toUpperCase(), canonicalUri(path), canonicalQuery(query), canonicalHeaders, signedHeaders, payloadHash].join('\n');
   const stringToSign = ['SDK-HMAC-SHA256', date, sha256(canonical)].join('\n');
-  const signature = createHmac('sha256', creds.sk).update(stringToSign).digest('hex');
+  const signature = crypto.createHmac('sha256', creds.sk).update(stringToSign).digest('hex');
   headers['authorization'] = `SDK-HMAC-SHA256 Access=${creds.ak}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
   return { ...req, headers };
 }
