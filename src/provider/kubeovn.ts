@@ -15,7 +15,8 @@
  */
 import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, type Cluster, type Machine } from '../api/capi.js';
 import type { HCSCluster } from '../api/hcs.js';
-import { listShared, type KubeClient } from '../kube/client.js';
+import { listShared, type KubeClient, type ListOptions } from '../kube/client.js';
+import { keyOf } from '../kube/types.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { ControllerContext } from '../runtime/context.js';
 import { APPRELEASE_API_VERSION, chartOf, type AppRelease } from '../workload/apprelease.js';
@@ -52,12 +53,52 @@ export async function clusterForHCSCluster(mgmt: KubeClient, hc: HCSCluster): Pr
   return all.find((c) => c.spec.infrastructureRef?.kind === 'HCSCluster' && c.spec.infrastructureRef.name === hc.metadata.name) ?? all.find((c) => c.metadata.name === hc.metadata.name);
 }
 
+/**
+ * The control plane's Machines of a management store, kept from a Machine
+ * watch with the control-plane label selector (an informer with a label
+ * selector, as controller-runtime's cache starts on the first list). Only for
+ * clients with a synchronous snapshot (the embedded store), taken right before
+ * the watch starts, so snapshot plus watch see every version exactly once.
+ */
+class ControlPlaneMachines {
+  private readonly byKey = new Map<string, Readonly<Machine>>();
+
+  constructor(machines: readonly Readonly<Machine>[]) {
+    for (const m of machines) this.byKey.set(keyOf(m.metadata), m);
+  }
+
+  apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', m: Readonly<Machine>): void {
+    if (type === 'DELETED') this.byKey.delete(keyOf(m.metadata));
+    else this.byKey.set(keyOf(m.metadata), m);
+  }
+
+  /** The list `{namespace, labelSelector: cluster-name=<cluster>,control-plane}` would return (order aside: callers sort). */
+  list(namespace: string, cluster: string): Readonly<Machine>[] {
+    return [...this.byKey.values()].filter((m) => m.metadata.namespace === namespace && m.metadata.labels?.[LABEL_CLUSTER_NAME] === cluster);
+  }
+}
+
+const controlPlaneCaches = new WeakMap<object, ControlPlaneMachines>();
+
+/** The control plane's Machines of `cluster`: from the kept set with a synchronous client, else listed with the label selector. */
+async function controlPlaneMachines(mgmt: KubeClient, namespace: string, cluster: string): Promise<readonly Readonly<Machine>[]> {
+  const snapshot = (mgmt as { listSharedSync?: (kind: string, opts?: ListOptions) => readonly Readonly<Machine>[] }).listSharedSync;
+  // Only the control plane's Machines: the apiserver (or store) filters on the label's existence, as the
+  // filter on the whole cluster's Machines did here (`LABEL_CONTROL_PLANE in labels`).
+  if (typeof snapshot !== 'function') return listShared<Machine>(mgmt, 'Machine', { namespace, labelSelector: `${LABEL_CLUSTER_NAME}=${cluster},${LABEL_CONTROL_PLANE}` });
+  let kept = controlPlaneCaches.get(mgmt);
+  if (!kept) {
+    const k = new ControlPlaneMachines(snapshot.call(mgmt, 'Machine', { labelSelector: LABEL_CONTROL_PLANE }));
+    mgmt.watch<Machine>('Machine', (e) => k.apply(e.type, e.object), { shared: true, labelSelector: LABEL_CONTROL_PLANE });
+    controlPlaneCaches.set(mgmt, (kept = k));
+  }
+  return kept.list(namespace, cluster);
+}
+
 /** The values block the provider keeps in line (OVN-2). */
 export async function desiredKubeOvnValues(mgmt: KubeClient, cluster: Cluster): Promise<KubeOvnValues> {
   const ns = cluster.metadata.namespace ?? 'default';
-  // Only the control plane's Machines: the apiserver (or store) filters on the label's existence, as the
-  // filter on the whole cluster's Machines did here (`LABEL_CONTROL_PLANE in labels`).
-  const cps = await listShared<Machine>(mgmt, 'Machine', { namespace: ns, labelSelector: `${LABEL_CLUSTER_NAME}=${cluster.metadata.name},${LABEL_CONTROL_PLANE}` });
+  const cps = await controlPlaneMachines(mgmt, ns, cluster.metadata.name);
   const nodes = cps
     .filter((m) => !m.metadata.deletionTimestamp)
     .map((m) => m.status?.nodeRef?.name)
