@@ -7,7 +7,7 @@ import { prune, validate as validateSchema, type JSONSchemaProps } from './crds/
 import { KubeApiError, type FieldCause } from './errors.js';
 import { applyJsonPatch, applyMergePatch, jsonClone, jsonEqual } from './patch.js';
 import { resourceForKind } from './resources.js';
-import { objectFilter } from './selectors.js';
+import { objectFilter, selectedEventType } from './selectors.js';
 export { objectFilter } from './selectors.js';
 import { describeRef, keyOf, type KubeObject, type ObjectRef, type WatchEvent } from './types.js';
 
@@ -577,17 +577,8 @@ export class EmbeddedStore implements KubeClient {
 
   /** Deliver one event to one watcher, translating selector transitions as the apiserver does. */
   private deliver(w: Watcher, type: WatchEvent['type'], o: KubeObject, old: KubeObject | undefined): void {
-    const obj = (): KubeObject => (w.shared ? o : jsonClone(o));
-    if (!w.match) return w.handler({ type, object: obj() });
-    const now = w.match(o);
-    if (type !== 'MODIFIED') {
-      if (now) w.handler({ type, object: obj() });
-      return;
-    }
-    const before = old ? w.match(old) : now;
-    if (now && before) w.handler({ type: 'MODIFIED', object: obj() });
-    else if (now) w.handler({ type: 'ADDED', object: obj() });
-    else if (before) w.handler({ type: 'DELETED', object: obj() });
+    const t = w.match ? selectedEventType(w.match, type, o, old) : type;
+    if (t) w.handler({ type: t, object: w.shared ? o : jsonClone(o) });
   }
 
   private bucket(kind: string): Map<string, KubeObject> {

@@ -10,9 +10,8 @@
  * kind is eventually delivered here, and `delivered` (the highest
  * resourceVersion seen in events and bookmarks) says how far the stream has
  * got. Selector transitions are computed as the apiserver computes them for
- * a selected watch (k8s.io/apiserver/pkg/storage/cacher: an object that
- * starts matching is ADDED, one that stops matching is DELETED) and as the
- * embedded store does (src/kube/embedded-store.ts deliver()).
+ * a selected watch (selectedEventType in src/kube/selectors.ts, which the
+ * embedded store uses too).
  *
  * resourceVersions are compared as numbers: on kube-apiserver with etcd3 they
  * are etcd revisions (k8s.io/apiserver/pkg/storage/etcd3 APIObjectVersioner),
@@ -20,7 +19,7 @@
  */
 import { deepFreeze } from './embedded-store.js';
 import { jsonClone } from './patch.js';
-import { objectFilter } from './selectors.js';
+import { objectFilter, selectedEventType } from './selectors.js';
 import type { ListOptions } from './client.js';
 import type { KubeObject, WatchEvent } from './types.js';
 
@@ -191,20 +190,8 @@ export class KindInformer {
       if (o.metadata.uid) this.deletedUids.add(o.metadata.uid);
     } else this.cache.set(k, o);
     for (const s of [...this.subs]) {
-      const obj = (): KubeObject => (s.shared ? o : jsonClone(o));
-      if (!s.match) {
-        s.handler({ type, object: obj() });
-        continue;
-      }
-      const now = s.match(o);
-      if (type !== 'MODIFIED') {
-        if (now) s.handler({ type, object: obj() });
-        continue;
-      }
-      const before = old ? s.match(old) : now;
-      if (now && before) s.handler({ type: 'MODIFIED', object: obj() });
-      else if (now) s.handler({ type: 'ADDED', object: obj() });
-      else if (before) s.handler({ type: 'DELETED', object: obj() });
+      const t = s.match ? selectedEventType(s.match, type, o, old) : type;
+      if (t) s.handler({ type: t, object: s.shared ? o : jsonClone(o) });
     }
   }
 }

@@ -7,7 +7,7 @@
  */
 import { KubeApiError } from './errors.js';
 import type { ListOptions } from './client.js';
-import type { KubeObject } from './types.js';
+import type { KubeObject, WatchEvent } from './types.js';
 
 export type LabelOp = '=' | '!=' | 'in' | 'notin' | 'exists' | '!';
 export interface LabelRequirement {
@@ -138,4 +138,20 @@ export function objectFilter(kind: string, opts: ListOptions): ((o: KubeObject) 
     (!opts.namespace || o.metadata.namespace === opts.namespace) &&
     (!labels || matchesLabels(o.metadata.labels, labels)) &&
     (!fields || matchesFields(o, fields));
+}
+
+/**
+ * The event a watch with a selector reports for one change, as the
+ * apiserver does (k8s.io/apiserver/pkg/storage/cacher): an object that
+ * starts matching is ADDED, one that stops matching is DELETED, one that
+ * matches before and after is MODIFIED; undefined when the watch sees
+ * nothing. `old` is the previous version (absent: treated as unchanged).
+ */
+export function selectedEventType(match: (o: KubeObject) => boolean, type: WatchEvent['type'], obj: KubeObject, old: KubeObject | undefined): WatchEvent['type'] | undefined {
+  const now = match(obj);
+  if (type !== 'MODIFIED') return now ? type : undefined;
+  const before = old ? match(old) : now;
+  if (now && before) return 'MODIFIED';
+  if (now) return 'ADDED';
+  return before ? 'DELETED' : undefined;
 }
