@@ -74,6 +74,14 @@ export async function kubeRequest(kc: KubeConfig, method: string, url: URL, body
   });
 }
 
+/** A kubeconfig file, with `context` as the current context when given. */
+export function loadKubeconfig(file: string, context?: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(file);
+  if (context) kc.setCurrentContext(context);
+  return kc;
+}
+
 const agents = new WeakMap<KubeConfig, https.Agent>();
 
 /**
@@ -152,10 +160,7 @@ export class ClientNodeKube implements KubeClient {
   }
 
   static fromKubeconfig(file: string, context?: string, opts: ClientNodeOptions = {}): ClientNodeKube {
-    const kc = new KubeConfig();
-    kc.loadFromFile(file);
-    if (context) kc.setCurrentContext(context);
-    return new ClientNodeKube(kc, opts);
+    return new ClientNodeKube(loadKubeconfig(file, context), opts);
   }
 
   /**

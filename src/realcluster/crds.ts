@@ -30,12 +30,7 @@ function message(body: unknown): string {
   return typeof body === 'object' && body !== null && 'message' in body ? String((body as { message: unknown }).message) : JSON.stringify(body);
 }
 
-export function loadKubeconfig(file: string, context?: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromFile(file);
-  if (context) kc.setCurrentContext(context);
-  return kc;
-}
+export { loadKubeconfig } from '../kube/client-node.js';
 
 /** Create or replace every CRD, then wait until all are served. Returns the stored CRDs. */
 export async function installCrds(kc: KubeConfig, crds: readonly CustomResourceDefinition[] = CRDS, timeoutMs = 60_000): Promise<CrdObject[]> {

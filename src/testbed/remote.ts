@@ -22,7 +22,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ClientNodeKube } from '../kube/client-node.js';
+import { ClientNodeKube, loadKubeconfig } from '../kube/client-node.js';
 import { KubeApiError } from '../kube/errors.js';
 import { RESOURCES } from '../kube/resources.js';
 import type { KubeObject } from '../kube/types.js';
@@ -54,10 +54,7 @@ export interface RemoteTestbed extends TestbedParts {
 }
 
 export function loadKubeConfig(o: RemoteOptions): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromFile(o.kubeconfig);
-  if (o.context) kc.setCurrentContext(o.context);
-  return kc;
+  return loadKubeconfig(o.kubeconfig, o.context);
 }
 
 /** CRDs installed and established, the namespaces the scenarios use created. Once per cluster. */
