@@ -53,22 +53,18 @@ export function checkControlPlaneSpec(kcp: KubeadmControlPlane, template: HCSMac
   const dns = cc?.dns?.imageTag;
   const etcd = cc?.etcd?.local?.imageTag;
   const hint = `update spec.version, dns.imageTag, etcd.local.imageTag and machineTemplate.infrastructureRef.name together from one matrix row (${rowText(row)})`;
-  if (dns && dns !== row.coredns) {
-    const from = matrix.rows.find((r) => r.coredns === dns && r !== row);
+  const tags = [
+    { name: 'CoreDNS', tag: dns, column: 'coredns', field: 'spec.kubeadmConfigSpec.clusterConfiguration.dns.imageTag' },
+    { name: 'etcd', tag: etcd, column: 'etcd', field: 'spec.kubeadmConfigSpec.clusterConfiguration.etcd.local.imageTag' },
+  ] as const;
+  for (const { name, tag, column, field } of tags) {
+    if (!tag || tag === row[column]) continue;
+    const from = matrix.rows.find((r) => r[column] === tag && r !== row);
     out.push({
       rule: 'KCP-3',
       object: obj,
-      field: 'spec.kubeadmConfigSpec.clusterConfiguration.dns.imageTag',
-      message: `CoreDNS image tag ${dns}${from ? ` (row of ${from.kubernetesVersion})` : ''} does not match spec.version ${version}, which needs ${row.coredns}; ${hint}`,
-    });
-  }
-  if (etcd && etcd !== row.etcd) {
-    const from = matrix.rows.find((r) => r.etcd === etcd && r !== row);
-    out.push({
-      rule: 'KCP-3',
-      object: obj,
-      field: 'spec.kubeadmConfigSpec.clusterConfiguration.etcd.local.imageTag',
-      message: `etcd image tag ${etcd}${from ? ` (row of ${from.kubernetesVersion})` : ''} does not match spec.version ${version}, which needs ${row.etcd}; ${hint}`,
+      field,
+      message: `${name} image tag ${tag}${from ? ` (row of ${from.kubernetesVersion})` : ''} does not match spec.version ${version}, which needs ${row[column]}; ${hint}`,
     });
   }
   if (template) {
