@@ -146,12 +146,13 @@ export async function benchScale(n = 1000): Promise<BenchResult[]> {
   const t1 = performance.now();
   if (!up.ok) throw new Error(`provisioning ${n} workers did not settle: ${JSON.stringify((await md())?.status)}`);
   const reconcilesBefore = tb.env.manager.reconcileCount();
+  if (process.env.BENCH_VERBOSE) console.log('provisioning: reconciles', tb.env.manager.reconcileStats(), 'wall ms', tb.env.manager.reconcileWallMs());
   const virtual0 = tb.clock.now();
   await tb.env.mgmt.patch({ kind: 'MachineDeployment', namespace: NS, name: 'bench-md-0' }, 'merge', { spec: { template: { spec: { infrastructureRef: { name: 'bench-worker-v2' } } } } });
   const rolled = await tb.sim.runUntil(settled, 24 * 3_600_000);
   const t2 = performance.now();
   if (!rolled.ok) throw new Error(`rollout of ${n} workers did not finish: ${JSON.stringify((await md())?.status)}`);
-  if (process.env.BENCH_VERBOSE) console.log(tb.env.manager.reconcileStats());
+  if (process.env.BENCH_VERBOSE) console.log('cumulative after the rollout: reconciles', tb.env.manager.reconcileStats(), 'wall ms', tb.env.manager.reconcileWallMs());
   const servers = tb.cloud.hypervisor.listServers().length;
   const volumes = tb.cloud.hypervisor.listVolumes().filter((v) => v.metadata['hcs.io/persistent'] === 'true').length;
   await tb.close();

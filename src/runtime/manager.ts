@@ -61,6 +61,8 @@ export class Manager {
   private wake: (() => void) | undefined;
   private reconciles = 0;
   private readonly perController = new Map<string, number>();
+  /** Wall milliseconds spent inside each controller's reconciles (they run one at a time, so this is exact). */
+  private readonly wallMs = new Map<string, number>();
 
   constructor(private readonly opts: ManagerOptions) {}
 
@@ -81,6 +83,16 @@ export class Manager {
   /** Reconciles run so far, per controller (benchmarks print it). */
   reconcileStats(): Record<string, number> {
     return Object.fromEntries([...this.perController].sort((a, b) => b[1] - a[1]));
+  }
+
+  /**
+   * Wall time spent in reconciles so far, per controller, in milliseconds
+   * (benchmarks print it to show where a run's time goes). Includes the cloud
+   * calls and store writes a reconcile awaits; excludes timers and watches
+   * that fire between reconciles.
+   */
+  reconcileWallMs(): Record<string, number> {
+    return Object.fromEntries([...this.wallMs].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, Math.round(v)]));
   }
 
   enqueue(controller: string, key: string): void {
@@ -173,6 +185,7 @@ export class Manager {
       this.perController.set(item.controller, (this.perController.get(item.controller) ?? 0) + 1);
       if (n > budget - 20) recent.push(`${item.controller}/${item.key}`);
       if (n > budget) throw new LivelockError(recent.slice(-20));
+      const started = performance.now();
       try {
         const res = await c.reconcile(item.key);
         this.failures.delete(id);
@@ -190,6 +203,8 @@ export class Manager {
           data: { controller: item.controller, key: item.key, attempt: count },
         });
         this.enqueueAfter(item.controller, item.key, delay);
+      } finally {
+        this.wallMs.set(item.controller, (this.wallMs.get(item.controller) ?? 0) + performance.now() - started);
       }
     }
     this.queue.length = 0;

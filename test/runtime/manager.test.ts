@@ -43,6 +43,8 @@ describe('Manager', () => {
     await m.drain();
     expect(log).toEqual(['child:1', 'child:2', 'child:3', 'parent:p']);
     expect(m.reconcileStats()).toEqual({ child: 3, parent: 1 });
+    // Wall time is measured per controller (values depend on the machine; only the keys are fixed).
+    expect(Object.keys(m.reconcileWallMs()).sort()).toEqual(['child', 'parent']);
   });
 
   it('backs off exponentially on errors and records them', async () => {
