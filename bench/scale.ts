@@ -6,8 +6,12 @@
  * speed (targets are read by people: the rollout under 30 s and 1 GiB for
  * N = 1,000 on the project machine).
  *
- * Run alone: `npx tsx bench/scale.ts [N]`.
+ * Run alone: `npx tsx bench/scale.ts [N]`. BENCH_VERBOSE=1 prints reconciles
+ * and wall time per controller; BENCH_PROFILE=out.cpuprofile writes a CPU
+ * profile of the rollout phase.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { pathToFileURL } from 'node:url';
 import { defaultCloudConfig } from '../mock-hcs/src/index.js';
 import type { MachineDeployment } from '../src/api/capi.js';
@@ -30,7 +34,7 @@ function ipOf(i: number): string {
   return `192.168.${32 + Math.floor(n / 256)}.${n % 256}`;
 }
 
-function manifests(n: number): KubeObject[] {
+export function manifests(n: number): KubeObject[] {
   const configs = Array.from({ length: n }, (_, i) => ({
     hostname: `bench-w-${String(i + 1).padStart(4, '0')}`,
     networks: [{ subnetName: 'bench-subnet', ipAddress: ipOf(i) }],
@@ -149,8 +153,20 @@ export async function benchScale(n = 1000): Promise<BenchResult[]> {
   if (process.env.BENCH_VERBOSE) console.log('provisioning: reconciles', tb.env.manager.reconcileStats(), 'wall ms', tb.env.manager.reconcileWallMs());
   const virtual0 = tb.clock.now();
   await tb.env.mgmt.patch({ kind: 'MachineDeployment', namespace: NS, name: 'bench-md-0' }, 'merge', { spec: { template: { spec: { infrastructureRef: { name: 'bench-worker-v2' } } } } });
+  // BENCH_PROFILE=out.cpuprofile: a CPU profile of the rollout phase only (open it in Chrome DevTools).
+  const profiler = process.env.BENCH_PROFILE ? new Session() : undefined;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
   const rolled = await tb.sim.runUntil(settled, 24 * 3_600_000);
   const t2 = performance.now();
+  if (profiler) {
+    const { profile } = await profiler.post('Profiler.stop');
+    writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));
+    profiler.disconnect();
+  }
   if (!rolled.ok) throw new Error(`rollout of ${n} workers did not finish: ${JSON.stringify((await md())?.status)}`);
   if (process.env.BENCH_VERBOSE) console.log('cumulative after the rollout: reconciles', tb.env.manager.reconcileStats(), 'wall ms', tb.env.manager.reconcileWallMs());
   const servers = tb.cloud.hypervisor.listServers().length;
