@@ -83,6 +83,8 @@ function stripV(v: string): string {
 export class GuestFleet implements Controller {
   readonly name = GUEST_CONTROLLER;
   private readonly states = new Map<string, GuestState>();
+  /** The cloud-config each guest parsed from its user data (read-only; parsed again only if the user data differs). */
+  private readonly userData = new WeakMap<GuestState, { text: string; cc: GuestCloudConfig }>();
   /** hostname -> server id of the newest server with that hostname. */
   private readonly byHost = new Map<string, string>();
   private readonly hv: Hypervisor;
@@ -224,7 +226,10 @@ export class GuestFleet implements Controller {
     let cc: GuestCloudConfig;
     try {
       if (!s.userData) throw new GuestCloudInitError('server has no user data');
-      cc = parseGuestCloudConfig(s.userData);
+      // cloud-init reads the user data once per boot; a boot waiting for its disks comes back here every 5 s.
+      const seen = this.userData.get(st);
+      cc = seen?.text === s.userData ? seen.cc : parseGuestCloudConfig(s.userData);
+      this.userData.set(st, { text: s.userData, cc });
     } catch (e) {
       return this.fail(st, `cloud-init: ${errorMessage(e)}`, ['BOOT-2']);
     }
