@@ -19,7 +19,7 @@ import { KubeApiError, type FieldCause, type StatusReason } from './errors.js';
 import { resourceForKind, type ResourceInfo } from './resources.js';
 import { jsonClone } from './patch.js';
 import { labelSelectorString, objectFilter } from './selectors.js';
-import type { KubeObject, ObjectRef, WatchEvent } from './types.js';
+import { compareObjectKeys, type KubeObject, type ObjectRef, type WatchEvent } from './types.js';
 
 export interface Response {
   status: number;
@@ -252,7 +252,7 @@ export class ClientNodeKube implements KubeClient {
     if (!inf) return undefined;
     const match = objectFilter(kind, opts);
     const out = [...inf.cache.values()].filter((o) => !match || match(o));
-    return out.sort((a, b) => `${a.metadata.namespace ?? ''}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace ?? ''}/${b.metadata.name}`));
+    return out.sort(compareObjectKeys);
   }
 
   /** From a fresh informer cache: the cached (deep-frozen) objects themselves; else a plain read. */
@@ -287,7 +287,7 @@ export class ClientNodeKube implements KubeClient {
     const apiVersion = info.group ? `${info.group}/${info.version}` : info.version;
     // Built-in kinds come without apiVersion/kind in list items; the embedded store always has them.
     const items = (body.items ?? []).map((o) => this.decode({ ...o, apiVersion: o.apiVersion || apiVersion, kind: o.kind || kind }));
-    items.sort((a, b) => `${a.metadata.namespace ?? ''}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace ?? ''}/${b.metadata.name}`));
+    items.sort(compareObjectKeys);
     return { items, resourceVersion: body.metadata?.resourceVersion ?? '' };
   }
 

@@ -9,7 +9,7 @@ import { applyJsonPatch, applyMergePatch, jsonClone, jsonEqual } from './patch.j
 import { resourceForKind } from './resources.js';
 import { objectFilter, selectedEventType } from './selectors.js';
 export { objectFilter } from './selectors.js';
-import { describeRef, keyOf, type KubeObject, type ObjectRef, type WatchEvent } from './types.js';
+import { compareKeys, describeRef, keyOf, type KubeObject, type ObjectRef, type WatchEvent } from './types.js';
 
 /** Validating admission: returns the causes of a rejection (empty = admitted). */
 export type Validator = (op: 'CREATE' | 'UPDATE', obj: KubeObject, old: KubeObject | undefined) => FieldCause[];
@@ -234,10 +234,30 @@ export class EmbeddedStore implements KubeClient {
   private keysInOrder(kind: string): string[] {
     let keys = this.sortedKeys.get(kind);
     if (!keys) {
-      keys = [...this.bucket(kind).keys()].sort((a, b) => a.localeCompare(b));
+      keys = [...this.bucket(kind).keys()].sort(compareKeys);
       this.sortedKeys.set(kind, keys);
     }
     return keys;
+  }
+
+  /**
+   * Keep a kind's key order (if built) in step with a create or delete: a
+   * binary search and one splice, instead of sorting all keys again on the
+   * next list (a rollout creates and deletes objects between most lists).
+   */
+  private orderKey(kind: string, key: string, present: boolean): void {
+    const keys = this.sortedKeys.get(kind);
+    if (!keys) return;
+    let lo = 0;
+    let hi = keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (keys[mid]! < key) lo = mid + 1;
+      else hi = mid;
+    }
+    const there = keys[lo] === key;
+    if (present && !there) keys.splice(lo, 0, key);
+    else if (!present && there) keys.splice(lo, 1);
   }
 
   async list<T extends KubeObject>(kind: string, opts: ListOptions = {}): Promise<T[]> {
@@ -286,7 +306,7 @@ export class EmbeddedStore implements KubeClient {
     o.metadata.resourceVersion = this.nextRv();
     deepFreeze(o);
     bucket.set(key, o);
-    this.sortedKeys.delete(o.kind);
+    this.orderKey(o.kind, key, true);
     this.indexOwners(o);
     this.opts.events?.record({
       source: 'kube',
@@ -518,8 +538,9 @@ export class EmbeddedStore implements KubeClient {
 
   private remove(o: KubeObject): KubeObject {
     const ref = { kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name };
-    this.bucket(o.kind).delete(this.key(ref));
-    this.sortedKeys.delete(o.kind);
+    const key = this.key(ref);
+    this.bucket(o.kind).delete(key);
+    this.orderKey(o.kind, key, false);
     this.unindexOwners(o);
     this.opts.events?.record({
       source: 'kube',

@@ -91,3 +91,18 @@ export function labelsMatch(labels: Record<string, string> | undefined, selector
   for (const [k, v] of Object.entries(selector)) if (labels?.[k] !== v) return false;
   return true;
 }
+
+/**
+ * List order of "namespace/name" keys: byte order, as etcd returns keys (the
+ * apiserver lists a kind in that order). Kubernetes names are lowercase
+ * alphanumerics, '-' and '.', for which this equals the locale order used
+ * before, at a fraction of the cost.
+ */
+export function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** compareKeys on objects. */
+export function compareObjectKeys(a: KubeObject, b: KubeObject): number {
+  return compareKeys(`${a.metadata.namespace ?? ''}/${a.metadata.name}`, `${b.metadata.namespace ?? ''}/${b.metadata.name}`);
+}

@@ -61,6 +61,28 @@ describe('EmbeddedStore', () => {
     expect(await s.get({ kind: 'Secret', namespace: 'ns', name: 'dep' })).toBeUndefined();
   });
 
+  it('lists in key byte order (as etcd) while objects come and go between lists', async () => {
+    const s = store();
+    const rng = new SeededRng(7);
+    const names = new Set<string>();
+    for (let i = 0; i < 300; i++) {
+      // Interleave lists (which build the order) with creates and deletes (which keep it up to date).
+      if (i % 7 === 0) await s.list('MachineDeployment');
+      const name = `md-${rng.string(3)}${i % 3 === 0 ? '.x' : ''}`;
+      if (names.has(name) || (names.size > 20 && rng.int(3) === 0)) {
+        const victim = [...names][rng.int(names.size)]!;
+        await s.delete({ kind: 'MachineDeployment', namespace: 'ns', name: victim });
+        names.delete(victim);
+        continue;
+      }
+      await s.create(md(name));
+      names.add(name);
+    }
+    const listed = (await s.list('MachineDeployment')).map((o) => o.metadata.name);
+    expect(listed).toEqual([...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    expect(listed.length).toBeGreaterThan(20);
+  });
+
   it('filters lists by namespace and labels; validators reject and change nothing', async () => {
     const s = store();
     s.addValidator('MachineDeployment', (_op, o) => ((o.spec as { replicas: number }).replicas < 0 ? [{ field: 'spec.replicas', message: 'must be >= 0', rule: 'MD-1' }] : []));
