@@ -415,37 +415,109 @@ export interface ChainCheck {
   ips?: string[];
 }
 
+/** A CA PEM parsed once (or the reason it does not parse). */
+const parsedCAs = new Map<string, X509Certificate | { error: string }>();
+function parsedCA(pem: string): X509Certificate | { error: string } {
+  return remember(parsedCAs, pem, 64, () => {
+    try {
+      return new X509Certificate(pem);
+    } catch (e) {
+      return { error: `CA certificate does not parse: ${(e as Error).message}` };
+    }
+  });
+}
+
 /**
- * Check that `leaf` is signed by `caPem`, valid at `nowMs`, and that `keyPem`
- * is its private key (BOOT-3). Returns a reason instead of throwing.
+ * A private key from PEM. A SEC1 "EC PRIVATE KEY" block (what issueCertificate
+ * and kubeadm write) is decoded here and handed to OpenSSL as DER, which skips
+ * its format probing (about half the cost); anything else, or a block that
+ * does not decode, goes through createPrivateKey(pem) as before, so errors
+ * read the same.
  */
-export function verifyLeaf(leafPem: string, keyPem: string, caPem: string, nowMs: number): ChainCheck {
+function privateKeyOf(keyPem: string): KeyObject {
+  if (keyPem.includes('-----BEGIN EC PRIVATE KEY-----')) {
+    try {
+      return createPrivateKey({ key: pemToDer(keyPem, 'EC PRIVATE KEY'), format: 'der', type: 'sec1' });
+    } catch {
+      // fall through: report OpenSSL's own message for the PEM
+    }
+  }
+  return createPrivateKey(keyPem);
+}
+
+/** What verifyLeaf learns about a (leaf, key, CA) triple independently of the time of the check. */
+type LeafFacts =
+  | { kind: 'final'; result: ChainCheck } // does not parse: the same answer at any time
+  | {
+      kind: 'checked';
+      base: { subject: string; dnsNames: string[]; ips: string[] };
+      signedByCA: boolean;
+      validFrom: string;
+      validTo: string;
+      fromMs: number;
+      toMs: number;
+      /** Reason the private key does not fit, if it does not. */
+      keyProblem?: string;
+    };
+
+/**
+ * One entry per leaf PEM, remembering the key and CA PEMs it was checked
+ * with: another key or CA for the same leaf recomputes (and replaces) it, so
+ * the facts always belong to the exact (leaf, key, CA) triple asked about.
+ */
+const leafFacts = new Map<string, { keyPem: string; caPem: string; facts: LeafFacts }>();
+const LEAF_FACTS_LIMIT = 4096;
+
+function computeLeafFacts(leafPem: string, keyPem: string, caPem: string): LeafFacts {
   let leaf: X509Certificate;
-  let ca: X509Certificate;
   try {
     leaf = new X509Certificate(leafPem);
   } catch (e) {
-    return { ok: false, reason: `certificate does not parse: ${(e as Error).message}` };
+    return { kind: 'final', result: { ok: false, reason: `certificate does not parse: ${(e as Error).message}` } };
   }
-  try {
-    ca = new X509Certificate(caPem);
-  } catch (e) {
-    return { ok: false, reason: `CA certificate does not parse: ${(e as Error).message}` };
-  }
+  const ca = parsedCA(caPem);
+  if (!(ca instanceof X509Certificate)) return { kind: 'final', result: { ok: false, reason: ca.error } };
   const san = leaf.subjectAltName ?? '';
   const dnsNames = [...san.matchAll(/DNS:([^,\s]+)/g)].map((m) => m[1]!);
   const ips = [...san.matchAll(/IP Address:([^,\s]+)/g)].map((m) => m[1]!);
   const base = { subject: leaf.subject.replace(/\n/g, ', '), dnsNames, ips };
-  if (!leaf.checkIssued(ca) || !leaf.verify(ca.publicKey)) return { ok: false, reason: 'certificate is not signed by the cluster CA', ...base };
-  if (nowMs < Date.parse(leaf.validFrom) || nowMs > Date.parse(leaf.validTo)) {
-    return { ok: false, reason: `certificate not valid at ${new Date(nowMs).toISOString()} (valid ${leaf.validFrom} .. ${leaf.validTo})`, ...base };
+  const signedByCA = leaf.checkIssued(ca) && leaf.verify(ca.publicKey);
+  let keyProblem: string | undefined;
+  if (signedByCA) {
+    try {
+      if (!createPublicKey(privateKeyOf(keyPem)).equals(leaf.publicKey)) keyProblem = 'private key does not match the certificate';
+    } catch (e) {
+      keyProblem = `private key does not parse: ${(e as Error).message}`;
+    }
   }
-  try {
-    const pub = createPublicKey(createPrivateKey(keyPem)).export({ format: 'der', type: 'spki' });
-    const certPub = leaf.publicKey.export({ format: 'der', type: 'spki' });
-    if (!Buffer.from(pub).equals(Buffer.from(certPub))) return { ok: false, reason: 'private key does not match the certificate', ...base };
-  } catch (e) {
-    return { ok: false, reason: `private key does not parse: ${(e as Error).message}`, ...base };
+  return { kind: 'checked', base, signedByCA, validFrom: leaf.validFrom, validTo: leaf.validTo, fromMs: Date.parse(leaf.validFrom), toMs: Date.parse(leaf.validTo), keyProblem };
+}
+
+/**
+ * Check that `leaf` is signed by `caPem`, valid at `nowMs`, and that `keyPem`
+ * is its private key (BOOT-3). Returns a reason instead of throwing.
+ *
+ * Parsing, the signature and the key match do not depend on the time and are
+ * remembered per (leaf, key, CA) (bounded, oldest dropped first); the
+ * validity window is checked against `nowMs` on every call, since
+ * certificates expire on the virtual clock.
+ */
+export function verifyLeaf(leafPem: string, keyPem: string, caPem: string, nowMs: number): ChainCheck {
+  let entry = leafFacts.get(leafPem);
+  if (!entry || entry.keyPem !== keyPem || entry.caPem !== caPem) {
+    entry = { keyPem, caPem, facts: computeLeafFacts(leafPem, keyPem, caPem) };
+    leafFacts.delete(leafPem);
+    if (leafFacts.size >= LEAF_FACTS_LIMIT) leafFacts.delete(leafFacts.keys().next().value!);
+    leafFacts.set(leafPem, entry);
   }
+  const f = entry.facts;
+  if (f.kind === 'final') return { ...f.result };
+  // Fresh arrays per answer: callers own what they are given.
+  const base = { subject: f.base.subject, dnsNames: [...f.base.dnsNames], ips: [...f.base.ips] };
+  if (!f.signedByCA) return { ok: false, reason: 'certificate is not signed by the cluster CA', ...base };
+  if (nowMs < f.fromMs || nowMs > f.toMs) {
+    return { ok: false, reason: `certificate not valid at ${new Date(nowMs).toISOString()} (valid ${f.validFrom} .. ${f.validTo})`, ...base };
+  }
+  if (f.keyProblem) return { ok: false, reason: f.keyProblem, ...base };
   return { ok: true, ...base };
 }
