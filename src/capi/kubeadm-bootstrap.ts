@@ -39,10 +39,24 @@ export const BOOTSTRAP_TOKEN_TTL_MS = 15 * 60_000;
 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
-/** "sha256:<hex>" of the CA's SubjectPublicKeyInfo, as kubeadm discovery expects. */
+/** caCertHash answers per CA PEM (one per cluster; bounded, oldest dropped first). */
+const caCertHashes = new Map<string, string>();
+
+/**
+ * "sha256:<hex>" of the CA's SubjectPublicKeyInfo, as kubeadm discovery
+ * expects. Remembered per PEM: every KubeadmConfig reconcile of a cluster asks
+ * for the same CA's hash, and parsing the certificate each time was a
+ * measurable share of a 1,000-machine rollout.
+ */
 export function caCertHash(caPem: string): string {
-  const spki = new X509Certificate(caPem).publicKey.export({ type: 'spki', format: 'der' });
-  return `sha256:${createHash('sha256').update(spki).digest('hex')}`;
+  let hash = caCertHashes.get(caPem);
+  if (hash === undefined) {
+    const spki = new X509Certificate(caPem).publicKey.export({ type: 'spki', format: 'der' });
+    hash = `sha256:${createHash('sha256').update(spki).digest('hex')}`;
+    if (caCertHashes.size >= 64) caCertHashes.delete(caCertHashes.keys().next().value!);
+    caCertHashes.set(caPem, hash);
+  }
+  return hash;
 }
 
 export class KubeadmConfigReconciler implements Controller {
