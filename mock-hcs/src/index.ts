@@ -8,6 +8,7 @@ import type { Clock, EventLog, Rng } from '../../src/core/index.js';
 import { adminRoutes, type AdminOps, type Catalog, type StateDump } from './admin.js';
 import { CloudEngine, type Hypervisor, type ServerChange, type VolumeChange } from './cloud.js';
 import { DEFAULT_VOLUME_TYPES, defaultCloudConfig, type CloudConfig } from './config.js';
+import { dispatch, DispatchError, type DispatchRequest, type DispatchResponse } from './dispatch.js';
 import { CloudError, Codes } from './errors.js';
 import { FaultRegistry, parseFaultRule, type FaultRule } from './faults.js';
 import { frameworkErrors, installHttpLayer } from './http.js';
@@ -39,6 +40,7 @@ export type { Hypervisor, ServerChange, VolumeChange } from './cloud.js';
 export type { VolumeFs } from './state.js';
 export { DataFileError } from './state.js';
 export { CloudError } from './errors.js';
+export { DispatchError, type DispatchRequest, type DispatchResponse } from './dispatch.js';
 export { FAULT_OPERATIONS, type FaultEffect, type FaultMatch, type FaultRule, type FaultRuleInput, type FaultService } from './faults.js';
 export type { Catalog, StateDump } from './admin.js';
 
@@ -76,6 +78,15 @@ export interface FaultApi {
 
 export interface MockHcs {
   app: FastifyInstance;
+  /**
+   * One HTTP request in process, through fastify's request handler
+   * (`app.routing`) without sockets or light-my-request: the same routing,
+   * hooks (authentication, faults, durability), validation, handlers and
+   * error rendering as `app.inject()` and `app.listen()`, and the same status,
+   * headers (less Node's date and connection) and body as `app.inject()`.
+   * Rejects with DispatchError once the mock is closed.
+   */
+  dispatch(req: DispatchRequest): Promise<DispatchResponse>;
   config: CloudConfig;
   hypervisor: Hypervisor;
   onServerChange(fn: (s: ServerChange) => void): () => void;
@@ -297,6 +308,7 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
   let closed = false;
   return {
     app,
+    dispatch: (req) => (closed ? Promise.reject(new DispatchError('mock-hcs is closed', 'MOCK_HCS_CLOSED')) : dispatch(app, req)),
     config,
     hypervisor: engine,
     onServerChange: (fn) => engine.onServerChange(fn),

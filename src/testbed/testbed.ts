@@ -9,7 +9,7 @@ import { installAdmission } from '../admission/index.js';
 import { secretValue, type Secret } from '../api/core.js';
 import { installCrdSchemas } from '../kube/crds/install.js';
 import { setupCapiControllers } from '../capi/index.js';
-import { HcsClient, injectTransport } from '../cloud/index.js';
+import { dispatchTransport, HcsClient } from '../cloud/index.js';
 import { GuestFleet, type GuestOptions } from '../guest/index.js';
 import { setupProviderControllers, type DiskClaimer, type ProviderControllers, type ProviderOptions } from '../provider/index.js';
 import type { TestbedFactory, TestbedHandle } from '../scenario/runner.js';
@@ -132,7 +132,9 @@ export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: B
   const cloud = await createMockHcs({ clock: env.clock, rng: env.rng.fork('cloud'), events: env.events, ...(opts.cloudConfig ? { config: opts.cloudConfig } : {}) });
   const project = cloud.config.projects[0];
   if (!project) throw new Error('cloud config has no project');
-  const clientFor = (ak: string, sk: string): HcsClient => new HcsClient({ transport: injectTransport(cloud.app), ak, sk, projectId: project.id, clock: env.clock });
+  // Signed HTTP requests into mock-hcs's request handler, in process (MockHcs.dispatch: what app.inject() answers, without light-my-request).
+  const transport = dispatchTransport(cloud);
+  const clientFor = (ak: string, sk: string): HcsClient => new HcsClient({ transport, ak, sk, projectId: project.id, clock: env.clock });
   const hcs = clientFor(project.ak, project.sk);
   // The provider's client follows the credentials Secret (HCS-5); every call goes to the current one.
   const initial = opts.credentials ? clientFor(opts.credentials.ak, opts.credentials.sk) : hcs;
