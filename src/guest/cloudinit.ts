@@ -4,7 +4,7 @@
  * models are interpreted: hostname/fqdn, write_files, disk_setup, fs_setup,
  * mounts and runcmd.
  */
-import { parse as parseYaml, parseAllDocuments } from 'yaml';
+import { loadAllYaml, loadYaml, yamlErrorMessage } from '../provider/cloudinit.js';
 
 export interface GuestWriteFile {
   path: string;
@@ -45,9 +45,9 @@ export function parseGuestCloudConfig(text: string): GuestCloudConfig {
   if (!/^\uFEFF?#cloud-config\s*(\n|$)/.test(text)) throw new GuestCloudInitError('user data is not a #cloud-config document');
   let raw: unknown;
   try {
-    raw = parseYaml(text);
+    raw = loadYaml(text);
   } catch (e) {
-    throw new GuestCloudInitError(`user data does not parse as YAML: ${(e as Error).message}`);
+    throw new GuestCloudInitError(`user data does not parse as YAML: ${yamlErrorMessage(e)}`);
   }
   const doc = (raw ?? {}) as Record<string, unknown>;
   const files: GuestWriteFile[] = [];
@@ -91,9 +91,16 @@ export interface KubeadmNodeConfig {
   taints?: { key: string; value?: string; effect: string }[];
 }
 
+/** The first JoinConfiguration/InitConfiguration of a kubeadm config file; undefined when it holds none or is not YAML (kubeadm refuses both). */
 export function parseKubeadmConfig(text: string): KubeadmNodeConfig | undefined {
-  for (const d of parseAllDocuments(text) as unknown as { toJS(): unknown }[]) {
-    const o = d.toJS() as Record<string, unknown> | null;
+  let docs: unknown[];
+  try {
+    docs = loadAllYaml(text);
+  } catch {
+    return undefined;
+  }
+  for (const d of docs) {
+    const o = d as Record<string, unknown> | null;
     if (!o || (o.kind !== 'JoinConfiguration' && o.kind !== 'InitConfiguration')) continue;
     const nr = (o.nodeRegistration ?? {}) as Record<string, unknown>;
     const argsRaw = nr.kubeletExtraArgs;
