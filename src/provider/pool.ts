@@ -171,15 +171,17 @@ export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: str
   // Fast path (every reconcile of a bound machine): the entry it holds, no list, no write.
   const cur = await getShared<HCSMachineConfigPool>(client, ref);
   if (!cur) return undefined;
-  const held = firstBy(cur.status?.entries, 'machine', machine);
+  const held = heldEntry(cur, machine, preferred, nowMs);
   const heldCfg = held && firstBy(cur.spec.configs, 'hostname', held.hostname);
   if (held && heldCfg && statusInSync(cur, nowMs)) return { hostname: held.hostname, config: structuredClone(heldCfg), entry: structuredClone(held) };
   const live = new Set((await listShared<HCSMachine>(client, 'HCSMachine', { namespace: ref.namespace })).map((m) => m.metadata.name));
   let result: BindResult | undefined;
-  await mutatePoolStatus(client, ref, (pool) => {
+  await mutatePoolStatus(client, ref, (pool, stored) => {
     const before = { ...(pool.status ?? {}) };
-    syncEntries(pool, nowMs);
-    const entries = pool.status!.entries!;
+    // A version in sync (the usual case, remembered per version) would come out of syncEntries unchanged.
+    if (!statusInSync(stored, nowMs)) syncEntries(pool, nowMs);
+    pool.status!.entries ??= [];
+    const entries = pool.status!.entries;
     const cfgByHost = new Map<string, PoolConfig>();
     for (const c of pool.spec.configs) if (!cfgByHost.has(c.hostname)) cfgByHost.set(c.hostname, c);
     const entryByHost = new Map<string, PoolEntryStatus>();
@@ -218,6 +220,40 @@ export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: str
     return !sameJsonText(pool.status, before);
   });
   return result;
+}
+
+/**
+ * The entry `machine` holds (the first one, as `find` would return it). A
+ * bound machine knows its hostname (`preferred`, from its status): in a pool
+ * whose status is in sync with its spec, the entry of the config at position
+ * i is entries[i], so one position lookup in the spec's (stable) hostname
+ * index answers it without indexing the entries of every new pool version.
+ * The entry found there is the first one the machine holds because bindEntry
+ * never binds a machine that holds an entry to a second one (it looks for the
+ * held entry first) and releaseEntry releases them all.
+ */
+function heldEntry(pool: Readonly<HCSMachineConfigPool>, machine: string, preferred: string | undefined, nowMs: number): PoolEntryStatus | undefined {
+  const entries = pool.status?.entries;
+  if (preferred !== undefined && entries && Object.isFrozen(pool.spec.configs)) {
+    const i = positionOf(pool.spec.configs, preferred);
+    const e = i === undefined ? undefined : entries[i];
+    if (e && e.hostname === preferred && e.machine === machine && statusInSync(pool, nowMs)) return e;
+  }
+  return firstBy(entries, 'machine', machine);
+}
+
+/** Position of the first config with each hostname, per stored, frozen configs array. */
+const positions = new WeakMap<readonly PoolConfig[], Map<string, number>>();
+function positionOf(configs: readonly PoolConfig[], hostname: string): number | undefined {
+  let m = positions.get(configs);
+  if (!m) {
+    m = new Map();
+    configs.forEach((c, i) => {
+      if (!m!.has(c.hostname)) m!.set(c.hostname, i);
+    });
+    positions.set(configs, m);
+  }
+  return m.get(hostname);
 }
 
 /**
@@ -326,7 +362,7 @@ function inSyncFrom(base: Readonly<HCSMachineConfigPool>, pool: Readonly<HCSMach
 async function mutatePoolStatus(
   client: KubeClient,
   ref: ObjectRef,
-  mutate: (pool: HCSMachineConfigPool) => boolean | void,
+  mutate: (pool: HCSMachineConfigPool, stored: Readonly<HCSMachineConfigPool>) => boolean | void,
   attempts = 8,
 ): Promise<Readonly<HCSMachineConfigPool> | undefined> {
   for (let i = 0; ; i++) {
@@ -334,7 +370,7 @@ async function mutatePoolStatus(
     if (!cur) return undefined;
     const st = cur.status;
     const pool = { ...cur, ...(st ? { status: { ...st, ...(st.entries ? { entries: [...st.entries] } : {}) } } : {}) } as HCSMachineConfigPool;
-    if (mutate(pool) === false) return pool;
+    if (mutate(pool, cur) === false) return pool;
     try {
       // Read-only result (the stored version where the backend shares it): no O(entries) copy back.
       return await updateStatusShared(client, pool);
