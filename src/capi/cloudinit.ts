@@ -12,7 +12,7 @@
  * /etc/kubernetes/pki/ca.crt so the simulated guest can check the kubelet
  * certificate chain (BOOT-3) without running TLS discovery.
  */
-import { stringify } from 'yaml';
+import { dumpYaml } from '../core/yaml.js';
 import type { BootstrapFile, KubeadmConfigSpec } from '../api/capi.js';
 
 export const JOIN_CONFIG_PATH = '/run/kubeadm/kubeadm-join-config.yaml';
@@ -66,7 +66,7 @@ export function renderJoinConfiguration(input: JoinInput): string {
     ...(jc.controlPlane ? { controlPlane: structuredClone(jc.controlPlane) } : {}),
     ...(jc.patches ? { patches: structuredClone(jc.patches) } : {}),
   };
-  return stringify(doc, { lineWidth: 0 });
+  return dumpYaml(doc);
 }
 
 function fileEntry(f: BootstrapFile): Record<string, unknown> {
@@ -99,7 +99,7 @@ export function renderJoinCloudInit(input: JoinInput): string {
     runcmd: [...(spec.preKubeadmCommands ?? []), `${KUBEADM_JOIN_COMMAND} && ${SENTINEL_COMMAND}`, ...(spec.postKubeadmCommands ?? [])],
     ...(spec.users?.length ? { users: spec.users.map((u) => ({ name: u.name, ...(u.sshAuthorizedKeys ? { ssh_authorized_keys: u.sshAuthorizedKeys } : {}) })) } : {}),
   };
-  return `#cloud-config\n${stringify(doc, { lineWidth: 0 })}`;
+  return `#cloud-config\n${dumpYaml(doc)}`;
 }
 
 /** The kubeadm ClusterConfiguration + InitConfiguration documents (YAML) of the first control plane node. */
@@ -124,7 +124,7 @@ export function renderInitConfiguration(input: InitInput): string {
     nodeRegistration: structuredClone(ic.nodeRegistration ?? {}),
     ...(ic.patches ? { patches: structuredClone(ic.patches) } : {}),
   };
-  return `---\n${stringify(cluster, { lineWidth: 0 })}---\n${stringify(init, { lineWidth: 0 })}`;
+  return `---\n${dumpYaml(cluster)}---\n${dumpYaml(init)}`;
 }
 
 /** The `#cloud-config` user data of the first control plane node (`kubeadm init`). */
@@ -146,5 +146,5 @@ export function renderInitCloudInit(input: InitInput): string {
     runcmd: [...(spec.preKubeadmCommands ?? []), `${KUBEADM_INIT_COMMAND} && ${SENTINEL_COMMAND}`, ...(spec.postKubeadmCommands ?? [])],
     ...(spec.users?.length ? { users: spec.users.map((u) => ({ name: u.name, ...(u.sshAuthorizedKeys ? { ssh_authorized_keys: u.sshAuthorizedKeys } : {}) })) } : {}),
   };
-  return `#cloud-config\n${stringify(doc, { lineWidth: 0 })}`;
+  return `#cloud-config\n${dumpYaml(doc)}`;
 }

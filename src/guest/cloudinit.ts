@@ -4,7 +4,7 @@
  * models are interpreted: hostname/fqdn, write_files, disk_setup, fs_setup,
  * mounts and runcmd.
  */
-import { loadAllYaml, loadYaml, yamlErrorMessage } from '../provider/cloudinit.js';
+import { loadAllYaml, loadYaml, yamlErrorMessage } from '../core/yaml.js';
 
 export interface GuestWriteFile {
   path: string;

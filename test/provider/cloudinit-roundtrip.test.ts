@@ -10,7 +10,8 @@ import { parse as parseYaml } from 'yaml';
 import type { BootstrapFile, KubeadmConfigSpec } from '../../src/api/capi.js';
 import { renderInitCloudInit, renderJoinCloudInit } from '../../src/capi/cloudinit.js';
 import { GuestCloudInitError, kubeadmCommand, parseGuestCloudConfig, parseKubeadmConfig } from '../../src/guest/cloudinit.js';
-import { CloudInitError, dumpYaml, INIT_CONFIG_PATH, JOIN_CONFIG_PATH, KUBELET_CERT_PATH, KUBELET_KEY_PATH, injectCloudInit, loadYaml, patchInitConfiguration, patchJoinConfiguration } from '../../src/provider/cloudinit.js';
+import { dumpYaml, loadYaml } from '../../src/core/yaml.js';
+import { CloudInitError, INIT_CONFIG_PATH, JOIN_CONFIG_PATH, KUBELET_CERT_PATH, KUBELET_KEY_PATH, injectCloudInit, patchInitConfiguration, patchJoinConfiguration } from '../../src/provider/cloudinit.js';
 
 const PEM = '-----BEGIN CERTIFICATE-----\nMIIBQTCB6aADAgECAggU3SeR+m5e9DAKBggqhkjOPQQDAjAVMRMwEQYDVQQDEwpr\ndWJlcm5ldGVzMB4XDTI1MTIzMTAwMDAwMFoXDTM1MTIzMDAwMDAwMFowFTETMBEG\n-----END CERTIFICATE-----\n';
 const KEY = '-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIGsuuE3u10536lVOaMych15ZULl9pWA1hLK8MfS2qZf7oAoGCCqGSM49\n-----END EC PRIVATE KEY-----\n';
@@ -128,6 +129,9 @@ describe('cloud-init round trip: provider injection -> guest (BOOT-2)', () => {
     expect(out).toContain('hostname: worker-7\nfqdn: worker-7\n');
     expect(out).toContain('  - - /dev/vdb\n    - /var/lib/kubelet\n    - xfs\n    - defaults,nofail\n    - "0"\n    - "2"\n');
     expect(out).not.toMatch(/&ref|\*ref/);
+    // The CAPBK renderer (src/capi/cloudinit.ts) writes with the same dumper: no anchors, "0644" quoted for YAML 1.1.
+    expect(original).not.toMatch(/&ref|\*ref/);
+    expect(original).toContain('    permissions: "0644"\n');
   });
 });
 
