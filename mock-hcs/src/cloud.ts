@@ -536,6 +536,17 @@ export class CloudEngine implements Hypervisor {
     return out;
   }
 
+  /**
+   * The project's servers whose name may match the ECS `name` pattern, in
+   * serversOf order: a superset of the matches (the caller applies the
+   * pattern), usually a handful; undefined when the index cannot narrow the
+   * pattern down (no literal part of 3 characters): then use serversOf.
+   */
+  serverNameCandidates(projectId: string, pattern: string): ServerRec[] | undefined {
+    const ids = this.store.serversNameCandidates(projectId, pattern);
+    return ids?.map((id) => this.data.servers[id]!);
+  }
+
   /** The project's volumes attached or being attached to `serverId` (EVS `server_id`), in volumesOf order. */
   volumesOfServer(projectId: string, serverId: string): VolumeRec[] {
     return this.store.volumesOfServer(projectId, serverId);

@@ -360,6 +360,16 @@ export class Store {
   /** projectId -> server ids, in creation order. */
   readonly serversByProject = new Map<string, Set<string>>();
   /**
+   * Every 3-character substring of a server name -> the ids of the servers
+   * whose name contains it (ECS ListServers `name` is a substring match; a
+   * name matching a pattern contains every 3 characters of the pattern's
+   * literal parts). Names never change; kept by indexServer/unindexServer.
+   */
+  private readonly serversByGram = new Map<string, Set<string>>();
+  /** Server id -> its position in serversByProject's order (creation order), to list an indexed subset in that order. */
+  private readonly serverRank = new Map<string, number>();
+  private nextServerRank = 0;
+  /**
    * projectId -> volume id -> the volume's record, in creation order. The
    * record is the one in `data.volumes` (assigned only on create, together
    * with indexVolume; a replaced document is reindexed), so listing needs no
@@ -432,6 +442,8 @@ export class Store {
 
   private reindex(): void {
     this.serversByProject.clear();
+    this.serversByGram.clear();
+    this.serverRank.clear();
     this.volumesByProject.clear();
     this.volumesByServer.clear();
     this.usedIps.clear();
@@ -441,13 +453,47 @@ export class Store {
   }
 
   indexServer(s: ServerRec): void {
-    setOf(this.serversByProject, s.projectId).add(s.id);
+    const ids = setOf(this.serversByProject, s.projectId);
+    if (!ids.has(s.id)) this.serverRank.set(s.id, this.nextServerRank++);
+    ids.add(s.id);
+    for (let i = 0; i + 3 <= s.name.length; i++) setOf(this.serversByGram, s.name.slice(i, i + 3)).add(s.id);
     for (const n of s.nics) this.reserveIp(n.subnetId, n.ip, { kind: 'server', id: s.id, portId: n.portId });
   }
 
   unindexServer(s: ServerRec): void {
     this.serversByProject.get(s.projectId)?.delete(s.id);
+    this.serverRank.delete(s.id);
+    for (let i = 0; i + 3 <= s.name.length; i++) {
+      const gram = s.name.slice(i, i + 3);
+      const ids = this.serversByGram.get(gram);
+      if (ids?.delete(s.id) && ids.size === 0) this.serversByGram.delete(gram);
+    }
     for (const n of s.nics) this.usedIps.get(n.subnetId)?.delete(n.ip);
+  }
+
+  /**
+   * The project's servers whose name may match the ECS name pattern (a
+   * substring match where "." is any character), in serversByProject's
+   * order: a superset of the matches, found through the 3-character
+   * substrings of the pattern's literal parts (the fewest servers of any of
+   * them). Undefined when the pattern has no literal part of 3 characters:
+   * then every server is a candidate.
+   */
+  serversNameCandidates(projectId: string, pattern: string): string[] | undefined {
+    let best: Set<string> | undefined;
+    for (const part of pattern.split('.')) {
+      for (let i = 0; i + 3 <= part.length; i++) {
+        const ids = this.serversByGram.get(part.slice(i, i + 3));
+        if (!ids) return [];
+        if (!best || ids.size < best.size) best = ids;
+      }
+    }
+    if (!best) return undefined;
+    const own = this.serversByProject.get(projectId);
+    const out: string[] = [];
+    if (own) for (const id of best) if (own.has(id)) out.push(id);
+    if (out.length > 1) out.sort((a, b) => this.serverRank.get(a)! - this.serverRank.get(b)!);
+    return out;
   }
 
   indexVolume(v: VolumeRec): void {

@@ -31,8 +31,11 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       const limit = intParam(q(req, 'limit'), 'limit', 25, 1, 1000);
       // ECS offset is a page number starting at 1 (0 behaves as 1), not an item offset.
       const page = Math.max(1, intParam(q(req, 'offset'), 'offset', 1, 0, 1_000_000));
-      const matches = filterServers(engine.serversOf(req.hcs.projectId), {
-        name: q(req, 'name'),
+      const name = q(req, 'name');
+      // A name pattern narrows the servers to look at through the store's index (same servers, same order as the scan).
+      const candidates = (name ? engine.serverNameCandidates(req.hcs.projectId, name) : undefined) ?? engine.serversOf(req.hcs.projectId);
+      const matches = filterServers(candidates, {
+        name,
         status: q(req, 'status'),
         tags: q(req, 'tags'),
         notTags: q(req, 'not-tags'),
