@@ -255,6 +255,22 @@ export async function noContent(req: FastifyRequest, reply: FastifyReply, engine
   return reply.code(204).send();
 }
 
+/** The content type fastify gives a serialised object (CONTENT_TYPE.JSON). */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Answer 200 with a JSON document already serialised: exactly what returning
+ * the object would send (fastify serialises it with JSON.stringify and this
+ * content type). A string body skips the preSerialization hook, so its
+ * durability wait and the fault `partial` are done here, as in noContent.
+ */
+export async function sendJsonText(req: FastifyRequest, reply: FastifyReply, engine: CloudEngine, text: string): Promise<FastifyReply> {
+  if (req.method !== 'GET' && req.method !== 'HEAD' && engine.storeRef.dirty) await engine.storeRef.sync();
+  const p = req.hcs.partial;
+  if (p) return reply.code(p.status).send(errorBody(p.code, p.message));
+  return reply.type(JSON_CONTENT_TYPE).send(text);
+}
+
 /** Single query value (first one when repeated). */
 export function q(req: FastifyRequest, name: string): string | undefined {
   const v = (req.query as Record<string, string | string[] | undefined>)[name];

@@ -179,6 +179,105 @@ export function renderVolume(v: VolumeRec, endpoint = ''): Record<string, unknow
 }
 
 /**
+ * What renderVolume reads of a volume, as it was when its JSON text was
+ * made. Records are changed in place (status, attachment, metadata, times,
+ * ...), so a remembered text is used only while every one of these is still
+ * the same.
+ */
+interface VolumeJsonEntry {
+  json: string;
+  id: string;
+  name: string;
+  size: number;
+  status: string;
+  volumeType: string;
+  az: string;
+  projectId: string;
+  bootable: boolean;
+  description: string | undefined;
+  imageId: string | undefined;
+  createdAt: number;
+  updatedAt: number;
+  attachment: VolumeRec['attachment'];
+  serverId: string | undefined;
+  attachmentId: string | undefined;
+  attachedAt: number | undefined;
+  device: string | undefined;
+  /** Metadata keys and values, in their (and JSON's) order. */
+  meta: string[];
+}
+
+const volumeJsonCache = new WeakMap<VolumeRec, VolumeJsonEntry>();
+
+function sameVolumeInputs(c: VolumeJsonEntry, v: VolumeRec): boolean {
+  const a = v.attachment;
+  if (
+    c.id !== v.id ||
+    c.name !== v.name ||
+    c.size !== v.size ||
+    c.status !== v.status ||
+    c.volumeType !== v.volumeType ||
+    c.az !== v.az ||
+    c.projectId !== v.projectId ||
+    c.bootable !== v.bootable ||
+    c.description !== v.description ||
+    c.imageId !== v.imageId ||
+    c.createdAt !== v.createdAt ||
+    c.updatedAt !== v.updatedAt ||
+    c.attachment !== a ||
+    c.serverId !== a?.serverId ||
+    c.attachmentId !== a?.attachmentId ||
+    c.attachedAt !== a?.attachedAt ||
+    c.device !== a?.device
+  ) {
+    return false;
+  }
+  const meta = c.meta;
+  let i = 0;
+  for (const k in v.metadata) {
+    if (meta[i] !== k || meta[i + 1] !== v.metadata[k]) return false;
+    i += 2;
+  }
+  return i === meta.length;
+}
+
+/**
+ * `JSON.stringify(renderVolume(v))`, remembered per record and made again
+ * whenever anything renderVolume reads of the record changed (a list of N
+ * volumes otherwise renders and serialises all N on every call).
+ */
+export function volumeJson(v: VolumeRec): string {
+  const cached = volumeJsonCache.get(v);
+  if (cached && sameVolumeInputs(cached, v)) return cached.json;
+  const json = JSON.stringify(renderVolume(v));
+  const a = v.attachment;
+  const meta: string[] = [];
+  for (const k in v.metadata) meta.push(k, v.metadata[k]!);
+  volumeJsonCache.set(v, {
+    json,
+    id: v.id,
+    name: v.name,
+    size: v.size,
+    status: v.status,
+    volumeType: v.volumeType,
+    az: v.az,
+    projectId: v.projectId,
+    bootable: v.bootable,
+    description: v.description,
+    imageId: v.imageId,
+    createdAt: v.createdAt,
+    updatedAt: v.updatedAt,
+    attachment: a,
+    serverId: a?.serverId,
+    attachmentId: a?.attachmentId,
+    attachedAt: a?.attachedAt,
+    device: a?.device,
+    meta,
+  });
+  return json;
+}
+
+/**
  * A flavor with its sell status: `cond:operation:az` lists every AZ as
  * `az(status)`; `cond:operation:status` is the status in the AZ asked for,
  * else the best one over all AZs (normal > obt > sellout > abandon).

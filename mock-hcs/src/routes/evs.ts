@@ -2,8 +2,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CloudEngine } from '../cloud.js';
 import { CloudError, Codes } from '../errors.js';
-import { q } from '../http.js';
-import { renderVolume } from '../render.js';
+import { q, sendJsonText } from '../http.js';
+import { renderVolume, volumeJson } from '../render.js';
 import type { VolumeRec } from '../state.js';
 import { intParam } from './ecs.js';
 
@@ -15,7 +15,7 @@ export function evsRoutes(engine: CloudEngine) {
     app.post('/v2.1/:project_id/cloudvolumes', { config: { op: 'createVolume' } }, create);
     app.post('/v2/:project_id/cloudvolumes', { config: { op: 'createVolume' } }, create);
 
-    app.get('/v2/:project_id/cloudvolumes/detail', { config: { op: 'listVolumes' } }, async (req) => {
+    app.get('/v2/:project_id/cloudvolumes/detail', { config: { op: 'listVolumes' } }, async (req, reply) => {
       const limit = intParam(q(req, 'limit'), 'limit', 1000, 1, 1000, Codes.evsBadRequest);
       const offset = intParam(q(req, 'offset'), 'offset', 0, 0, 1_000_000, Codes.evsBadRequest);
       const name = q(req, 'name');
@@ -46,14 +46,18 @@ export function evsRoutes(engine: CloudEngine) {
         if (name && !v.name.includes(name)) continue;
         matches.push(v);
       }
-      return { count: matches.length, volumes: matches.slice(offset, offset + limit).map((v) => renderVolume(v)) };
+      // JSON.stringify({ count, volumes: page.map(renderVolume) }), with each volume's text remembered while it is unchanged.
+      const page = matches.slice(offset, offset + limit);
+      let text = `{"count":${matches.length},"volumes":[`;
+      for (let i = 0; i < page.length; i++) text += (i === 0 ? '' : ',') + volumeJson(page[i]!);
+      return sendJsonText(req, reply, engine, `${text}]}`);
     });
 
-    app.get('/v2/:project_id/cloudvolumes/:volume_id', { config: { op: 'showVolume' } }, async (req) => {
+    app.get('/v2/:project_id/cloudvolumes/:volume_id', { config: { op: 'showVolume' } }, async (req, reply) => {
       const { volume_id } = req.params as P;
       const v = engine.volumeRec(req.hcs.projectId, volume_id!);
       if (!v) throw new CloudError(404, Codes.evsNotFound, `Volume ${volume_id} could not be found.`);
-      return { volume: renderVolume(v) };
+      return sendJsonText(req, reply, engine, `{"volume":${volumeJson(v)}}`);
     });
 
     app.put('/v2/:project_id/cloudvolumes/:volume_id', { config: { op: 'updateVolume' } }, async (req) => {
