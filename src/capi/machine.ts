@@ -102,16 +102,22 @@ export class MachineReconciler implements Controller {
 
   async reconcile(key: string): Promise<Result | void> {
     const { namespace, name } = splitKey(key);
-    let m = await this.ctx.mgmt.get<Machine>({ kind: 'Machine', namespace, name });
+    // Read-only (the store's own objects where it shares them): every change below is a new object written back.
+    let m: Machine | undefined = await getShared<Machine>(this.ctx.mgmt, { kind: 'Machine', namespace, name });
     if (!m) return;
-    const cluster = await this.ctx.mgmt.get<Cluster>({ kind: 'Cluster', namespace, name: m.spec.clusterName });
+    const cluster: Cluster | undefined = await getShared<Cluster>(this.ctx.mgmt, { kind: 'Cluster', namespace, name: m.spec.clusterName });
     if (m.spec.providerID) this.byProviderID.set(`${namespace}/${m.spec.clusterName}|${m.spec.providerID}`, key);
     if (isDeleting(m)) return this.reconcileDelete(m, cluster);
 
     if (!m.metadata.finalizers?.includes(FINALIZER_MACHINE) || m.metadata.labels?.[LABEL_CLUSTER_NAME] !== m.spec.clusterName) {
-      m.metadata.finalizers = [...new Set([...(m.metadata.finalizers ?? []), FINALIZER_MACHINE])];
-      m.metadata.labels = { ...(m.metadata.labels ?? {}), [LABEL_CLUSTER_NAME]: m.spec.clusterName };
-      m = await this.ctx.mgmt.update(m);
+      m = await this.ctx.mgmt.update<Machine>({
+        ...m,
+        metadata: {
+          ...m.metadata,
+          finalizers: [...new Set([...(m.metadata.finalizers ?? []), FINALIZER_MACHINE])],
+          labels: { ...(m.metadata.labels ?? {}), [LABEL_CLUSTER_NAME]: m.spec.clusterName },
+        },
+      });
     }
     if (cluster?.spec.paused) return;
 

@@ -127,7 +127,8 @@ export class HCSMachineController implements Controller {
   async reconcile(key: string): Promise<Result | void> {
     const [namespace, name] = key.split('/') as [string, string];
     const ref: ObjectRef = { kind: 'HCSMachine', namespace, name };
-    let hm = await this.ctx.mgmt.get<HCSMachine>(ref);
+    // Read-only (the store's own object where it shares one): changes go through patch/update/status writes.
+    let hm: HCSMachine | undefined = await getShared<HCSMachine>(this.ctx.mgmt, ref);
     if (!hm) return;
     if (!isDeleting(hm) && !hasFinalizer(hm, FINALIZER_HCSMACHINE)) {
       hm = await this.ctx.mgmt.patch<HCSMachine>(ref, 'merge', { metadata: { finalizers: [...(hm.metadata.finalizers ?? []), FINALIZER_HCSMACHINE] } });
@@ -743,7 +744,7 @@ export class HCSMachineController implements Controller {
       const cur = await this.ctx.mgmt.get<HCSMachine>(refOf(hm));
       if (cur) run.hm = await this.ctx.mgmt.update<HCSMachine>({ ...cur, metadata: { ...cur.metadata, finalizers: (cur.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_HCSMACHINE) } });
     }
-    run.hm.metadata.finalizers = fins;
+    run.hm = { ...run.hm, metadata: { ...run.hm.metadata, finalizers: fins } };
     this.rep.info('hcsmachine.deleted', `HCSMachine ${run.key}: server gone, finalizer removed`, { machine: run.key });
     return undefined;
   }

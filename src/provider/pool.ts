@@ -21,7 +21,7 @@ import { rfc3339 } from '../core/clock.js';
 import { getShared, listShared, updateStatusShared, type KubeClient } from '../kube/client.js';
 import { isConflict } from '../kube/errors.js';
 import { jsonEqual } from '../kube/patch.js';
-import type { ObjectRef } from '../kube/types.js';
+import type { KubeObject, ObjectRef } from '../kube/types.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext } from '../runtime/context.js';
 import type { CloudApi, CloudVolume } from './cloud-api.js';
@@ -174,7 +174,7 @@ export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: str
   const held = heldEntry(cur, machine, preferred, nowMs);
   const heldCfg = held && firstBy(cur.spec.configs, 'hostname', held.hostname);
   if (held && heldCfg && statusInSync(cur, nowMs)) return { hostname: held.hostname, config: structuredClone(heldCfg), entry: structuredClone(held) };
-  const live = new Set((await listShared<HCSMachine>(client, 'HCSMachine', { namespace: ref.namespace })).map((m) => m.metadata.name));
+  const isLive = await liveMachines(client, ref.namespace ?? 'default');
   let result: BindResult | undefined;
   await mutatePoolStatus(client, ref, (pool, stored) => {
     const before = { ...(pool.status ?? {}) };
@@ -187,7 +187,7 @@ export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: str
     const entryByHost = new Map<string, PoolEntryStatus>();
     for (const e of entries) if (!entryByHost.has(e.hostname)) entryByHost.set(e.hostname, e);
     const inSpec = (e: PoolEntryStatus): PoolConfig | undefined => cfgByHost.get(e.hostname);
-    const free = (e: PoolEntryStatus): boolean => !e.machine || (e.machine !== machine && !live.has(e.machine));
+    const free = (e: PoolEntryStatus): boolean => !e.machine || (e.machine !== machine && !isLive(e.machine));
     let entry = entries.find((e) => e.machine === machine && inSpec(e));
     if (!entry && preferred) entry = entries.find((e) => e.hostname === preferred && inSpec(e) && free(e));
     if (!entry) {
@@ -208,7 +208,7 @@ export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: str
     // Stale bindings to machines that are gone are cleared on the way (POOL-4).
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i]!;
-      if (e.machine && e.machine !== machine && !live.has(e.machine)) {
+      if (e.machine && e.machine !== machine && !isLive(e.machine)) {
         const { machine: _m, ...rest } = e;
         entries[i] = rest;
       }
@@ -220,6 +220,27 @@ export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: str
     return !sameJsonText(pool.status, before);
   });
   return result;
+}
+
+/** A store that can answer a read synchronously (the embedded store; see KubeClient.getShared). */
+interface SyncReader {
+  getSharedSync<T extends KubeObject>(ref: ObjectRef): Readonly<T> | undefined;
+}
+
+/**
+ * Does an HCSMachine of this name exist in `namespace`? Where the backend
+ * reads synchronously, each question is one lookup (binding a machine in a
+ * pool of N entries asks about the bound entries only, not about a list of
+ * every HCSMachine); elsewhere the answers come from one list taken now.
+ */
+async function liveMachines(client: KubeClient, namespace: string): Promise<(name: string) => boolean> {
+  const sync = client as Partial<SyncReader>;
+  if (typeof sync.getSharedSync === 'function') {
+    const reader = sync as SyncReader;
+    return (name) => reader.getSharedSync<HCSMachine>({ kind: 'HCSMachine', namespace, name }) !== undefined;
+  }
+  const names = new Set((await listShared<HCSMachine>(client, 'HCSMachine', { namespace })).map((m) => m.metadata.name));
+  return (name) => names.has(name);
 }
 
 /**
@@ -563,7 +584,7 @@ export class PoolController implements Controller {
     // Only the provider's persistent disks (every volume the disk claimer creates carries hcs.io/persistent):
     // EVS filters by metadata server-side, so the cluster's root and data volumes are not listed at all.
     if (cluster) volumes = await this.cloud.listVolumes({ metadata: { [META_CLUSTER]: cluster, [META_PERSISTENT]: 'true' } });
-    const live = new Set((await listShared<HCSMachine>(this.ctx.mgmt, 'HCSMachine', { namespace })).map((m) => m.metadata.name));
+    const isLive = await liveMachines(this.ctx.mgmt, namespace);
     let drift: string[] = [];
     let transitional = false;
     const now = this.ctx.clock.now();
@@ -591,7 +612,7 @@ export class PoolController implements Controller {
       const entries = st.entries ?? [];
       for (let i = 0; i < entries.length; i++) {
         let e = entries[i]!;
-        if (e.machine && !live.has(e.machine)) {
+        if (e.machine && !isLive(e.machine)) {
           const { machine: _m, ...rest } = e;
           e = rest;
         }
