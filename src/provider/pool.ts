@@ -260,7 +260,9 @@ function heldEntry(pool: Readonly<HCSMachineConfigPool>, machine: string, prefer
     const e = i === undefined ? undefined : entries[i];
     if (e && e.hostname === preferred && e.machine === machine && statusInSync(pool, nowMs)) return e;
   }
-  return firstBy(entries, 'machine', machine);
+  // One scan, not an index: a machine without a recorded hostname asks once (its first binding), and
+  // every binding writes a new version of the entries, so a per-version index would be rebuilt for each ask.
+  return entries?.find((e) => e.machine === machine);
 }
 
 /** Position of the first config with each hostname, per stored, frozen configs array. */
@@ -278,10 +280,11 @@ function positionOf(configs: readonly PoolConfig[], hostname: string): number | 
 }
 
 /**
- * Per stored, frozen array (a pool version's entries, a spec's configs): the
- * first element for each value of a string field, as `find` would return it.
- * Built once per array (O(n)); the many reconciles that read the same version
- * then look up in O(1). Arrays that are not frozen are scanned.
+ * Per stored, frozen array (a spec's configs, the same object from one pool
+ * version to the next while the spec does not change): the first element for
+ * each value of a string field, as `find` would return it. Built once per
+ * array (O(n)); the many reconciles that read it then look up in O(1).
+ * Arrays that are not frozen are scanned.
  */
 const firstIndex = new WeakMap<object, Map<string, Map<string, unknown>>>();
 function firstBy<T extends object, K extends keyof T & string>(list: readonly T[] | undefined, field: K, value: string): T | undefined {
