@@ -37,11 +37,15 @@ export function poolRef(namespace: string, name: string): ObjectRef {
 
 /**
  * Debounce of the pool status refresh (it lists the cluster's persistent
- * volumes): at most one per pool every 5 s, the period of the requeue while a
- * disk is in transition (it was 1 s; a large pool then re-listed all its
- * volumes every second of a rollout).
+ * volumes): at most one per pool every 10 s, also the period of the requeue
+ * while a disk is in transition. A poll interval, as CAPO's 10 s poll of a
+ * building instance: each refresh is a full EVS list of the cluster's
+ * persistent disks (N volumes for a pool of N entries), so polling it faster
+ * costs the cloud API (and the testbed) O(N) per period for a display. It was
+ * 1 s, then 5 s; bindings and the machine controller's own disk records are
+ * written at once regardless.
  */
-export const POOL_REFRESH_MS = 5_000;
+export const POOL_REFRESH_MS = 10_000;
 
 /** Ask for a refresh of a pool's status (counts, disk runtime state). */
 export function enqueuePoolRefresh(ctx: ControllerContext, namespace: string, name: string): void {
@@ -651,6 +655,6 @@ export class PoolController implements Controller {
         await this.rep.k8sEvent(saved, 'Warning', 'ImmutableFieldChanged', drift.join('; '), ['DISK-4']);
       }
     }
-    return transitional ? { requeueAfter: 5_000 } : undefined;
+    return transitional ? { requeueAfter: POOL_REFRESH_MS } : undefined;
   }
 }
