@@ -138,7 +138,7 @@ export async function benchScale(n = 1000): Promise<BenchResult[]> {
     neutron_network_id: '8a1f0c2e-1b1a-4c8e-9f2d-000000000032',
   });
   const tb = await createTestbed({ seed: 1, cloudConfig: cloud });
-  const md = async (): Promise<MachineDeployment | undefined> => tb.env.mgmt.getSync<MachineDeployment>({ kind: 'MachineDeployment', namespace: NS, name: 'bench-md-0' });
+  const md = async (): Promise<Readonly<MachineDeployment> | undefined> => tb.env.mgmt.getSharedSync<MachineDeployment>({ kind: 'MachineDeployment', namespace: NS, name: 'bench-md-0' });
   const settled = async (): Promise<boolean> => {
     const m = await md();
     const s = m?.status;
