@@ -25,6 +25,7 @@ import type { Cluster, KubeadmConfig, KubeadmConfigStatus, Machine } from '../ap
 import type { Secret } from '../api/core.js';
 import { rfc3339 } from '../core/clock.js';
 import { KubeApiError } from '../kube/errors.js';
+import { getShared } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
 import { isDeleting, ownerRef } from '../kube/types.js';
 import { generateCA } from '../pki/index.js';
@@ -69,17 +70,18 @@ export class KubeadmConfigReconciler implements Controller {
 
   async reconcile(key: string): Promise<Result | void> {
     const { namespace, name } = splitKey(key);
-    const cfg = await this.ctx.mgmt.get<KubeadmConfig>({ kind: 'KubeadmConfig', namespace, name });
+    // Read-only reads (shared where the store shares): status is written from a copy.
+    const cfg: KubeadmConfig | undefined = await getShared<KubeadmConfig>(this.ctx.mgmt, { kind: 'KubeadmConfig', namespace, name });
     if (!cfg || isDeleting(cfg)) return;
     const owner = cfg.metadata.ownerReferences?.find((r) => r.kind === 'Machine');
     if (!owner) return; // "Waiting for Machine Controller to set OwnerRef on the KubeadmConfig"
-    const machine = await this.ctx.mgmt.get<Machine>({ kind: 'Machine', namespace, name: owner.name });
+    const machine: Machine | undefined = await getShared<Machine>(this.ctx.mgmt, { kind: 'Machine', namespace, name: owner.name });
     if (!machine) return;
     if (cfg.status?.ready && cfg.status.dataSecretName) return;
 
     const now = this.ctx.clock.now();
     const status: KubeadmConfigStatus = structuredClone(cfg.status ?? {});
-    const cluster = await this.ctx.mgmt.get<Cluster>({ kind: 'Cluster', namespace, name: machine.spec.clusterName });
+    const cluster: Cluster | undefined = await getShared<Cluster>(this.ctx.mgmt, { kind: 'Cluster', namespace, name: machine.spec.clusterName });
     const wait = async (reason: string, message: string): Promise<void> => {
       status.conditions = markFalse(status.conditions, 'DataSecretAvailable', reason, 'Info', message, now);
       status.conditions = markFalse(status.conditions, 'Ready', reason, 'Info', message, now);

@@ -312,13 +312,13 @@ export class MachineReconciler implements Controller {
     const ir = m.spec.infrastructureRef;
     if (ir.kind) {
       const iref = { kind: ir.kind, namespace: ir.namespace ?? namespace, name: ir.name };
-      const infra = await this.ctx.mgmt.get(iref);
+      const infra = await getShared(this.ctx.mgmt, iref);
       if (infra) {
         if (!isDeleting(infra)) {
           await this.ctx.mgmt.delete(iref, { ignoreNotFound: true });
           this.ctx.events.record({ source: 'capi', type: 'machine.infrastructure-deleting', message: `Machine ${keyFor(m)}: deleting ${ir.kind} ${ir.name}`, data: { machine: m.metadata.name, infrastructure: ir.name }, rules: ['MD-4'] });
         }
-        if (await this.ctx.mgmt.get(iref)) {
+        if (await getShared(this.ctx.mgmt, iref)) {
           status.conditions = markFalse(status.conditions, 'InfrastructureReady', 'Deleting', 'Info', `waiting for ${ir.kind} ${ir.name} to be deleted`, now);
           await this.writeStatus(m, status);
           return { requeueAfter: INFRA_DELETE_POLL_MS };

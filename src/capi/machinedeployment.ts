@@ -22,6 +22,7 @@
 import { CAPI_VERSION, LABEL_MACHINE_TEMPLATE_HASH } from '../api/capi.js';
 import type { Cluster, MachineDeployment, MachineDeploymentStatus, MachineSet } from '../api/capi.js';
 import { isNotFound } from '../kube/errors.js';
+import { getShared } from '../kube/client.js';
 import { controllerOf, isDeleting, ownerRef } from '../kube/types.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
@@ -85,7 +86,7 @@ export class MachineDeploymentReconciler implements Controller {
 
     // Defaults (persisted, like the upstream defaulting webhook) and Cluster ownership.
     const changed = applyMachineDeploymentDefaults(md);
-    const cluster = await this.ctx.mgmt.get<Cluster>({ kind: 'Cluster', namespace, name: md.spec.clusterName });
+    const cluster: Cluster | undefined = await getShared<Cluster>(this.ctx.mgmt, { kind: 'Cluster', namespace, name: md.spec.clusterName });
     let refsChanged = false;
     if (cluster && !md.metadata.ownerReferences?.some((r) => r.kind === 'Cluster')) {
       md.metadata.ownerReferences = ensureOwnerRef(md.metadata.ownerReferences, ownerRef(cluster, false));
@@ -155,9 +156,9 @@ export class MachineDeploymentReconciler implements Controller {
   private async missingTemplate(md: MachineDeployment): Promise<string | undefined> {
     const ns = md.metadata.namespace;
     const infra = md.spec.template.spec.infrastructureRef;
-    if (infra.kind && !(await this.ctx.mgmt.get({ kind: infra.kind, namespace: infra.namespace ?? ns, name: infra.name }))) return `${infra.kind} ${infra.name}`;
+    if (infra.kind && !(await getShared(this.ctx.mgmt, { kind: infra.kind, namespace: infra.namespace ?? ns, name: infra.name }))) return `${infra.kind} ${infra.name}`;
     const boot = md.spec.template.spec.bootstrap.configRef;
-    if (boot?.kind && !(await this.ctx.mgmt.get({ kind: boot.kind, namespace: boot.namespace ?? ns, name: boot.name }))) return `${boot.kind} ${boot.name}`;
+    if (boot?.kind && !(await getShared(this.ctx.mgmt, { kind: boot.kind, namespace: boot.namespace ?? ns, name: boot.name }))) return `${boot.kind} ${boot.name}`;
     return undefined;
   }
 

@@ -409,7 +409,7 @@ export class MachineSetReconciler implements Controller {
     const { namespace, name } = splitKey(key);
     let ms = await this.ctx.mgmt.get<MachineSet>({ kind: 'MachineSet', namespace, name });
     if (!ms || isDeleting(ms)) return;
-    const cluster = await this.ctx.mgmt.get<Cluster>({ kind: 'Cluster', namespace, name: ms.spec.clusterName });
+    const cluster: Cluster | undefined = await getShared<Cluster>(this.ctx.mgmt, { kind: 'Cluster', namespace, name: ms.spec.clusterName });
     if (cluster?.spec.paused) return;
 
     // Keep selector, template and object in the same cluster (upstream mutates these on every reconcile).
