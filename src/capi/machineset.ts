@@ -25,7 +25,7 @@ import { INFRA_VERSION } from '../api/hcs.js';
 import { getShared, listShared } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject, ObjectRef, OwnerReference } from '../kube/types.js';
-import { controllerOf, isDeleting, keyOf, ownerRef } from '../kube/types.js';
+import { compareKeys, controllerOf, isDeleting, keyOf, ownerRef } from '../kube/types.js';
 import { objectFilter } from '../kube/selectors.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
@@ -62,7 +62,7 @@ class TemplateMissingError extends Error {
 export class MachineOwnerIndex {
   private readonly groups = new Map<string, Map<string, Readonly<Machine>>>();
   private readonly groupOf = new Map<string, string>();
-  /** Per group, its keys in list order (the embedded store's: localeCompare), kept by binary insertion. */
+  /** Per group, its keys in list order (the store's: key byte order, compareKeys), kept by binary insertion. */
   private readonly sorted = new Map<string, string[]>();
 
   constructor(machines: readonly Readonly<Machine>[]) {
@@ -98,13 +98,13 @@ export class MachineOwnerIndex {
     this.groupOf.set(k, g);
   }
 
-  /** First position in `keys` (sorted with localeCompare) whose key is not before `k`. */
+  /** First position in `keys` (sorted with compareKeys) whose key is not before `k`. */
   private static position(keys: readonly string[], k: string): number {
     let lo = 0;
     let hi = keys.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (keys[mid]!.localeCompare(k) < 0) lo = mid + 1;
+      if (compareKeys(keys[mid]!, k) < 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -137,7 +137,7 @@ export class MachineOwnerIndex {
     let i = 0;
     let j = 0;
     while (i < own.length || j < free.length) {
-      if (j >= free.length || (i < own.length && keyOf(own[i]!.metadata).localeCompare(keyOf(free[j]!.metadata)) < 0)) out.push(own[i++]!);
+      if (j >= free.length || (i < own.length && compareKeys(keyOf(own[i]!.metadata), keyOf(free[j]!.metadata)) < 0)) out.push(own[i++]!);
       else out.push(free[j++]!);
     }
     return out;
