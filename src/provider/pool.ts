@@ -18,7 +18,7 @@ import type {
   PoolEntryStatus,
 } from '../api/hcs.js';
 import { rfc3339 } from '../core/clock.js';
-import { getShared, listShared, updateStatusShared, type KubeClient } from '../kube/client.js';
+import { getShared, listShared, updateStatusShared, type KubeClient, type ListOptions } from '../kube/client.js';
 import { isConflict } from '../kube/errors.js';
 import { jsonEqual } from '../kube/patch.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
@@ -226,23 +226,47 @@ export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: str
   return result;
 }
 
-/** A store that can answer a read synchronously (the embedded store; see KubeClient.getShared). */
-interface SyncReader {
-  getSharedSync<T extends KubeObject>(ref: ObjectRef): Readonly<T> | undefined;
+/** The embedded store's synchronous list (its watch handlers also run inside each write). */
+interface SyncLister {
+  listSharedSync<T extends KubeObject>(kind: string, opts?: ListOptions): readonly Readonly<T>[];
 }
 
 /**
- * Does an HCSMachine of this name exist in `namespace`? Where the backend
- * reads synchronously, each question is one lookup (binding a machine in a
- * pool of N entries asks about the bound entries only, not about a list of
- * every HCSMachine); elsewhere the answers come from one list taken now.
+ * Names of the HCSMachines that exist, per namespace, for a store whose watch
+ * handlers run synchronously inside each write (the embedded store): listed
+ * once, then kept by a watch, so they are always current. A liveness question
+ * is then one Set lookup with the entry's own machine-name string (whose hash
+ * the engine keeps), instead of building a key and reading the store for each
+ * bound entry of a large pool on every binding and refresh. Per client object.
+ */
+const machineNames = new WeakMap<KubeClient, Map<string, Set<string>>>();
+function existingMachineNames(client: KubeClient): Map<string, Set<string>> | undefined {
+  const known = machineNames.get(client);
+  if (known) return known;
+  const lister = client as Partial<SyncLister>;
+  if (typeof lister.listSharedSync !== 'function') return undefined;
+  const names = new Map<string, Set<string>>();
+  const set = (o: Readonly<KubeObject>, present: boolean): void => {
+    const ns = o.metadata.namespace ?? 'default';
+    let s = names.get(ns);
+    if (!s) names.set(ns, (s = new Set()));
+    if (present) s.add(o.metadata.name);
+    else s.delete(o.metadata.name);
+  };
+  // List and watch in one synchronous step: no write can fall between them.
+  for (const o of (lister as SyncLister).listSharedSync<HCSMachine>('HCSMachine')) set(o, true);
+  client.watch<HCSMachine>('HCSMachine', (e) => set(e.object, e.type !== 'DELETED'), { shared: true });
+  machineNames.set(client, names);
+  return names;
+}
+
+/**
+ * Does an HCSMachine of this name exist in `namespace`? From the names kept
+ * above where the store allows it; elsewhere from one list taken now.
  */
 async function liveMachines(client: KubeClient, namespace: string): Promise<(name: string) => boolean> {
-  const sync = client as Partial<SyncReader>;
-  if (typeof sync.getSharedSync === 'function') {
-    const reader = sync as SyncReader;
-    return (name) => reader.getSharedSync<HCSMachine>({ kind: 'HCSMachine', namespace, name }) !== undefined;
-  }
+  const kept = existingMachineNames(client);
+  if (kept) return (name) => kept.get(namespace)?.has(name) ?? false;
   const names = new Set((await listShared<HCSMachine>(client, 'HCSMachine', { namespace })).map((m) => m.metadata.name));
   return (name) => names.has(name);
 }
