@@ -183,5 +183,8 @@ export async function benchScale(n = 1000): Promise<BenchResult[]> {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const n = Number(process.argv[2] ?? 1000);
-  for (const r of await benchScale(n)) console.log(`${r.name}: ${r.value.toFixed ? r.value.toFixed(2) : r.value} ${r.unit}${r.note ? `  (${r.note})` : ''}`);
+  const results = await benchScale(n);
+  // --json: one line for bench/run.ts, which runs this file in a fresh process (peak RSS of this benchmark alone).
+  if (process.argv.includes('--json')) console.log(JSON.stringify(results));
+  else for (const r of results) console.log(`${r.name}: ${r.value.toFixed ? r.value.toFixed(2) : r.value} ${r.unit}${r.note ? `  (${r.note})` : ''}`);
 }
