@@ -13,6 +13,7 @@
  * payloadHash: X-Sdk-Content-Sha256 when present (e.g. UNSIGNED-PAYLOAD), else sha256 of the body.
  */
 import * as crypto from 'node:crypto';
+import { hmacSha256, hmacSha256Hex, sha256Hex as sha256HexCore } from '../../src/core/sha256.js';
 
 const NO_ESCAPE = new Set('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~'.split(''));
 /** Only characters that stay as they are: the encoding is the string itself. */
@@ -94,67 +95,11 @@ export function canonicalQuery(rawQuery: string): string {
   return parts.join('&');
 }
 
-/** crypto.hash (Node >= 20.12): the same digest in one call, without a Hash object per call. */
-const oneShot = (crypto as { hash?: { (algorithm: string, data: string | Uint8Array, encoding: 'hex'): string; (algorithm: string, data: string | Uint8Array, encoding: 'buffer'): Buffer } }).hash;
-/** sha256 of the empty body (every GET and DELETE). */
-const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
-
-export function sha256Hex(s: string): string {
-  if (s === '') return EMPTY_SHA256;
-  return oneShot ? oneShot('sha256', s, 'hex') : crypto.createHash('sha256').update(s).digest('hex');
-}
-
-/** SHA-256 block size (bytes): HMAC pads the key to it. */
-const BLOCK = 64;
-
-/**
- * HMAC-SHA256 (RFC 2104) with the key's padded blocks (K xor ipad, K xor
- * opad) computed once per key: the digest is two one-shot SHA-256 calls.
- */
-class Hmac256 {
-  private inner: Buffer;
-  private readonly outer = Buffer.alloc(BLOCK + 32);
-
-  constructor(key: string) {
-    let k = Buffer.from(key, 'utf8');
-    if (k.length > BLOCK) k = crypto.createHash('sha256').update(k).digest();
-    this.inner = Buffer.alloc(BLOCK + 256);
-    for (let i = 0; i < BLOCK; i++) {
-      const b = i < k.length ? k[i]! : 0;
-      this.inner[i] = b ^ 0x36;
-      this.outer[i] = b ^ 0x5c;
-    }
-  }
-
-  digest(message: string): Buffer {
-    const hash = oneShot!;
-    const len = Buffer.byteLength(message, 'utf8');
-    if (BLOCK + len > this.inner.length) {
-      const grown = Buffer.alloc(BLOCK + Math.max(len, 2 * (this.inner.length - BLOCK)));
-      this.inner.copy(grown, 0, 0, BLOCK);
-      this.inner = grown;
-    }
-    this.inner.write(message, BLOCK, 'utf8');
-    hash('sha256', this.inner.subarray(0, BLOCK + len), 'buffer').copy(this.outer, BLOCK);
-    return hash('sha256', this.outer, 'buffer');
-  }
-}
-
-/** Per SK (the keys of the configured projects; lookupSk answers only for those). */
-const hmacs = new Map<string, Hmac256>();
-
-function hmac(key: string, s: string): Buffer {
-  if (!oneShot) return crypto.createHmac('sha256', key).update(s).digest();
-  let h = hmacs.get(key);
-  if (!h) {
-    if (hmacs.size >= 256) hmacs.clear();
-    hmacs.set(key, (h = new Hmac256(key)));
-  }
-  return h.digest(s);
-}
+/** hex(sha256(s)); the hash primitives are shared with the client's signer (src/core/sha256.ts). */
+export const sha256Hex = sha256HexCore;
 
 export function hmacHex(key: string, s: string): string {
-  return hmac(key, s).toString('hex');
+  return hmacSha256Hex(key, s);
 }
 
 export interface ParsedAuthorization {
@@ -237,7 +182,7 @@ export function verifySignature(req: VerifyInput, lookupSk: (ak: string) => stri
   const payloadHash = contentSha ?? bodyHash;
   const canonical = `${req.method.toUpperCase()}\n${canonicalUri(rawPath)}\n${canonicalQuery(rawQuery)}\n${canonicalHeaders}\n${signed.join(';')}\n${payloadHash}`;
   const stringToSign = `SDK-HMAC-SHA256\n${dateText}\n${sha256Hex(canonical)}`;
-  const expected = hmac(sk, stringToSign);
+  const expected = hmacSha256(sk, stringToSign);
   const got = Buffer.from(auth.signature, 'hex');
   if (got.length !== expected.length || !crypto.timingSafeEqual(got, expected)) {
     return { ok: false, reason: 'verify aksk signature fail' };

@@ -5,11 +5,10 @@
  * trailing "/", the query is sorted and percent-encoded, and the payload hash
  * is sha256 of the body.
  *
- * The algorithm has no derived signing key (the HMAC key is the SK itself),
- * so what is computed once is HMAC's own key schedule: the SK's inner and
- * outer padded blocks, per SK. The signature is the same HMAC-SHA256.
+ * The hash primitives (SHA-256, HMAC-SHA256 with the SK's padded blocks
+ * computed once per SK) are in src/core/sha256.ts, shared with mock-hcs.
  */
-import * as crypto from 'node:crypto';
+import { hmacSha256Hex, sha256Hex } from '../core/sha256.js';
 import type { HttpRequest } from './transport.js';
 
 const NO_ESCAPE = new Set('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~'.split(''));
@@ -93,60 +92,6 @@ function canonicalQuery(query: string): string {
   return out;
 }
 
-/** crypto.hash (Node >= 20.12): the same digest in one call, without a Hash object per call. */
-const oneShot = (crypto as { hash?: { (algorithm: string, data: string | Uint8Array, encoding: 'hex'): string; (algorithm: string, data: string | Uint8Array, encoding: 'buffer'): Buffer } }).hash;
-/** sha256 of the empty body (every GET and DELETE). */
-const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
-const sha256 = (s: string): string => (s === '' ? EMPTY_SHA256 : oneShot ? oneShot('sha256', s, 'hex') : crypto.createHash('sha256').update(s).digest('hex'));
-
-/** SHA-256 block size (bytes): HMAC pads the key to it. */
-const BLOCK = 64;
-
-/** HMAC-SHA256 (RFC 2104) with the key's padded blocks computed once per key. */
-class Hmac256 {
-  /** K xor ipad, then room for the message. */
-  private inner: Buffer;
-  /** K xor opad, then the inner digest. */
-  private readonly outer = Buffer.alloc(BLOCK + 32);
-
-  constructor(key: string) {
-    let k = Buffer.from(key, 'utf8');
-    if (k.length > BLOCK) k = crypto.createHash('sha256').update(k).digest();
-    this.inner = Buffer.alloc(BLOCK + 256);
-    for (let i = 0; i < BLOCK; i++) {
-      const b = i < k.length ? k[i]! : 0;
-      this.inner[i] = b ^ 0x36;
-      this.outer[i] = b ^ 0x5c;
-    }
-  }
-
-  hex(message: string): string {
-    const hash = oneShot!;
-    const len = Buffer.byteLength(message, 'utf8');
-    if (BLOCK + len > this.inner.length) {
-      const grown = Buffer.alloc(BLOCK + Math.max(len, 2 * (this.inner.length - BLOCK)));
-      this.inner.copy(grown, 0, 0, BLOCK);
-      this.inner = grown;
-    }
-    this.inner.write(message, BLOCK, 'utf8');
-    hash('sha256', this.inner.subarray(0, BLOCK + len), 'buffer').copy(this.outer, BLOCK);
-    return hash('sha256', this.outer, 'hex');
-  }
-}
-
-/** Per SK (a client signs with one or two keys over its life). */
-const hmacs = new Map<string, Hmac256>();
-
-function hmacHex(key: string, message: string): string {
-  if (!oneShot) return crypto.createHmac('sha256', key).update(message).digest('hex');
-  let h = hmacs.get(key);
-  if (!h) {
-    if (hmacs.size >= 64) hmacs.clear();
-    hmacs.set(key, (h = new Hmac256(key)));
-  }
-  return h.hex(message);
-}
-
 let lastDateSecond = Number.NaN;
 let lastDate = '';
 
@@ -181,9 +126,9 @@ export function signRequest(req: HttpRequest, creds: { ak: string; sk: string },
   const q = req.path.indexOf('?');
   const path = q >= 0 ? req.path.slice(0, q) : req.path;
   const query = q >= 0 ? req.path.slice(q + 1) : '';
-  const payloadHash = headers['x-sdk-content-sha256'] ?? sha256(req.body ?? '');
+  const payloadHash = headers['x-sdk-content-sha256'] ?? sha256Hex(req.body ?? '');
   const canonical = `${req.method.toUpperCase()}\n${canonicalUri(path)}\n${canonicalQuery(query)}\n${canonicalHeaders}\n${signedHeaders}\n${payloadHash}`;
-  const signature = hmacHex(creds.sk, `SDK-HMAC-SHA256\n${date}\n${sha256(canonical)}`);
+  const signature = hmacSha256Hex(creds.sk, `SDK-HMAC-SHA256\n${date}\n${sha256Hex(canonical)}`);
   headers['authorization'] = `SDK-HMAC-SHA256 Access=${creds.ak}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
   return { ...req, headers };
 }
