@@ -11,32 +11,9 @@ import { describe, expect, it } from 'vitest';
 import { SeededRng } from '../../src/core/index.js';
 import { sdkDate, sdkUrlEncode, signRequest, type HttpRequest } from '../../src/cloud/index.js';
 import { verifySignature } from '../../mock-hcs/src/auth.js';
+import { PLAIN, refEncode, refQuery, text } from '../support/sdk-signing-reference.js';
 
 // ---------------------------------------------------------------- the plain algorithm (the signer as it was written first)
-
-const NO_ESCAPE = new Set('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~'.split(''));
-
-function refEncode(s: string): string {
-  let out = '';
-  for (const ch of s) {
-    if (NO_ESCAPE.has(ch)) out += ch;
-    else for (const b of Buffer.from(ch, 'utf8')) out += '%' + b.toString(16).toUpperCase().padStart(2, '0');
-  }
-  return out;
-}
-
-function refQuery(query: string): string {
-  const params = new Map<string, string[]>();
-  for (const [k, v] of new URLSearchParams(query)) {
-    const l = params.get(k);
-    if (l) l.push(v);
-    else params.set(k, [v]);
-  }
-  return [...params.keys()]
-    .sort()
-    .flatMap((k) => params.get(k)!.sort().map((v) => `${refEncode(k)}=${refEncode(v)}`))
-    .join('&');
-}
 
 function refSign(req: HttpRequest, creds: { ak: string; sk: string }, host: string, now: Date): string {
   const headers: Record<string, string> = {};
@@ -67,18 +44,8 @@ function refSign(req: HttpRequest, creds: { ak: string; sk: string }, host: stri
 
 // ---------------------------------------------------------------- generated input
 
-/** Characters that exercise every branch: unreserved, sub-delims, %, +, ?, =, &, space, non-ASCII, a lone surrogate. */
-const ALPHABET = ['a', 'Z', '0', '-', '_', '.', '~', '!', "'", '(', ')', '*', '%', '%2', '%41', '%zz', '+', '?', '=', '&', ' ', '/', ':', '@', ',', ';', '"', 'é', '雪', '😀', '\ud800', '\u0000'];
-
-function text(rng: SeededRng, max: number, alphabet = ALPHABET): string {
-  let s = '';
-  const n = rng.int(max + 1);
-  for (let i = 0; i < n; i++) s += alphabet[rng.int(alphabet.length)];
-  return s;
-}
-
 function plain(rng: SeededRng, max: number): string {
-  return text(rng, max, ['a', 'b', 'Z', '0', '9', '-', '_', '.', '~']);
+  return text(rng, max, PLAIN);
 }
 
 function request(rng: SeededRng): HttpRequest {

@@ -9,44 +9,7 @@ import * as crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SeededRng } from '../../src/core/index.js';
 import { canonicalQuery, canonicalUri, hmacHex, parseSdkDate, sdkUrlEncode, verifySignature } from '../../mock-hcs/src/auth.js';
-
-const NO_ESCAPE = new Set('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~'.split(''));
-
-function refEncode(s: string): string {
-  let out = '';
-  for (const ch of s) {
-    if (NO_ESCAPE.has(ch)) out += ch;
-    else for (const b of Buffer.from(ch, 'utf8')) out += '%' + b.toString(16).toUpperCase().padStart(2, '0');
-  }
-  return out;
-}
-
-function refUri(path: string): string {
-  const p = path.split('/').map(refEncode).join('/');
-  return p.endsWith('/') ? p : `${p}/`;
-}
-
-function refQuery(raw: string): string {
-  const params = new Map<string, string[]>();
-  for (const [k, v] of new URLSearchParams(raw)) {
-    const l = params.get(k);
-    if (l) l.push(v);
-    else params.set(k, [v]);
-  }
-  return [...params.keys()]
-    .sort()
-    .flatMap((k) => params.get(k)!.sort().map((v) => `${refEncode(k)}=${refEncode(v)}`))
-    .join('&');
-}
-
-const ALPHABET = ['a', 'Z', '0', '-', '_', '.', '~', '!', "'", '(', ')', '*', '%', '%2', '%41', '%zz', '+', '?', '=', '&', ' ', '/', ':', 'é', '雪', '😀', '\ud800', '\u0000'];
-const PLAIN = ['a', 'b', 'Z', '0', '9', '-', '_', '.', '~'];
-
-function text(rng: SeededRng, max: number, alphabet = ALPHABET): string {
-  let s = '';
-  for (let n = rng.int(max + 1); n > 0; n--) s += alphabet[rng.int(alphabet.length)];
-  return s;
-}
+import { ALPHABET, PLAIN, refEncode, refQuery, refUri, text } from '../support/sdk-signing-reference.js';
 
 describe('mock-hcs verifier shortcuts', () => {
   it('canonical URI, query and percent-encoding equal the plain algorithm', () => {
