@@ -1,14 +1,16 @@
 /**
- * mock-hcs's verifier shortcuts (HMAC key blocks per SK, remembered
- * X-Sdk-Date, percent-encoding through encodeURIComponent, paths and queries
- * that need no encoding or decoding) against the plain algorithm over
+ * The verifier's shortcuts (src/core/sdk-signing.ts, shared with the client's
+ * signer: HMAC key blocks per SK, percent-encoding through
+ * encodeURIComponent, paths and queries that need no encoding or decoding;
+ * mock-hcs's remembered X-Sdk-Date) against the plain algorithm over
  * generated input: same canonical forms, same HMAC, and a request signed the
  * plain way verifies while any change to it does not.
  */
 import * as crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SeededRng } from '../../src/core/index.js';
-import { canonicalQuery, canonicalUri, hmacHex, parseSdkDate, sdkUrlEncode, verifySignature } from '../../mock-hcs/src/auth.js';
+import { parseSdkDate, verifySignature } from '../../mock-hcs/src/auth.js';
+import { canonicalQuery, canonicalUri, hmacSha256Hex as hmacHex, sdkUrlEncode } from '../../src/core/sdk-signing.js';
 import { ALPHABET, PLAIN, refEncode, refQuery, refUri, text } from '../support/sdk-signing-reference.js';
 
 describe('mock-hcs verifier shortcuts', () => {

@@ -1,0 +1,206 @@
+/**
+ * The pieces of the SDK-HMAC-SHA256 request signature
+ * (@huaweicloud/huaweicloud-sdk-core auth/AKSKSigner.js) that the client's
+ * signer (src/cloud/signer.ts) and mock-hcs's verifier (mock-hcs/src/auth.ts)
+ * both need, written once:
+ *
+ *   canonical request = METHOD \n canonicalURI \n canonicalQuery \n
+ *                       canonicalHeaders \n signedHeaders \n payloadHash
+ *   string to sign    = "SDK-HMAC-SHA256" \n X-Sdk-Date \n hex(sha256(canonical request))
+ *   signature         = hex(hmac-sha256(SK, string to sign))
+ *
+ * canonicalURI: every path segment percent-encoded, trailing "/" added.
+ * canonicalQuery: keys sorted, key=value percent-encoded, array values sorted.
+ * The signer chooses which headers to sign, the verifier checks them; both
+ * build the canonical request here. That both sides agree with the SDK is
+ * tested against the official SDK signer (test/cloud/signer.test.ts,
+ * test/mock-hcs/sdk*.test.ts) and against the plain per-character algorithm
+ * (test/support/sdk-signing-reference.ts), not against each other.
+ *
+ * The algorithm has no derived signing key (the HMAC key is the SK itself),
+ * so what is computed once per key is HMAC's own key schedule (RFC 2104): the
+ * key's inner and outer padded blocks. A signature is then two one-shot
+ * SHA-256 calls, the same bytes as crypto.createHmac.
+ */
+import * as crypto from 'node:crypto';
+
+/** crypto.hash (Node >= 20.12): the same digest in one call, without a Hash object per call. */
+const oneShot = (crypto as { hash?: { (algorithm: string, data: string | Uint8Array, encoding: 'hex'): string; (algorithm: string, data: string | Uint8Array, encoding: 'buffer'): Buffer } }).hash;
+
+/** sha256 of the empty body (every GET and DELETE). */
+const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+
+/** hex(sha256(s)) of the UTF-8 bytes of `s`. */
+export function sha256Hex(s: string): string {
+  if (s === '') return EMPTY_SHA256;
+  return oneShot ? oneShot('sha256', s, 'hex') : crypto.createHash('sha256').update(s).digest('hex');
+}
+
+/** SHA-256 block size (bytes): HMAC pads the key to it. */
+const BLOCK = 64;
+
+/** HMAC-SHA256 with the key's padded blocks computed once. */
+class Hmac256 {
+  /** K xor ipad, then room for the message. */
+  private inner: Buffer;
+  /** K xor opad, then the inner digest. */
+  private readonly outer = Buffer.alloc(BLOCK + 32);
+
+  constructor(key: string) {
+    let k = Buffer.from(key, 'utf8');
+    if (k.length > BLOCK) k = crypto.createHash('sha256').update(k).digest();
+    this.inner = Buffer.alloc(BLOCK + 256);
+    for (let i = 0; i < BLOCK; i++) {
+      const b = i < k.length ? k[i]! : 0;
+      this.inner[i] = b ^ 0x36;
+      this.outer[i] = b ^ 0x5c;
+    }
+  }
+
+  /** The outer block followed by the inner digest of `message`, ready for the outer hash. */
+  private outerInput(message: string): Buffer {
+    const hash = oneShot!;
+    const len = Buffer.byteLength(message, 'utf8');
+    if (BLOCK + len > this.inner.length) {
+      const grown = Buffer.alloc(BLOCK + Math.max(len, 2 * (this.inner.length - BLOCK)));
+      this.inner.copy(grown, 0, 0, BLOCK);
+      this.inner = grown;
+    }
+    this.inner.write(message, BLOCK, 'utf8');
+    hash('sha256', this.inner.subarray(0, BLOCK + len), 'buffer').copy(this.outer, BLOCK);
+    return this.outer;
+  }
+
+  digest(message: string): Buffer {
+    return oneShot!('sha256', this.outerInput(message), 'buffer');
+  }
+
+  hex(message: string): string {
+    return oneShot!('sha256', this.outerInput(message), 'hex');
+  }
+}
+
+/** Per key (a client signs with one or two SKs over its life; the mock verifies for its configured projects). Bounded. */
+const hmacs = new Map<string, Hmac256>();
+
+function keyed(key: string): Hmac256 {
+  let h = hmacs.get(key);
+  if (!h) {
+    if (hmacs.size >= 256) hmacs.clear();
+    hmacs.set(key, (h = new Hmac256(key)));
+  }
+  return h;
+}
+
+/** HMAC-SHA256(key, message) as bytes. */
+export function hmacSha256(key: string, message: string): Buffer {
+  return oneShot ? keyed(key).digest(message) : crypto.createHmac('sha256', key).update(message).digest();
+}
+
+/** HMAC-SHA256(key, message) as lower-case hex. */
+export function hmacSha256Hex(key: string, message: string): string {
+  return oneShot ? keyed(key).hex(message) : crypto.createHmac('sha256', key).update(message).digest('hex');
+}
+
+// ---------------------------------------------------------------- canonical forms
+
+const NO_ESCAPE = new Set('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~'.split(''));
+/** Only characters that stay as they are: the encoding is the string itself (ids, resource names). */
+const UNRESERVED = /^[A-Za-z0-9\-_.~]*$/;
+/** A path whose every segment is made of unreserved characters: its canonical form is itself (plus the trailing "/"). */
+const UNRESERVED_PATH = /^[A-Za-z0-9\-_.~/]*$/;
+/** Characters encodeURIComponent leaves as they are but the SDK encodes. */
+const SUB_DELIMS = /[!'()*]/g;
+
+/** The SDK's per-character encoding: RFC 3986 unreserved characters stay, everything else is %XX of its UTF-8 bytes. */
+function encodeEach(s: string): string {
+  let out = '';
+  for (const ch of s) {
+    if (NO_ESCAPE.has(ch)) out += ch;
+    else for (const b of Buffer.from(ch, 'utf8')) out += '%' + b.toString(16).toUpperCase().padStart(2, '0');
+  }
+  return out;
+}
+
+/** Percent-encoding of the SDK signer. */
+export function sdkUrlEncode(s: string): string {
+  if (UNRESERVED.test(s)) return s;
+  // encodeURIComponent encodes exactly the same characters the same way (UTF-8, upper-case hex) except
+  // !'()*, which it leaves; it throws on a lone surrogate, which the SDK encodes as U+FFFD's bytes.
+  let enc: string;
+  try {
+    enc = encodeURIComponent(s);
+  } catch {
+    return encodeEach(s);
+  }
+  return enc.replace(SUB_DELIMS, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/** Canonical URI of a raw path as sent on the wire: every segment encoded, a trailing "/". */
+export function canonicalUri(rawPath: string): string {
+  const p = UNRESERVED_PATH.test(rawPath)
+    ? rawPath
+    : rawPath
+        .split('/')
+        .map((seg) => sdkUrlEncode(seg))
+        .join('/');
+  return p.endsWith('/') ? p : `${p}/`;
+}
+
+/** What URLSearchParams would change: percent-escapes, "+", non-ASCII (UTF-8 round trip), a leading "?" (dropped). */
+const NEEDS_DECODING = /[%+\u0080-\uffff]|^\?/;
+
+/**
+ * The raw query's (key, value) pairs as URLSearchParams decodes them. In an
+ * ASCII query without "%" and "+" (and not starting with "?") there is
+ * nothing to decode: the pairs are the substrings around "&" and the first
+ * "=" (empty sequences skipped, a sequence without "=" has the value ""),
+ * which is what URLSearchParams yields.
+ */
+function queryPairs(rawQuery: string): Iterable<[string, string]> {
+  if (NEEDS_DECODING.test(rawQuery)) return new URLSearchParams(rawQuery);
+  const out: [string, string][] = [];
+  for (const part of rawQuery.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    out.push(eq < 0 ? [part, ''] : [part.slice(0, eq), part.slice(eq + 1)]);
+  }
+  return out;
+}
+
+/** Canonical query from the raw query string as sent on the wire (decoded first, then re-encoded the SDK way). */
+export function canonicalQuery(rawQuery: string): string {
+  if (rawQuery === '') return '';
+  const params = new Map<string, string[]>();
+  for (const [k, v] of queryPairs(rawQuery)) {
+    const list = params.get(k);
+    if (list) list.push(v);
+    else params.set(k, [v]);
+  }
+  const keys = [...params.keys()].sort();
+  const parts: string[] = [];
+  for (const k of keys) {
+    const values = params.get(k)!;
+    if (values.length > 1) values.sort();
+    const ek = sdkUrlEncode(k);
+    for (const v of values) parts.push(`${ek}=${sdkUrlEncode(v)}`);
+  }
+  return parts.join('&');
+}
+
+/**
+ * hex(sha256(canonical request)) for `pathAndQuery` as sent on the wire;
+ * `canonicalHeaders` is "name:value\n" per signed header, `signedHeaders`
+ * their names joined with ";".
+ */
+export function canonicalRequestHash(method: string, pathAndQuery: string, canonicalHeaders: string, signedHeaders: string, payloadHash: string): string {
+  const q = pathAndQuery.indexOf('?');
+  const rawPath = q >= 0 ? pathAndQuery.slice(0, q) : pathAndQuery;
+  const rawQuery = q >= 0 ? pathAndQuery.slice(q + 1) : '';
+  return sha256Hex(`${method.toUpperCase()}\n${canonicalUri(rawPath)}\n${canonicalQuery(rawQuery)}\n${canonicalHeaders}\n${signedHeaders}\n${payloadHash}`);
+}
+
+/** The string the signature is the HMAC of. */
+export function stringToSign(sdkDate: string, canonicalRequestHashHex: string): string {
+  return `SDK-HMAC-SHA256\n${sdkDate}\n${canonicalRequestHashHex}`;
+}
