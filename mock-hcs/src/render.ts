@@ -179,66 +179,48 @@ export function renderVolume(v: VolumeRec, endpoint = ''): Record<string, unknow
 }
 
 /**
- * What renderVolume reads of a volume, as it was when its JSON text was
- * made. Records are changed in place (status, attachment, metadata, times,
- * ...), so a remembered text is used only while every one of these is still
- * the same.
+ * A volume record as it was when its JSON text was made: its own fields,
+ * and copies of the two plain objects in it that are changed in place and
+ * that renderVolume reads (the attachment, the metadata). Records are changed
+ * in place (status, attachment, metadata, times, ...), so a remembered text
+ * is used only while the record still equals its snapshot (one level into
+ * `attachment` and `metadata`, the metadata's key order included, as it is
+ * JSON's). Fields renderVolume does not read (`fs`, `jobs`) are compared by
+ * reference, so writing a file never re-renders.
  */
 interface VolumeJsonEntry {
   json: string;
-  id: string;
-  name: string;
-  size: number;
-  status: string;
-  volumeType: string;
-  az: string;
-  projectId: string;
-  bootable: boolean;
-  description: string | undefined;
-  imageId: string | undefined;
-  createdAt: number;
-  updatedAt: number;
-  attachment: VolumeRec['attachment'];
-  serverId: string | undefined;
-  attachmentId: string | undefined;
-  attachedAt: number | undefined;
-  device: string | undefined;
-  /** Metadata keys and values, in their (and JSON's) order. */
-  meta: string[];
+  snapshot: Fields;
+  attachment: Fields | undefined;
+  meta: Fields;
+}
+
+/** An object's own keys in order, and their values. */
+interface Fields {
+  keys: string[];
+  values: Record<string, unknown>;
+}
+
+function fieldsOf(o: object): Fields {
+  return { keys: Object.keys(o), values: { ...o } };
+}
+
+/** `o` has exactly the keys of `f`, in the same order, with identical (===) values. */
+function sameFields(f: Fields, o: object): boolean {
+  const rec = o as Record<string, unknown>;
+  let i = 0;
+  for (const k in rec) {
+    if (f.keys[i] !== k || f.values[k] !== rec[k]) return false;
+    i++;
+  }
+  return i === f.keys.length;
 }
 
 const volumeJsonCache = new WeakMap<VolumeRec, VolumeJsonEntry>();
 
 function sameVolumeInputs(c: VolumeJsonEntry, v: VolumeRec): boolean {
-  const a = v.attachment;
-  if (
-    c.id !== v.id ||
-    c.name !== v.name ||
-    c.size !== v.size ||
-    c.status !== v.status ||
-    c.volumeType !== v.volumeType ||
-    c.az !== v.az ||
-    c.projectId !== v.projectId ||
-    c.bootable !== v.bootable ||
-    c.description !== v.description ||
-    c.imageId !== v.imageId ||
-    c.createdAt !== v.createdAt ||
-    c.updatedAt !== v.updatedAt ||
-    c.attachment !== a ||
-    c.serverId !== a?.serverId ||
-    c.attachmentId !== a?.attachmentId ||
-    c.attachedAt !== a?.attachedAt ||
-    c.device !== a?.device
-  ) {
-    return false;
-  }
-  const meta = c.meta;
-  let i = 0;
-  for (const k in v.metadata) {
-    if (meta[i] !== k || meta[i + 1] !== v.metadata[k]) return false;
-    i += 2;
-  }
-  return i === meta.length;
+  if (!sameFields(c.snapshot, v) || !sameFields(c.meta, v.metadata)) return false;
+  return v.attachment === undefined ? c.attachment === undefined : c.attachment !== undefined && sameFields(c.attachment, v.attachment);
 }
 
 /**
@@ -250,29 +232,11 @@ export function volumeJson(v: VolumeRec): string {
   const cached = volumeJsonCache.get(v);
   if (cached && sameVolumeInputs(cached, v)) return cached.json;
   const json = JSON.stringify(renderVolume(v));
-  const a = v.attachment;
-  const meta: string[] = [];
-  for (const k in v.metadata) meta.push(k, v.metadata[k]!);
   volumeJsonCache.set(v, {
     json,
-    id: v.id,
-    name: v.name,
-    size: v.size,
-    status: v.status,
-    volumeType: v.volumeType,
-    az: v.az,
-    projectId: v.projectId,
-    bootable: v.bootable,
-    description: v.description,
-    imageId: v.imageId,
-    createdAt: v.createdAt,
-    updatedAt: v.updatedAt,
-    attachment: a,
-    serverId: a?.serverId,
-    attachmentId: a?.attachmentId,
-    attachedAt: a?.attachedAt,
-    device: a?.device,
-    meta,
+    snapshot: fieldsOf(v),
+    attachment: v.attachment && fieldsOf(v.attachment),
+    meta: fieldsOf(v.metadata),
   });
   return json;
 }
