@@ -176,7 +176,8 @@ export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: str
   const cur = await getShared<HCSMachineConfigPool>(client, ref);
   if (!cur) return undefined;
   const held = heldEntry(cur, machine, preferred, nowMs);
-  const heldCfg = held && firstBy(cur.spec.configs, 'hostname', held.hostname);
+  const at = held && configPosition(cur.spec.configs, held.hostname);
+  const heldCfg = at === undefined ? undefined : cur.spec.configs[at];
   if (held && heldCfg && statusInSync(cur, nowMs)) return { hostname: held.hostname, config: structuredClone(heldCfg), entry: structuredClone(held) };
   const isLive = await liveMachines(client, ref.namespace ?? 'default');
   let result: BindResult | undefined;
@@ -283,8 +284,8 @@ async function liveMachines(client: KubeClient, namespace: string): Promise<(nam
  */
 function heldEntry(pool: Readonly<HCSMachineConfigPool>, machine: string, preferred: string | undefined, nowMs: number): PoolEntryStatus | undefined {
   const entries = pool.status?.entries;
-  if (preferred !== undefined && entries && Object.isFrozen(pool.spec.configs)) {
-    const i = positionOf(pool.spec.configs, preferred);
+  if (preferred !== undefined && entries) {
+    const i = configPosition(pool.spec.configs, preferred);
     const e = i === undefined ? undefined : entries[i];
     if (e && e.hostname === preferred && e.machine === machine && statusInSync(pool, nowMs)) return e;
   }
@@ -293,9 +294,19 @@ function heldEntry(pool: Readonly<HCSMachineConfigPool>, machine: string, prefer
   return entries?.find((e) => e.machine === machine);
 }
 
-/** Position of the first config with each hostname, per stored, frozen configs array. */
+/**
+ * Position of the first config with `hostname` (as `findIndex`, undefined
+ * when none). Indexed once per stored, frozen configs array (the same object
+ * from one pool version to the next while the spec does not change), so the
+ * many reconciles that read it look up in O(1); arrays that are not frozen
+ * are scanned.
+ */
 const positions = new WeakMap<readonly PoolConfig[], Map<string, number>>();
-function positionOf(configs: readonly PoolConfig[], hostname: string): number | undefined {
+function configPosition(configs: readonly PoolConfig[], hostname: string): number | undefined {
+  if (!Object.isFrozen(configs)) {
+    const i = configs.findIndex((c) => c.hostname === hostname);
+    return i < 0 ? undefined : i;
+  }
   let m = positions.get(configs);
   if (!m) {
     m = new Map();
@@ -305,31 +316,6 @@ function positionOf(configs: readonly PoolConfig[], hostname: string): number | 
     positions.set(configs, m);
   }
   return m.get(hostname);
-}
-
-/**
- * Per stored, frozen array (a spec's configs, the same object from one pool
- * version to the next while the spec does not change): the first element for
- * each value of a string field, as `find` would return it. Built once per
- * array (O(n)); the many reconciles that read it then look up in O(1).
- * Arrays that are not frozen are scanned.
- */
-const firstIndex = new WeakMap<object, Map<string, Map<string, unknown>>>();
-function firstBy<T extends object, K extends keyof T & string>(list: readonly T[] | undefined, field: K, value: string): T | undefined {
-  if (!list) return undefined;
-  if (!Object.isFrozen(list)) return list.find((x) => x[field] === value);
-  let byField = firstIndex.get(list);
-  if (!byField) firstIndex.set(list, (byField = new Map()));
-  let idx = byField.get(field) as Map<string, T> | undefined;
-  if (!idx) {
-    idx = new Map<string, T>();
-    for (const x of list) {
-      const v = x[field];
-      if (typeof v === 'string' && !idx.has(v)) idx.set(v, x);
-    }
-    byField.set(field, idx as Map<string, unknown>);
-  }
-  return idx.get(value);
 }
 
 /**
