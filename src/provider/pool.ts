@@ -187,16 +187,18 @@ export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: str
     if (!statusInSync(stored, nowMs)) syncEntries(pool, nowMs);
     pool.status!.entries ??= [];
     const entries = pool.status!.entries;
-    const cfgByHost = new Map<string, PoolConfig>();
-    for (const c of pool.spec.configs) if (!cfgByHost.has(c.hostname)) cfgByHost.set(c.hostname, c);
+    const configs = pool.spec.configs;
     const entryByHost = new Map<string, PoolEntryStatus>();
     for (const e of entries) if (!entryByHost.has(e.hostname)) entryByHost.set(e.hostname, e);
-    const inSpec = (e: PoolEntryStatus): PoolConfig | undefined => cfgByHost.get(e.hostname);
+    const inSpec = (e: PoolEntryStatus): PoolConfig | undefined => {
+      const i = configPosition(configs, e.hostname);
+      return i === undefined ? undefined : configs[i];
+    };
     const free = (e: PoolEntryStatus): boolean => !e.machine || (e.machine !== machine && !isLive(e.machine));
     let entry = entries.find((e) => e.machine === machine && inSpec(e));
     if (!entry && preferred) entry = entries.find((e) => e.hostname === preferred && inSpec(e) && free(e));
     if (!entry) {
-      for (const cfg of pool.spec.configs) {
+      for (const cfg of configs) {
         const e = entryByHost.get(cfg.hostname);
         if (e && free(e)) {
           entry = e;
@@ -220,7 +222,7 @@ export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: str
     }
     const chosen = entries[at]!;
     entry = entries[at] = chosen.machine === machine ? chosen : { ...chosen, machine };
-    pool.status!.available = entries.filter((e) => !e.machine && inSpec(e)).length;
+    pool.status!.available = availableEntries(entries, configs);
     result = { hostname: entry.hostname, config: structuredClone(inSpec(entry)!), entry: structuredClone(entry) };
     return !sameJsonText(pool.status, before);
   });
@@ -316,6 +318,13 @@ function configPosition(configs: readonly PoolConfig[], hostname: string): numbe
     positions.set(configs, m);
   }
   return m.get(hostname);
+}
+
+/** status.available: unbound entries whose hostname is in the spec. */
+function availableEntries(entries: readonly PoolEntryStatus[], configs: readonly PoolConfig[]): number {
+  let n = 0;
+  for (const e of entries) if (!e.machine && configPosition(configs, e.hostname) !== undefined) n++;
+  return n;
 }
 
 /**
@@ -469,8 +478,7 @@ export async function releaseEntry(client: KubeClient, ref: ObjectRef, machine: 
       }
     });
     if (!changed) return false;
-    const inSpec = new Set(pool.spec.configs.map((c) => c.hostname));
-    pool.status!.available = (pool.status!.entries ?? []).filter((e) => !e.machine && inSpec.has(e.hostname)).length;
+    pool.status!.available = availableEntries(pool.status!.entries ?? [], pool.spec.configs);
     return true;
   });
   return released;
@@ -648,8 +656,7 @@ export class PoolController implements Controller {
         if (nextDisks) e = { ...e, persistentDisks: nextDisks };
         if (e !== entries[i]) entries[i] = e;
       }
-      const inSpec = new Set(pool.spec.configs.map((c) => c.hostname));
-      st.available = (st.entries ?? []).filter((e) => !e.machine && inSpec.has(e.hostname)).length;
+      st.available = availableEntries(st.entries ?? [], pool.spec.configs);
       const conds = (st.conditions ??= []);
       if (drift.length) setCondition(conds, { type: 'DisksAccepted', status: 'False', reason: 'ImmutableFieldChanged', message: drift.join('; ') }, now);
       else setCondition(conds, { type: 'DisksAccepted', status: 'True' }, now);
