@@ -25,7 +25,7 @@ import { INFRA_VERSION } from '../api/hcs.js';
 import { getShared, listShared } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject, ObjectRef, OwnerReference } from '../kube/types.js';
-import { compareKeys, controllerOf, isDeleting, keyOf, ownerRef } from '../kube/types.js';
+import { compareKeys, controllerOf, isDeleting, keyOf, ownerRef, setSortedKey } from '../kube/types.js';
 import { objectFilter } from '../kube/selectors.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
@@ -80,10 +80,7 @@ export class MachineOwnerIndex {
     if (old !== undefined && old !== g) {
       this.groups.get(old)?.delete(k);
       const keys = this.sorted.get(old);
-      if (keys) {
-        const at = MachineOwnerIndex.position(keys, k);
-        if (keys[at] === k) keys.splice(at, 1);
-      }
+      if (keys) setSortedKey(keys, k, false);
       this.groupOf.delete(k);
     }
     if (g === undefined) return;
@@ -92,22 +89,10 @@ export class MachineOwnerIndex {
     if (!grp.has(k)) {
       let keys = this.sorted.get(g);
       if (!keys) this.sorted.set(g, (keys = []));
-      keys.splice(MachineOwnerIndex.position(keys, k), 0, k);
+      setSortedKey(keys, k, true);
     }
     grp.set(k, m);
     this.groupOf.set(k, g);
-  }
-
-  /** First position in `keys` (sorted with compareKeys) whose key is not before `k`. */
-  private static position(keys: readonly string[], k: string): number {
-    let lo = 0;
-    let hi = keys.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (compareKeys(keys[mid]!, k) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
   }
 
   private inOrder(g: string): Readonly<Machine>[] {

@@ -9,7 +9,7 @@ import { applyJsonPatch, applyMergePatch, jsonClone, jsonEqual } from './patch.j
 import { resourceForKind } from './resources.js';
 import { objectFilter, selectedEventType } from './selectors.js';
 export { objectFilter } from './selectors.js';
-import { compareKeys, describeRef, keyOf, type KubeObject, type ObjectRef, type WatchEvent } from './types.js';
+import { compareKeys, describeRef, keyOf, setSortedKey, type KubeObject, type ObjectRef, type WatchEvent } from './types.js';
 
 /** Validating admission: returns the causes of a rejection (empty = admitted). */
 export type Validator = (op: 'CREATE' | 'UPDATE', obj: KubeObject, old: KubeObject | undefined) => FieldCause[];
@@ -247,18 +247,9 @@ export class EmbeddedStore implements KubeClient {
    */
   private orderKey(kind: string, key: string, present: boolean): void {
     const keys = this.sortedKeys.get(kind);
-    if (!keys) return;
-    let lo = 0;
-    let hi = keys.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (keys[mid]! < key) lo = mid + 1;
-      else hi = mid;
-    }
-    const there = keys[lo] === key;
-    if (present && !there) keys.splice(lo, 0, key);
-    else if (!present && there) keys.splice(lo, 1);
+    if (keys) setSortedKey(keys, key, present);
   }
+
 
   async list<T extends KubeObject>(kind: string, opts: ListOptions = {}): Promise<T[]> {
     return this.listSync<T>(kind, opts);

@@ -106,3 +106,21 @@ export function compareKeys(a: string, b: string): number {
 export function compareObjectKeys(a: KubeObject, b: KubeObject): number {
   return compareKeys(`${a.metadata.namespace ?? ''}/${a.metadata.name}`, `${b.metadata.namespace ?? ''}/${b.metadata.name}`);
 }
+
+/**
+ * Add (`present`) or remove `key` in `keys`, kept sorted with compareKeys: a
+ * binary search and at most one splice (an index kept in list order as
+ * objects come and go, instead of sorting again).
+ */
+export function setSortedKey(keys: string[], key: string, present: boolean): void {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareKeys(keys[mid]!, key) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  const there = keys[lo] === key;
+  if (present && !there) keys.splice(lo, 0, key);
+  else if (!present && there) keys.splice(lo, 1);
+}
