@@ -22,7 +22,7 @@ import { ANNOTATION_CLONED_FROM_GROUPKIND, ANNOTATION_CLONED_FROM_NAME } from '.
 import type { Node } from '../api/core.js';
 import { nodeReady } from '../api/core.js';
 import { INFRA_VERSION } from '../api/hcs.js';
-import { getShared, listShared } from '../kube/client.js';
+import { getShared, listShared, type KubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject, ObjectRef, OwnerReference } from '../kube/types.js';
 import { compareKeys, controllerOf, isDeleting, keyOf, ownerRef, setSortedKey } from '../kube/types.js';
@@ -223,10 +223,8 @@ class SetCounts {
   }
 }
 
-/** The synchronous reads the counter needs from a workload cluster's client (the embedded store). */
-export interface SyncNodeReader {
-  getSharedSync<T extends KubeObject>(ref: ObjectRef): Readonly<T> | undefined;
-}
+/** The synchronous reads the counter needs from a workload cluster's client (KubeClient.getSharedSync, the embedded store). */
+export type SyncNodeReader = Required<Pick<KubeClient, 'getSharedSync'>>;
 
 /**
  * MachineSet status counts kept incrementally, like an informer-fed cache:
@@ -585,7 +583,7 @@ export class MachineSetReconciler implements Controller {
     if (kept) return kept;
     const workload = this.ctx.workloads.client(ms.metadata.namespace ?? 'default', ms.spec.clusterName);
     const minReady = (ms.spec.minReadySeconds ?? 0) * 1000;
-    const sync = (workload as Partial<SyncNodeReader>).getSharedSync?.bind(workload);
+    const sync = workload.getSharedSync?.bind(workload);
     const machines = await this.machinesOf(ms, namespace, selector, false);
     const nodeOf = (m: Readonly<Machine>, name: string): Readonly<Node> | undefined | Promise<Readonly<Node> | undefined> => {
       const ref: ObjectRef = { kind: 'Node', name };
@@ -614,7 +612,7 @@ export class MachineSetReconciler implements Controller {
   private keptCounts(ms: MachineSet): MachineSetCounts | undefined {
     if (!this.counter) return undefined;
     const workload = this.ctx.workloads.client(ms.metadata.namespace ?? 'default', ms.spec.clusterName);
-    const sync = (workload as Partial<SyncNodeReader>).getSharedSync?.bind(workload);
+    const sync = workload.getSharedSync?.bind(workload);
     if (!sync || (ms.spec.minReadySeconds ?? 0) > 0) {
       if (ms.metadata.uid) this.counter.forget(ms.metadata.uid);
       return undefined;

@@ -76,6 +76,16 @@ export interface KubeClient {
   listShared?<T extends KubeObject>(kind: string, opts?: ListOptions): Promise<readonly Readonly<T>[]>;
   /** Optional: updateStatus whose result may be the shared, deep-frozen stored object (same rules as getShared). */
   updateStatusShared?<T extends KubeObject>(obj: T, opts?: WriteOptions): Promise<Readonly<T>>;
+  /**
+   * Optional synchronous shared reads (same rules as getShared), only on
+   * backends that answer without I/O and run watch handlers inside each write
+   * (the embedded store): a caller may then read without a microtask per
+   * object, and keep state derived from a list current with a watch started in
+   * the same synchronous step. Backends with asynchronous watches leave them
+   * out, and callers fall back to getShared/listShared.
+   */
+  getSharedSync?<T extends KubeObject>(ref: ObjectRef): Readonly<T> | undefined;
+  listSharedSync?<T extends KubeObject>(kind: string, opts?: ListOptions): readonly Readonly<T>[];
 }
 
 /** Read-only get: a shared frozen object where the backend supports it, else a private copy. */

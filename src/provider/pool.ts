@@ -18,7 +18,7 @@ import type {
   PoolEntryStatus,
 } from '../api/hcs.js';
 import { rfc3339 } from '../core/clock.js';
-import { getShared, listShared, updateStatusShared, type KubeClient, type ListOptions } from '../kube/client.js';
+import { getShared, listShared, updateStatusShared, type KubeClient } from '../kube/client.js';
 import { isConflict } from '../kube/errors.js';
 import { jsonEqual } from '../kube/patch.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
@@ -229,11 +229,6 @@ export async function bindEntry(client: KubeClient, ref: ObjectRef, machine: str
   return result;
 }
 
-/** The embedded store's synchronous list (its watch handlers also run inside each write). */
-interface SyncLister {
-  listSharedSync<T extends KubeObject>(kind: string, opts?: ListOptions): readonly Readonly<T>[];
-}
-
 /**
  * Names of the HCSMachines that exist, per namespace, for a store whose watch
  * handlers run synchronously inside each write (the embedded store): listed
@@ -246,8 +241,7 @@ const machineNames = new WeakMap<KubeClient, Map<string, Set<string>>>();
 function existingMachineNames(client: KubeClient): Map<string, Set<string>> | undefined {
   const known = machineNames.get(client);
   if (known) return known;
-  const lister = client as Partial<SyncLister>;
-  if (typeof lister.listSharedSync !== 'function') return undefined;
+  if (!client.listSharedSync) return undefined;
   const names = new Map<string, Set<string>>();
   const set = (o: Readonly<KubeObject>, present: boolean): void => {
     const ns = o.metadata.namespace ?? 'default';
@@ -257,7 +251,7 @@ function existingMachineNames(client: KubeClient): Map<string, Set<string>> | un
     else s.delete(o.metadata.name);
   };
   // List and watch in one synchronous step: no write can fall between them.
-  for (const o of (lister as SyncLister).listSharedSync<HCSMachine>('HCSMachine')) set(o, true);
+  for (const o of client.listSharedSync<HCSMachine>('HCSMachine')) set(o, true);
   client.watch<HCSMachine>('HCSMachine', (e) => set(e.object, e.type !== 'DELETED'), { shared: true });
   machineNames.set(client, names);
   return names;
