@@ -38,7 +38,8 @@ export {
 export { validateKcp } from './admission.js';
 export * as rolloutPlanner from './rollout-planner.js';
 export { ANN_DISABLE_MACHINE_CREATE } from './machineset.js';
-export { KubeadmConfigReconciler, KUBEADMCONFIG_CONTROLLER, setupKubeadmBootstrapController, caCertHash } from './kubeadm-bootstrap.js';
+export { KubeadmConfigReconciler, KUBEADMCONFIG_CONTROLLER, setupKubeadmBootstrapController } from './kubeadm-bootstrap.js';
+export { caCertHash } from '../pki/index.js';
 export {
   renderJoinCloudInit,
   renderJoinConfiguration,

@@ -19,7 +19,6 @@
  * Not modelled: the init lock, token refresh/rotation, the full certificate
  * set (etcd / front-proxy / service-account keys), ignition, MachinePools.
  */
-import { createHash, X509Certificate } from 'node:crypto';
 import { BOOTSTRAP_VERSION, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../api/capi.js';
 import type { Cluster, KubeadmConfig, KubeadmConfigStatus, Machine } from '../api/capi.js';
 import type { Secret } from '../api/core.js';
@@ -28,7 +27,7 @@ import { KubeApiError } from '../kube/errors.js';
 import { getShared } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
 import { isDeleting, ownerRef } from '../kube/types.js';
-import { generateCA } from '../pki/index.js';
+import { caCertHash, generateCA } from '../pki/index.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
 import { renderInitCloudInit, renderJoinCloudInit } from './cloudinit.js';
@@ -39,26 +38,6 @@ export const KUBEADMCONFIG_CONTROLLER = 'capi-kubeadmconfig';
 export const BOOTSTRAP_TOKEN_TTL_MS = 15 * 60_000;
 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
-
-/** caCertHash answers per CA PEM (one per cluster; bounded, oldest dropped first). */
-const caCertHashes = new Map<string, string>();
-
-/**
- * "sha256:<hex>" of the CA's SubjectPublicKeyInfo, as kubeadm discovery
- * expects. Remembered per PEM: every KubeadmConfig reconcile of a cluster asks
- * for the same CA's hash, and parsing the certificate each time was a
- * measurable share of a 1,000-machine rollout.
- */
-export function caCertHash(caPem: string): string {
-  let hash = caCertHashes.get(caPem);
-  if (hash === undefined) {
-    const spki = new X509Certificate(caPem).publicKey.export({ type: 'spki', format: 'der' });
-    hash = `sha256:${createHash('sha256').update(spki).digest('hex')}`;
-    if (caCertHashes.size >= 64) caCertHashes.delete(caCertHashes.keys().next().value!);
-    caCertHashes.set(caPem, hash);
-  }
-  return hash;
-}
 
 export class KubeadmConfigReconciler implements Controller {
   readonly name = KUBEADMCONFIG_CONTROLLER;

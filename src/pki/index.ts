@@ -24,7 +24,7 @@
  * Certificates are parsed and checked with node:crypto's X509Certificate
  * (OpenSSL), never with the encoder below.
  */
-import { X509Certificate, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { X509Certificate, createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Rng } from '../core/rng.js';
 
@@ -351,6 +351,22 @@ const caSubjects = new Map<string, Buffer>();
 const caKeys = new Map<string, KeyObject>();
 const caSubject = (pem: string): Buffer => remember(caSubjects, pem, 64, () => certificateSubjectDer(pemToDer(pem, 'CERTIFICATE')));
 const caSigningKey = (pem: string): KeyObject => remember(caKeys, pem, 64, () => createPrivateKey(pem));
+
+/** caCertHash answers per CA PEM (one per cluster). */
+const caHashes = new Map<string, string>();
+
+/**
+ * "sha256:<hex>" of the CA's SubjectPublicKeyInfo, as kubeadm discovery
+ * (caCertHashes) expects. Remembered per PEM: every KubeadmConfig reconcile
+ * of a cluster asks for the same CA's hash, and parsing the certificate each
+ * time was a measurable share of a 1,000-machine rollout.
+ */
+export function caCertHash(caPem: string): string {
+  return remember(caHashes, caPem, 64, () => {
+    const spki = new X509Certificate(caPem).publicKey.export({ type: 'spki', format: 'der' });
+    return `sha256:${createHash('sha256').update(spki).digest('hex')}`;
+  });
+}
 
 /** A self-signed cluster CA ("kubernetes"), valid 10 years from `nowMs`. */
 export function generateCASync(rng: Rng, nowMs: number, commonName = 'kubernetes'): CertKeyPair {
