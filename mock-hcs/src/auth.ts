@@ -1,25 +1,52 @@
 /**
- * SDK-HMAC-SHA256 (AK/SK) verification, mirroring
- * @huaweicloud/huaweicloud-sdk-core auth/AKSKSigner.js (HCS-5). The canonical
- * request and hashes are src/core/sdk-signing.ts (shared with the client's
- * signer); this module parses and checks what the request claims:
- * canonicalHeaders: the headers named in SignedHeaders, "name:value\n" each.
- * payloadHash: X-Sdk-Content-Sha256 when present (e.g. UNSIGNED-PAYLOAD), else sha256 of the body.
+ * AK/SK signature verification (HCS-5), for the algorithms the official SDKs
+ * sign with: SDK-HMAC-SHA256 (every SDK's default), SDK-HMAC-SM3 and
+ * SDK-ECDSA-P256-SHA256 (huaweicloud-sdk-go-v3 core/auth/signer, Python
+ * huaweicloudsdkcore signer/signer.py). SDK-SM2-SM3 and the derived
+ * V11-HMAC-SHA256 are refused as unsupported, by name. The canonical request,
+ * hashes and the ECDSA key derivation are src/core/sdk-signing.ts (shared with
+ * the client's signer); this module parses and checks what the request claims:
+ * canonicalHeaders: the headers named in SignedHeaders, "name:value\n" each
+ * (values trimmed, as both SDKs do). Which headers are signed is the client's
+ * choice: the Go SDK signs its own header map (e.g. user-agent;x-project-id;x-sdk-date,
+ * never host or content-type), the Node and Python SDKs add host. Only
+ * x-sdk-date must be among them (it dates the signature).
+ * payloadHash: X-Sdk-Content-Sha256 (X-Sdk-Content-Sm3 for SM3) when present
+ * (e.g. UNSIGNED-PAYLOAD), else the digest of the body.
  */
 import * as crypto from 'node:crypto';
-import { canonicalRequestHash, hmacSha256, sha256Hex, stringToSign } from '../../src/core/sdk-signing.js';
+import {
+  SIGNING_ALGORITHMS,
+  canonicalRequestDigest,
+  contentHashHeader,
+  digestHex,
+  digestOf,
+  hmacSha256,
+  hmacSm3,
+  p256Verify,
+  stringToSign,
+  type SigningAlgorithm,
+} from '../../src/core/sdk-signing.js';
 
 export interface ParsedAuthorization {
+  algorithm: SigningAlgorithm;
   ak: string;
   signedHeaders: string[];
   signature: string;
 }
 
+const SUPPORTED = new Set<string>(SIGNING_ALGORITHMS);
+
+/** The algorithm word of an Authorization header that names one (e.g. "SDK-SM2-SM3 Access=..."). */
+export function authorizationAlgorithm(h: string | undefined): string | undefined {
+  return h ? /^([A-Za-z0-9][A-Za-z0-9-]*)\s/.exec(h)?.[1] : undefined;
+}
+
 export function parseAuthorization(h: string | undefined): ParsedAuthorization | undefined {
   if (!h) return undefined;
-  const m = /^SDK-HMAC-SHA256\s+Access=([^,\s]+),\s*SignedHeaders=([^,\s]+),\s*Signature=([0-9a-fA-F]+)\s*$/.exec(h);
+  const m = /^(SDK-HMAC-SHA256|SDK-HMAC-SM3|SDK-ECDSA-P256-SHA256)\s+Access=([^,\s]+),\s*SignedHeaders=([^,\s]+),\s*Signature=([0-9a-fA-F]+)\s*$/.exec(h);
   if (!m) return undefined;
-  return { ak: m[1]!, signedHeaders: m[2]!.split(';'), signature: m[3]!.toLowerCase() };
+  return { algorithm: m[1] as SigningAlgorithm, ak: m[2]!, signedHeaders: m[3]!.split(';'), signature: m[4]!.toLowerCase() };
 }
 
 let lastDateText = '';
@@ -58,8 +85,15 @@ function headerOf(headers: VerifyInput['headers'], name: string): string | undef
 }
 
 export function verifySignature(req: VerifyInput, lookupSk: (ak: string) => string | undefined, nowMs: number, skewMs: number): VerifyResult {
-  const auth = parseAuthorization(headerOf(req.headers, 'authorization'));
-  if (!auth) return { ok: false, reason: 'missing or malformed Authorization header (expected SDK-HMAC-SHA256 Access=..., SignedHeaders=..., Signature=...)' };
+  const header = headerOf(req.headers, 'authorization');
+  const auth = parseAuthorization(header);
+  if (!auth) {
+    const alg = authorizationAlgorithm(header);
+    if (alg !== undefined && !SUPPORTED.has(alg)) {
+      return { ok: false, reason: `unsupported signing algorithm ${alg} (mock-hcs verifies ${SIGNING_ALGORITHMS.join(', ')})` };
+    }
+    return { ok: false, reason: `missing or malformed Authorization header (expected <${SIGNING_ALGORITHMS.join('|')}> Access=..., SignedHeaders=..., Signature=...)` };
+  }
   const sk = lookupSk(auth.ak);
   if (sk === undefined) return { ok: false, reason: `access key ${auth.ak} does not exist` };
   const dateText = headerOf(req.headers, 'x-sdk-date');
@@ -69,25 +103,30 @@ export function verifySignature(req: VerifyInput, lookupSk: (ak: string) => stri
     return { ok: false, reason: `X-Sdk-Date ${dateText} is outside the allowed clock skew of ${Math.round(skewMs / 1000)}s` };
   }
   const signed = auth.signedHeaders.map((h) => h.toLowerCase());
-  if (!signed.includes('x-sdk-date') || !signed.includes('host')) {
-    return { ok: false, reason: 'SignedHeaders must include host and x-sdk-date' };
-  }
+  if (!signed.includes('x-sdk-date')) return { ok: false, reason: 'SignedHeaders must include x-sdk-date' };
   let canonicalHeaders = '';
   for (const name of signed) {
     const v = headerOf(req.headers, name);
     if (v === undefined) return { ok: false, reason: `signed header ${name} is missing from the request` };
-    canonicalHeaders += `${name}:${v}\n`;
+    canonicalHeaders += `${name}:${v.trim()}\n`;
   }
-  const contentSha = headerOf(req.headers, 'x-sdk-content-sha256');
-  const bodyHash = sha256Hex(req.body);
-  if (contentSha !== undefined && contentSha !== 'UNSIGNED-PAYLOAD' && contentSha.toLowerCase() !== bodyHash) {
-    return { ok: false, reason: 'X-Sdk-Content-Sha256 does not match the request body' };
+  const digest = digestOf(auth.algorithm);
+  const contentHeader = contentHashHeader(auth.algorithm);
+  const contentHash = headerOf(req.headers, contentHeader);
+  const bodyHash = digestHex(digest, req.body);
+  if (contentHash !== undefined && contentHash !== 'UNSIGNED-PAYLOAD' && contentHash.toLowerCase() !== bodyHash) {
+    return { ok: false, reason: `${contentHeader === 'x-sdk-content-sm3' ? 'X-Sdk-Content-Sm3' : 'X-Sdk-Content-Sha256'} does not match the request body` };
   }
-  const payloadHash = contentSha ?? bodyHash;
-  const expected = hmacSha256(sk, stringToSign(dateText!, canonicalRequestHash(req.method, req.url, canonicalHeaders, signed.join(';'), payloadHash)));
+  const payloadHash = contentHash ?? bodyHash;
+  const sts = stringToSign(dateText!, canonicalRequestDigest(digest, req.method, req.url, canonicalHeaders, signed.join(';'), payloadHash), auth.algorithm);
   const got = Buffer.from(auth.signature, 'hex');
-  if (got.length !== expected.length || !crypto.timingSafeEqual(got, expected)) {
-    return { ok: false, reason: 'verify aksk signature fail' };
+  let good: boolean;
+  if (auth.algorithm === 'SDK-ECDSA-P256-SHA256') {
+    good = p256Verify(auth.ak, sk, sts, got);
+  } else {
+    const expected = auth.algorithm === 'SDK-HMAC-SM3' ? hmacSm3(sk, sts) : hmacSha256(sk, sts);
+    good = got.length === expected.length && crypto.timingSafeEqual(got, expected);
   }
+  if (!good) return { ok: false, reason: auth.algorithm === 'SDK-HMAC-SHA256' ? 'verify aksk signature fail' : `verify aksk signature fail (${auth.algorithm})` };
   return { ok: true, ak: auth.ak };
 }

@@ -17,6 +17,16 @@
  * test/mock-hcs/sdk*.test.ts) and against the plain per-character algorithm
  * (test/support/sdk-signing-reference.ts), not against each other.
  *
+ * The other algorithms the official SDKs offer share the canonical request
+ * and differ in hash and signature (huaweicloud-sdk-go-v3 core/auth/signer,
+ * huaweicloudsdkcore signer/signer.py):
+ *   SDK-HMAC-SM3:          SM3 instead of SHA-256 for the payload hash (header
+ *                          X-Sdk-Content-Sm3), the canonical-request hash and the HMAC.
+ *   SDK-ECDSA-P256-SHA256: as SDK-HMAC-SHA256 up to the string to sign, which is
+ *                          signed with ECDSA P-256 / SHA-256 (DER, hex) by a
+ *                          private key derived from AK and SK (p256PrivateKey).
+ *   SDK-SM2-SM3:           SM2 signature (not verifiable with node:crypto).
+ *
  * The algorithm has no derived signing key (the HMAC key is the SK itself),
  * so what is computed once per key is HMAC's own key schedule (RFC 2104): the
  * key's inner and outer padded blocks. A signature is then two one-shot
@@ -200,7 +210,98 @@ export function canonicalRequestHash(method: string, pathAndQuery: string, canon
   return sha256Hex(`${method.toUpperCase()}\n${canonicalUri(rawPath)}\n${canonicalQuery(rawQuery)}\n${canonicalHeaders}\n${signedHeaders}\n${payloadHash}`);
 }
 
-/** The string the signature is the HMAC of. */
-export function stringToSign(sdkDate: string, canonicalRequestHashHex: string): string {
-  return `SDK-HMAC-SHA256\n${sdkDate}\n${canonicalRequestHashHex}`;
+/** The string the signature is made of. */
+export function stringToSign(sdkDate: string, canonicalRequestHashHex: string, algorithm: SigningAlgorithm = 'SDK-HMAC-SHA256'): string {
+  return `${algorithm}\n${sdkDate}\n${canonicalRequestHashHex}`;
+}
+
+// ---------------------------------------------------------------- other algorithms
+
+/** The algorithms mock-hcs verifies (the Authorization header's first word). */
+export const SIGNING_ALGORITHMS = ['SDK-HMAC-SHA256', 'SDK-HMAC-SM3', 'SDK-ECDSA-P256-SHA256'] as const;
+export type SigningAlgorithm = (typeof SIGNING_ALGORITHMS)[number];
+
+/** The digest an algorithm hashes the payload and the canonical request with. */
+export function digestOf(algorithm: SigningAlgorithm): 'sha256' | 'sm3' {
+  return algorithm === 'SDK-HMAC-SM3' ? 'sm3' : 'sha256';
+}
+
+/** The header that carries a precomputed payload hash (or UNSIGNED-PAYLOAD) for the algorithm. */
+export function contentHashHeader(algorithm: SigningAlgorithm): 'x-sdk-content-sha256' | 'x-sdk-content-sm3' {
+  return algorithm === 'SDK-HMAC-SM3' ? 'x-sdk-content-sm3' : 'x-sdk-content-sha256';
+}
+
+/** hex(digest(s)) of the UTF-8 bytes of `s`. */
+export function digestHex(digest: 'sha256' | 'sm3', s: string): string {
+  return digest === 'sha256' ? sha256Hex(s) : crypto.createHash('sm3').update(s, 'utf8').digest('hex');
+}
+
+/** hex(sha256 | sm3 of the canonical request): canonicalRequestHash with the algorithm's digest. */
+export function canonicalRequestDigest(digest: 'sha256' | 'sm3', method: string, pathAndQuery: string, canonicalHeaders: string, signedHeaders: string, payloadHash: string): string {
+  if (digest === 'sha256') return canonicalRequestHash(method, pathAndQuery, canonicalHeaders, signedHeaders, payloadHash);
+  const q = pathAndQuery.indexOf('?');
+  const rawPath = q >= 0 ? pathAndQuery.slice(0, q) : pathAndQuery;
+  const rawQuery = q >= 0 ? pathAndQuery.slice(q + 1) : '';
+  return digestHex('sm3', `${method.toUpperCase()}\n${canonicalUri(rawPath)}\n${canonicalQuery(rawQuery)}\n${canonicalHeaders}\n${signedHeaders}\n${payloadHash}`);
+}
+
+/** HMAC-SM3(key, message) (SDK-HMAC-SM3). */
+export function hmacSm3(key: string, message: string): Buffer {
+  return crypto.createHmac('sm3', key).update(message, 'utf8').digest();
+}
+
+/** Order of the P-256 group minus 2 (the derived scalar is at most n-2, then 1 is added). */
+const P256_N_MINUS_TWO = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n - 2n;
+
+/**
+ * The SDK-ECDSA-P256-SHA256 private scalar of an AK/SK pair, as both SDKs
+ * derive it (Go core/auth/signer/p256_sha256_signer.go derivePrivateInt,
+ * Python signer.py P256SHA256Signer._derive_key): for counter 0, 1, ...:
+ * candidate = HMAC-SHA256(SK, 00000001 || "SDK-ECDSA-P256-SHA256" || 00 ||
+ * AK || counter || 00000100) as a big-endian integer; the first candidate
+ * <= n-2 gives d = candidate + 1.
+ */
+export function p256PrivateScalar(ak: string, sk: string): bigint {
+  for (let counter = 0; counter < 0xff; counter++) {
+    const data = Buffer.concat([Buffer.from([0, 0, 0, 1]), Buffer.from('SDK-ECDSA-P256-SHA256\0', 'latin1'), Buffer.from(ak, 'utf8'), Buffer.from([counter, 0, 0, 1, 0])]);
+    const candidate = BigInt(`0x${crypto.createHmac('sha256', sk).update(data).digest('hex')}`);
+    if (candidate <= P256_N_MINUS_TWO) return candidate + 1n;
+  }
+  throw new Error('SDK-ECDSA-P256-SHA256: no key candidate for this AK/SK (counter out of range)');
+}
+
+const p256Keys = new Map<string, { priv: crypto.KeyObject; pub: crypto.KeyObject }>();
+
+/** The derived P-256 key pair of an AK/SK pair (remembered, bounded). */
+export function p256KeyPair(ak: string, sk: string): { priv: crypto.KeyObject; pub: crypto.KeyObject } {
+  const id = `${ak}\n${sk}`;
+  let k = p256Keys.get(id);
+  if (!k) {
+    const d = Buffer.from(p256PrivateScalar(ak, sk).toString(16).padStart(64, '0'), 'hex');
+    const ecdh = crypto.createECDH('prime256v1');
+    ecdh.setPrivateKey(d);
+    const point = ecdh.getPublicKey(); // 04 || X || Y
+    const jwk = { kty: 'EC', crv: 'P-256', x: point.subarray(1, 33).toString('base64url'), y: point.subarray(33, 65).toString('base64url') };
+    k = {
+      pub: crypto.createPublicKey({ key: jwk, format: 'jwk' }),
+      priv: crypto.createPrivateKey({ key: { ...jwk, d: d.toString('base64url') }, format: 'jwk' }),
+    };
+    if (p256Keys.size >= 256) p256Keys.clear();
+    p256Keys.set(id, k);
+  }
+  return k;
+}
+
+/** hex(DER ECDSA P-256 / SHA-256 signature) of the string to sign (what the SDK's signer sends). */
+export function p256SignHex(ak: string, sk: string, stringToSignText: string): string {
+  return crypto.sign('sha256', Buffer.from(stringToSignText, 'utf8'), { key: p256KeyPair(ak, sk).priv, dsaEncoding: 'der' }).toString('hex');
+}
+
+/** Whether `signature` (DER bytes) is a valid SDK-ECDSA-P256-SHA256 signature of the string to sign. */
+export function p256Verify(ak: string, sk: string, stringToSignText: string, signature: Buffer): boolean {
+  try {
+    return crypto.verify('sha256', Buffer.from(stringToSignText, 'utf8'), { key: p256KeyPair(ak, sk).pub, dsaEncoding: 'der' }, signature);
+  } catch {
+    return false;
+  }
 }
