@@ -72,7 +72,12 @@ function scenarioFiles(paths: string[]): string[] {
   return out;
 }
 
-export async function main(argv: string[], write: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
+/** What main() opens; tests substitute a backend (e.g. one whose testbeds crash). */
+export interface MainDeps {
+  openBackend?: typeof openBackend;
+}
+
+export async function main(argv: string[], write: (s: string) => void = (s) => process.stdout.write(s), deps: MainDeps = {}): Promise<number> {
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === '-h' || command === 'help') {
     write(HELP);
@@ -155,7 +160,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
   if (backendName === 'apiserver') write('backend: starting kube-apiserver + etcd, installing CRDs and the admission webhook…\n');
   else if (backendName === 'kubeconfig') write('backend: installing CRDs on the management cluster…\n');
   try {
-    backend = await openBackend({
+    backend = await (deps.openBackend ?? openBackend)({
       backend: backendName as BackendName,
       ...(o.kubeconfig !== undefined ? { kubeconfig: o.kubeconfig } : {}),
       ...(o.context !== undefined ? { context: o.context } : {}),
@@ -174,6 +179,24 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
   }
 }
 
+/** One scenario; whatever it throws becomes a failed result, so one crash never stops the others. */
+async function runOne(s: Scenario, backend: OpenBackend, seed: number | undefined, reporter: ConsoleReporter): Promise<ScenarioResult> {
+  const wall0 = performance.now();
+  try {
+    return await runScenario(s, backend.factory, {
+      ...(seed !== undefined ? { seed } : {}),
+      onStep: (phase, _step, res) => {
+        if (phase === 'end' && res) reporter.stepEnd(res);
+      },
+      onProgress: (t, summary) => reporter.progress(t, summary),
+    });
+  } catch (e) {
+    const step = { index: 0, kind: 'expect' as const, title: 'runner', line: 0, ok: false, startMs: 0, endMs: 0, detail: [], error: `internal error: ${errorMessage(e)}`, rules: [], ...(e instanceof InputError ? { inputError: true } : {}) };
+    reporter.stepEnd(step);
+    return { scenario: s, seed: seed ?? s.seed, ok: false, steps: [step], events: [], virtualMs: 0, wallMs: performance.now() - wall0, rulesExercised: [], violations: [] };
+  }
+}
+
 async function runAll(
   scenarios: Scenario[],
   backend: OpenBackend,
@@ -184,33 +207,34 @@ async function runAll(
   for (const s of scenarios) {
     const effectiveSeed = seed ?? s.seed;
     reporter.scenarioStart(s.name, s.file, effectiveSeed, s.steps.length);
-    let r: ScenarioResult;
-    try {
-      r = await runScenario(s, backend.factory, {
-        ...(seed !== undefined ? { seed } : {}),
-        onStep: (phase, _step, res) => {
-          if (phase === 'end' && res) reporter.stepEnd(res);
-        },
-        onProgress: (t, summary) => reporter.progress(t, summary),
-      });
-    } catch (e) {
-      write(`error: ${errorMessage(e)}\n`);
-      return e instanceof InputError ? 2 : 1;
-    }
+    const r = await runOne(s, backend, seed, reporter);
     reporter.scenarioEnd(r, `npx hcs-testbed run ${s.file} --seed ${effectiveSeed}`);
     results.push(r);
   }
-  if (reports.includes('json')) for (const f of writeJsonReports(o.out, results)) write(`wrote ${f}\n`);
-  if (reports.includes('junit')) write(`wrote ${writeJunit(o.out, results)}\n`);
+  // Reports are always written, whatever happened to the scenarios; a writer that fails says so and the others still run.
   const coverage = specCoverage(results);
-  if (reports.includes('html')) write(`wrote ${writeHtml(o.out, results, coverage)}\n`);
+  const writers: [string, () => string[]][] = [
+    ['json', () => writeJsonReports(o.out, results)],
+    ['junit', () => [writeJunit(o.out, results)]],
+    ['html', () => [writeHtml(o.out, results, coverage)]],
+  ];
+  let writeFailed = false;
+  for (const [name, fn] of writers) {
+    if (!reports.includes(name)) continue;
+    try {
+      for (const f of fn()) write(`wrote ${f}\n`);
+    } catch (e) {
+      writeFailed = true;
+      write(`error: writing the ${name} report failed: ${errorMessage(e)}\n`);
+    }
+  }
   reporter.summary(results);
   write(coverageText(coverage));
   if (o.requireCoverage && coverage.uncovered.length) {
     write(`error: --require-coverage: ${coverage.uncovered.length} SPEC rules are not exercised by any passing scenario\n`);
     return 1;
   }
-  if (results.every((r) => r.ok)) return 0;
+  if (results.every((r) => r.ok)) return writeFailed ? 1 : 0;
   return results.some((r) => r.steps.some((s) => s.inputError)) ? 2 : 1;
 }
 

@@ -27,10 +27,15 @@ export class Simulation {
     private readonly barrier?: () => Promise<void>,
   ) {}
 
-  /** Run all work that is runnable at the current virtual instant. */
+  /**
+   * Run all work that is runnable at the current virtual instant. A reconcile
+   * that awaits the virtual clock itself (a cloud response held by a `latency`
+   * fault in `mode: response`, HCS-6) cannot finish until time moves: once the
+   * drain is blocked, time jumps to the next due timer (see drainAdvancing).
+   */
   async settle(): Promise<void> {
     for (;;) {
-      await this.manager.drain();
+      await this.drainAdvancing();
       if (this.barrier) {
         await this.barrier();
         if (this.manager.hasWork()) continue;
@@ -38,6 +43,44 @@ export class Simulation {
       if (this.clock.fireDue() === 0 && !this.manager.hasWork()) return;
     }
   }
+
+  /**
+   * manager.drain(), moving virtual time forward while it is blocked. Without
+   * this, a reconcile awaiting a virtual timer waits for a clock that only this
+   * loop advances: the promise never settles, Node's event loop runs empty and
+   * the process exits (code 13 under a top-level await) with nothing printed.
+   * Embedded backend: every store and cloud call completes within microtasks,
+   * so a drain still pending after one macrotask turn is blocked on the clock
+   * (deterministic). Remote backends (barrier set) do real I/O: time moves only
+   * after the drain has made no progress for `remoteStallMs` of wall time.
+   */
+  private async drainAdvancing(): Promise<void> {
+    let settled = false;
+    let failure: { e: unknown } | undefined;
+    const p = this.manager.drain().then(
+      () => { settled = true; },
+      (e: unknown) => { settled = true; failure = { e }; },
+    );
+    while (!settled) {
+      const before = this.manager.reconcileCount();
+      if (this.barrier) {
+        const until = performance.now() + this.remoteStallMs;
+        while (!settled && performance.now() < until) await new Promise<void>((r) => setTimeout(r, 10));
+      } else await new Promise<void>((r) => setImmediate(r));
+      if (settled) break;
+      if (this.barrier && this.manager.reconcileCount() !== before) continue;
+      const next = this.clock.nextDue();
+      if (next === undefined) {
+        throw new Error('controllers are blocked: a reconcile awaits something that never completes and no timer is due on the virtual clock');
+      }
+      this.clock.advanceTo(next);
+    }
+    await p;
+    if (failure) throw failure.e;
+  }
+
+  /** Remote backends: wall time without progress after which a blocked drain moves virtual time. */
+  remoteStallMs = 1000;
 
   /**
    * Advance until `done()` holds (checked whenever the system is quiescent at

@@ -106,7 +106,15 @@ function verdictLines(results: { check: CheckSpec; res: CheckResult }[]): string
 export async function runScenario(scenario: Scenario, factory: TestbedFactory, opts: RunOptions = {}): Promise<ScenarioResult> {
   const seed = opts.seed ?? scenario.seed;
   const wall0 = performance.now();
-  const tb = await factory(seed);
+  let tb: TestbedHandle;
+  try {
+    tb = await factory(seed);
+  } catch (e) {
+    // The runner never dies: a testbed that cannot start is a failed first step with its reason.
+    const res: StepResult = { index: 0, kind: 'expect', title: 'start the testbed', line: 0, ok: false, startMs: 0, endMs: 0, detail: [], error: `the testbed did not start: ${errorMessage(e)}`, rules: [] };
+    opts.onStep?.('end', { kind: 'expect', index: 0, line: 0, checks: [] }, res);
+    return { scenario, seed, ok: false, steps: [res], events: [], virtualMs: 0, wallMs: performance.now() - wall0, rulesExercised: [], violations: [] };
+  }
   const t0 = tb.clock.now();
   const rel = (): number => tb.clock.now() - t0;
   const steps: StepResult[] = [];
@@ -151,7 +159,7 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
         if (e instanceof InputError) res.inputError = true;
       }
       res.endMs = rel();
-      if (step.kind === 'wait' || step.kind === 'advance' || !res.ok) res.summary = await worldSummary(tb.world);
+      if (step.kind === 'wait' || step.kind === 'advance' || !res.ok) res.summary = await worldSummary(tb.world).catch((e: unknown) => `(no summary: ${errorMessage(e)})`);
       tb.events.record({
         source: 'scenario',
         type: res.ok ? 'step.pass' : 'step.fail',
@@ -170,10 +178,19 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
     if (ok) {
       const start = rel();
       const res: StepResult = { index: scenario.steps.length + 1, kind: 'expect', title: 'invariants at rest (no orphan servers or volumes, DISK-9, POOL-4, TPL-4, BOOT-4)', line: 0, ok: true, startMs: start, endMs: start, detail: [], rules: [] };
-      await tb.sim.settle();
-      const bad = noteViolations(await monitor.checkAtRest());
+      let bad: Violation[] = [];
+      let crashed: string | undefined;
+      try {
+        await tb.sim.settle();
+        bad = noteViolations(await monitor.checkAtRest());
+      } catch (e) {
+        crashed = `internal error while checking the invariants at rest: ${errorMessage(e)}`;
+      }
       const missing = [...expected].filter((r) => !monitor.all().some((v) => v.rule === r));
-      if (bad.length) {
+      if (crashed) {
+        res.ok = false;
+        res.error = crashed;
+      } else if (bad.length) {
         res.ok = false;
         res.error = violationText(bad);
       } else if (missing.length) {
@@ -186,9 +203,20 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
       ok = res.ok;
     }
     if (ok) for (const r of scenario.rules) exercised.add(r);
-    tb.events.record({ source: 'scenario', type: ok ? 'scenario.pass' : 'scenario.fail', message: `scenario ${scenario.name} ${ok ? 'passed' : 'FAILED'}` });
-  } finally {
+  } catch (e) {
+    // Anything that escapes a step (the invariants at rest, a summary, a settle) fails the run at that point, with its reason.
+    ok = false;
+    const at = rel();
+    const res: StepResult = { index: (steps.at(-1)?.index ?? 0) + (steps.at(-1)?.ok === false ? 0 : 1), kind: 'expect', title: 'runner', line: 0, ok: false, startMs: at, endMs: at, detail: [], error: `internal error: ${errorMessage(e)}`, rules: [] };
+    steps.push(res);
+    tb.events.record({ source: 'scenario', type: 'step.fail', message: `runner FAILED: ${res.error}` });
+    opts.onStep?.('end', { kind: 'expect', index: res.index, line: 0, checks: [] }, res);
+  }
+  tb.events.record({ source: 'scenario', type: ok ? 'scenario.pass' : 'scenario.fail', message: `scenario ${scenario.name} ${ok ? 'passed' : 'FAILED'}` });
+  try {
     await tb.close();
+  } catch (e) {
+    tb.events.record({ source: 'scenario', type: 'testbed.close-failed', message: `closing the testbed failed: ${errorMessage(e)}` });
   }
   return { scenario, seed, ok, steps, events: tb.events.all(), virtualMs: rel(), wallMs: performance.now() - wall0, rulesExercised: [...exercised].sort(), violations: monitor.all() };
 }
