@@ -215,9 +215,7 @@ export class NetworkService {
     });
     const now = this.engine.storeRef.now();
     const recs = specs.map((s, i): PortRec => {
-      let id: string;
-      do id = this.engine.newUuid();
-      while (id in this.data.ports);
+      const id = this.engine.newPortId();
       return { id, projectId, kind, name: o.name, subnetId: s.subnet.cfg.id, ip: ips[i]!, mac: this.engine.newMac(), deviceOwner: o.deviceOwner, deviceId: '', adminStateUp: o.adminStateUp, securityGroups: [...o.securityGroups], created: now };
     });
     recs.forEach((r, i) => {
