@@ -15,6 +15,7 @@ import { loadScenario } from '../scenario/parse.js';
 import { runScenario, type ScenarioResult } from '../scenario/runner.js';
 import type { Scenario } from '../scenario/types.js';
 import { BACKENDS, openBackend, type BackendName, type OpenBackend } from '../testbed/backends.js';
+import { SUBCOMMANDS } from './entrypoints.js';
 import { kindMain } from './kind.js';
 
 const HELP = `hcs-testbed — a simulated Huawei Cloud Stack provider and Cluster API testbed
@@ -23,6 +24,11 @@ Usage:
   hcs-testbed run [PATH...] [options]    replay scenarios (files, or directories of *.yaml)
   hcs-testbed validate [PATH...]         parse and check scenario files without running them
   hcs-testbed kind up|down [--name N]    a kind cluster with the CRDs (needs Docker; see kind --help)
+  hcs-testbed serve [--preset NAME]      a live testbed for the real kubectl and a browser (serve --help)
+  hcs-testbed time pause|resume|speed X|advance 5m|next   control serve's clock (time --help)
+  hcs-testbed apiserver                  a real kube-apiserver + etcd with the CRDs (apiserver --help)
+  hcs-testbed crds                       print the CRDs as YAML
+  hcs-testbed mock-hcs [--port N]        the fake HCS cloud alone (mock-hcs --help)
   hcs-testbed --help
 
 Run options:
@@ -84,6 +90,8 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     return command ? 0 : 2;
   }
   if (command === 'kind') return kindMain(rest, write);
+  const sub = SUBCOMMANDS[command];
+  if (sub) return sub(rest, write);
   let parsed;
   try {
     parsed = parseArgs({

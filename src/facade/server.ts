@@ -22,7 +22,7 @@ import type { KubeObject, WatchEvent } from '../kube/types.js';
 import type { ControllerLogs } from '../runtime/context.js';
 import type { EmbeddedWorkloadClusters } from '../testbed/embedded.js';
 import { ANN_LOG_STREAM, ensureControllerObjects, ensureNamespaces, KNOWN_CONTROLLER_DEPLOYMENTS, CONTROLLER_NAMESPACE } from './controllers.js';
-import { apiGroupInfo, apiGroupList, apiResourceList, apiVersions, openApiV3, openApiV3Index, SERVER_VERSION } from './discovery.js';
+import { apiGroupInfo, apiGroupList, apiResourceList, apiVersions, groupVersions, openApiV3, openApiV3Index, SERVER_VERSION } from './discovery.js';
 import { toTable, type IncludeObject } from './tables.js';
 
 export interface FacadeOptions {
@@ -37,6 +37,17 @@ export interface FacadeOptions {
   host?: string;
   /** Directory for kubeconfig files (default: a fresh temp dir). */
   kubeconfigDir?: string;
+  /** Routes beside the Kubernetes API (the dashboard and the time API of `hcs-testbed serve`). */
+  extension?: FacadeExtension;
+}
+
+/**
+ * Asked first for every request to the management cluster's address (not
+ * /clusters/...): answers it (returns the reply) or leaves it to the
+ * Kubernetes API (returns undefined).
+ */
+export interface FacadeExtension {
+  handle(req: FastifyRequest, reply: FastifyReply, path: string, query: URLSearchParams): Promise<FastifyReply | undefined> | FastifyReply | undefined;
 }
 
 export interface KubeconfigFiles {
@@ -155,9 +166,24 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
   const prepared = new WeakSet<EmbeddedStore>([mgmt]);
 
   app.all('/*', async (req, reply) => {
-    const url = new URL(req.url, 'http://facade');
+    let url: URL;
+    try {
+      // Not new URL(req.url, base): a path such as "//x" would be taken for a host.
+      url = new URL(`http://facade${req.url.startsWith('/') ? '' : '/'}${req.url}`);
+      decodeURIComponent(url.pathname);
+    } catch {
+      return send(reply, status(400, 'BadRequest', `the request URL could not be parsed: ${JSON.stringify(req.url)}`).status);
+    }
     const q: Query = Object.fromEntries(url.searchParams.entries());
     let path = url.pathname.replace(/\/+$/, '') || '/';
+    if (opts.extension && !path.startsWith('/clusters/')) {
+      try {
+        const handled = await opts.extension.handle(req, reply, path, url.searchParams);
+        if (handled) return handled;
+      } catch (e) {
+        return send(reply, toStatus(e));
+      }
+    }
     let store = mgmt;
     let base = '';
     const m = /^\/clusters\/([^/]+)\/([^/]+)(\/.*)?$/.exec(path);
@@ -175,6 +201,9 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     let target: Target | undefined;
     try {
       switch (path) {
+        case '/':
+          // What the apiserver answers at / (metav1.RootPaths); Cluster API's cluster cache probes it.
+          return reply.send({ paths: rootPaths() });
         case '/version':
           return reply.send(SERVER_VERSION);
         case '/healthz':
@@ -215,6 +244,12 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
       return send(reply, toStatus(e, target?.info, target?.name));
     }
   });
+
+  function rootPaths(): string[] {
+    const paths = ['/api', '/api/v1', '/apis', '/healthz', '/livez', '/openapi/v3', '/readyz', '/version'];
+    for (const gv of groupVersions()) if (gv.group) paths.push(`/apis/${gv.group}`, `/apis/${gv.group}/${gv.version}`);
+    return [...new Set(paths)].sort();
+  }
 
   function send(reply: FastifyReply, s: Status): FastifyReply {
     return reply.code(s.code).type('application/json').send(s);

@@ -63,6 +63,8 @@ export const CLOUD_CREDENTIALS_SECRET = { namespace: 'cpaas-system', name: 'hcs-
 
 export interface TestbedOptions {
   seed: number;
+  /** Virtual time at the start (default DEFAULT_EPOCH_MS; `hcs-testbed serve` starts at the wall time). */
+  startMs?: number;
   cloudConfig?: CloudConfig;
   /** Start the provider with these AK/SK instead of the project's (HCS-5: wrong credentials). The Secret above overrides them. */
   credentials?: { ak: string; sk: string };
@@ -103,7 +105,7 @@ export interface Backend {
 }
 
 export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
-  const env = createEmbeddedEnv({ seed: opts.seed });
+  const env = createEmbeddedEnv({ seed: opts.seed, ...(opts.startMs !== undefined ? { startMs: opts.startMs } : {}) });
   // The CRD schemas (src/kube/crds) prune and validate like a real apiserver, then admission applies the SPEC rules.
   installCrdSchemas(env.mgmt);
   env.workloads.onCreate((_key, store) => installCrdSchemas(store));
