@@ -30,6 +30,7 @@ export const FAULT_OPERATIONS: Record<FaultService, readonly string[]> = {
     'createServers',
     'showServer',
     'listServers',
+    'listCloudServers',
     'deleteServers',
     'attachVolume',
     'detachVolume',
@@ -42,7 +43,7 @@ export const FAULT_OPERATIONS: Record<FaultService, readonly string[]> = {
     'showServerBlockDevice',
   ],
   evs: ['createVolume', 'showVolume', 'listVolumes', 'updateVolume', 'deleteVolume'],
-  vpc: ['listSubnets', 'showSubnet', 'listPorts', 'showPort', 'createPort', 'deletePort', 'createPrivateip', 'listPrivateips', 'showPrivateip', 'deletePrivateip'],
+  vpc: ['listSubnets', 'showSubnet', 'listPorts', 'showPort', 'listPortsV3', 'showPortV3', 'createPort', 'deletePort', 'createPrivateip', 'listPrivateips', 'showPrivateip', 'deletePrivateip'],
   ims: ['listImages'],
   iam: ['createToken', 'listProjects', 'listAuthDomains', 'listAuthProjects'],
 };

@@ -52,6 +52,7 @@ export function isAdminUrl(url: string): boolean {
 
 export function serviceOf(url: string): Service {
   if (url.startsWith('/v2/cloudimages')) return 'ims';
+  if (/^\/v3\/[^/]+\/ports(\/|\?|$)/.test(url)) return 'vpc';
   if (url === '/v3' || url.startsWith('/v3/') || url.startsWith('/v3?')) return 'iam';
   if (url.includes('/cloudvolumes')) return 'evs';
   if (/^\/v1\/[^/]+\/(subnets|ports|privateips)(\/|\?|$)/.test(url)) return 'vpc';
@@ -341,6 +342,7 @@ export function resourceFor(op: string, req: FastifyRequest, engine: CloudEngine
       for (const e of Array.isArray(body?.servers) ? body.servers : []) addServer(strs(obj(e)?.id)[0]);
       break;
     case 'listServers':
+    case 'listCloudServers':
       r.names.push(...strs(q(req, 'name')));
       r.ids.push(...strs(q(req, 'server_id')));
       break;
@@ -396,6 +398,7 @@ export function resourceFor(op: string, req: FastifyRequest, engine: CloudEngine
       addVolume(params.volume_id);
       break;
     case 'showPort':
+    case 'showPortV3':
     case 'deletePort':
       r.ids.push(...strs(params.port_id));
       break;
@@ -404,6 +407,7 @@ export function resourceFor(op: string, req: FastifyRequest, engine: CloudEngine
       r.ids.push(...strs(obj(body?.port)?.network_id));
       break;
     case 'listPorts':
+    case 'listPortsV3':
       r.names.push(...strs(q(req, 'name')));
       r.ids.push(...strs(q(req, 'device_id'), q(req, 'network_id')));
       break;

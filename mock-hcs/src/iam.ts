@@ -200,11 +200,24 @@ export class IamService {
   }
 
   /** Projects of a domain, filtered as GET /v3/projects does. */
-  projects(domainId: string, f: { name?: string; domainId?: string; enabled?: boolean; parentId?: string; isDomain?: boolean }): ProjectConfig[] {
+  /**
+   * The projects of the domain matching the filter. `name` matches a
+   * project's own name, and a region id matches the region's project: on
+   * Huawei IAM a region's project is named after the region, and both
+   * official SDKs find the project of AK/SK credentials given only a region
+   * with GET /v3/projects?name=<region id> (huaweicloud-sdk-go-v3
+   * core/auth/basic_credentials.go ProcessAuthParams, huaweicloudsdkcore
+   * auth/credentials.py), expecting exactly one. Here several tenants share
+   * a region, so the region's project is the credentials' own project
+   * (`ownProjectId`, AK or project-scoped token) or, for domain-scoped
+   * credentials, the first configured project of the region.
+   */
+  projects(domainId: string, f: { name?: string; domainId?: string; enabled?: boolean; parentId?: string; isDomain?: boolean }, ownProjectId = ''): ProjectConfig[] {
     if (domainId !== this.domain.id) return [];
+    const regionProject = (p: ProjectConfig) => (ownProjectId ? p.id === ownProjectId : this.config.projects.find((x) => x.region === p.region) === p);
     return this.config.projects.filter(
       (p) =>
-        (f.name === undefined || p.name === f.name) &&
+        (f.name === undefined || p.name === f.name || (f.name === p.region && regionProject(p))) &&
         (f.domainId === undefined || f.domainId === this.domain.id) &&
         (f.enabled === undefined || f.enabled) &&
         (f.parentId === undefined || f.parentId === this.domain.id) &&

@@ -46,7 +46,9 @@ export function renderServer(e: CloudEngine, s: ServerRec): Record<string, unkno
       id: v.volumeId,
       device: v.device,
       delete_on_termination: String(v.deleteOnTermination || v.bootIndex === 0),
-      ...(v.bootIndex !== undefined ? { bootIndex: String(v.bootIndex) } : {}),
+      // ECS: "0" is the system disk, any other value a data disk (ECS API "bootIndex"); data disks
+      // carry Nova's non-bootable -1, as GET .../block_device does (renderBlockDevice).
+      bootIndex: String(v.bootIndex ?? -1),
     })),
     'OS-EXT-AZ:availability_zone': s.az,
     'OS-EXT-STS:vm_state': VM_STATE[s.status] ?? 'error',
@@ -57,7 +59,12 @@ export function renderServer(e: CloudEngine, s: ServerRec): Record<string, unkno
     'OS-EXT-SRV-ATTR:host': `hcs-host-${s.hostId.slice(0, 6)}`,
     'OS-EXT-SRV-ATTR:hypervisor_hostname': `hcs-host-${s.hostId.slice(0, 6)}`,
     'OS-EXT-SRV-ATTR:root_device_name': '/dev/vda',
-    'OS-EXT-SRV-ATTR:reservation_id': '',
+    'OS-EXT-SRV-ATTR:reservation_id': `r-${s.createJob.slice(0, 8)}`,
+    'OS-EXT-SRV-ATTR:launch_index': launchIndex(s),
+    'OS-EXT-SRV-ATTR:kernel_id': '',
+    'OS-EXT-SRV-ATTR:ramdisk_id': '',
+    // user_data as the client sent it (base64); ECS shows it to the owner (huaweicloud-sdk-go-v3 ServerDetail.OSEXTSRVATTRuserData).
+    'OS-EXT-SRV-ATTR:user_data': s.userData ?? '',
     'OS-SRV-USG:launched_at': s.launchedAt !== undefined ? new Date(s.launchedAt).toISOString().replace('Z', '') : '',
     'OS-SRV-USG:terminated_at': '',
     'OS-DCF:diskConfig': 'MANUAL',
@@ -90,6 +97,62 @@ export function renderServer(e: CloudEngine, s: ServerRec): Record<string, unkno
     'os:scheduler_hints': {},
     // Nova `fault`: why the server is ERROR (a failed build, delete or reboot).
     ...(s.fault && s.status === 'ERROR' ? { fault: { code: s.fault.code, message: s.fault.message, ...(s.fault.details ? { details: s.fault.details } : {}), created: rfc3339(s.fault.created) } } : {}),
+  };
+}
+
+/** Position of a server among those its create call made (names name-0001, name-0002, ...: 0-based), else 0. */
+function launchIndex(s: ServerRec): number {
+  const m = /-(\d{4})$/.exec(s.name);
+  return m ? Math.max(0, Number(m[1]) - 1) : 0;
+}
+
+/**
+ * A server as ECS ListCloudServers (GET /v1.1/{project_id}/cloudservers/detail)
+ * returns it: the huaweicloud-sdk-go-v3 ecs/v2 CloudServer model (plain
+ * vm_state / task_state / power_state keys, integer flavor sizes, boolean
+ * delete_on_termination), built from the same record as renderServer.
+ */
+export function renderCloudServer(e: CloudEngine, s: ServerRec): Record<string, unknown> {
+  const flavor = e.flavors.get(s.flavorId);
+  const addresses: Record<string, unknown[]> = {};
+  s.nics.forEach((n, i) => {
+    (addresses[s.vpcId] ??= []).push({ version: '4', addr: n.ip, 'OS-EXT-IPS:type': 'fixed', 'OS-EXT-IPS-MAC:mac_addr': n.mac, 'OS-EXT-IPS:port_id': n.portId, primary: i === 0 });
+  });
+  return {
+    id: s.id,
+    name: s.name,
+    status: s.status,
+    tenant_id: s.projectId,
+    user_id: '',
+    availability_zone: s.az,
+    vm_state: VM_STATE[s.status] ?? 'error',
+    task_state: s.taskState ?? '',
+    power_state: POWER_STATE[s.status] ?? 0,
+    created: rfc3339(s.created),
+    updated: rfc3339(s.updated),
+    ...(s.launchedAt !== undefined ? { launched_at: rfc3339(s.launchedAt) } : {}),
+    in_recycle_bin: false,
+    spod_id: '',
+    description: '',
+    key_name: '',
+    locked: false,
+    root_device_name: '/dev/vda',
+    tenancy: 'default',
+    enterprise_project_id: '0',
+    metadata: { ...s.metadata, vpc_id: s.vpcId, charging_mode: '0', 'metering.image_id': s.imageId },
+    tags: s.tags.map((t) => `${t.key}=${t.value}`),
+    addresses,
+    security_groups: [{ name: 'default', id: '' }],
+    volumes_attached: s.volumes.map((v) => ({
+      id: v.volumeId,
+      delete_on_termination: v.deleteOnTermination || v.bootIndex === 0,
+      device: v.device,
+      bootIndex: String(v.bootIndex ?? -1),
+      size: e.volumeRec(s.projectId, v.volumeId)?.size ?? 0,
+    })),
+    image: { id: s.imageId },
+    flavor: { id: s.flavorId, name: flavor?.name ?? s.flavorId, vcpus: flavor?.vcpus ?? 0, ram: flavor?.ramMiB ?? 0, disk: 0, gpus: [], asic_accelerators: [] },
+    fault: s.fault && s.status === 'ERROR' ? { code: s.fault.code, message: s.fault.message, ...(s.fault.details ? { details: s.fault.details } : {}), created: rfc3339(s.fault.created) } : null,
   };
 }
 
@@ -356,6 +419,53 @@ export function renderPort(p: PortView): Record<string, unknown> {
     port_security_enabled: true,
     zone_id: p.az ?? '',
     enable_efi: false,
+  };
+}
+
+/**
+ * A port as VPC v3 returns it (GET /v3/{project_id}/ports[/{id}]; the
+ * huaweicloud-sdk-go-v3 vpc/v3 Port model): `virsubnet_id` (the VPC subnet
+ * id) and `private_ips` instead of Neutron's network_id / fixed_ips.
+ */
+export function renderPortV3(p: PortView): Record<string, unknown> {
+  const server = p.kind === 'server';
+  return {
+    id: p.id,
+    name: p.name,
+    description: '',
+    admin_state_up: p.adminStateUp,
+    status: p.status,
+    device_id: p.deviceId,
+    device_owner: p.deviceOwner,
+    mac_address: p.mac,
+    virsubnet_id: p.subnet.id,
+    vpc_id: p.subnet.vpc_id,
+    private_ips: [{ subnet_cidr_id: p.subnet.neutron_subnet_id, ip_address: p.ip }],
+    project_id: p.projectId,
+    tenant_id: p.projectId,
+    vpc_tenant_id: p.projectId,
+    security_groups: [...p.securityGroups],
+    allowed_address_pairs: [],
+    extra_dhcp_opts: [],
+    tags: [],
+    'binding:host_id': '',
+    'binding:profile': {},
+    'binding:vif_details': server ? { primary_interface: true, port_filter: true, ovs_hybrid_plug: false } : {},
+    'binding:vif_type': server ? 'ovs' : 'unbound',
+    'binding:vnic_type': 'normal',
+    'binding:migration_info': {},
+    instance_id: server ? p.deviceId : '',
+    instance_type: server ? 'ecs' : '',
+    instance_info: {},
+    ecs_flavor: '',
+    port_security_enabled: true,
+    vtep_ip: '',
+    enable_efi: false,
+    scope: 'center',
+    zone_id: p.az ?? '',
+    position_type: '',
+    created_at: rfc3339(p.created),
+    updated_at: rfc3339(p.created),
   };
 }
 

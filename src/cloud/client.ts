@@ -263,10 +263,9 @@ export class HcsClient {
     }
   }
 
-  /** EVS UpdateVolume: name, description, metadata keys (null removes a key). */
+  /** EVS UpdateVolume: name, description, metadata keys (null removes a key). The response is the volume itself, not `{volume}` (EVS API reference). */
   async updateVolume(id: string, volume: { name?: string; description?: string; metadata?: Record<string, string | null> }): Promise<Volume> {
-    const r = await this.call<{ volume: Volume }>('UpdateVolume', 'PUT', `/v2/${this.p}/cloudvolumes/${seg(id)}`, { volume });
-    return r.volume;
+    return this.call<Volume>('UpdateVolume', 'PUT', `/v2/${this.p}/cloudvolumes/${seg(id)}`, { volume });
   }
 
   async deleteVolume(id: string): Promise<void> {

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CloudEngine } from '../cloud.js';
 import { CloudError, Codes } from '../errors.js';
 import { q } from '../http.js';
-import { renderBlockDevice, renderFlavor, renderJob, renderServer } from '../render.js';
+import { renderBlockDevice, renderCloudServer, renderFlavor, renderJob, renderServer } from '../render.js';
 import type { ServerRec } from '../state.js';
 import type { Clock } from '../../../src/core/index.js';
 
@@ -46,6 +46,38 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       });
       const slice = matches.slice((page - 1) * limit, page * limit);
       return { count: matches.length, servers: slice.map((s) => renderServer(engine, s)) };
+    });
+
+    // ListCloudServers (the newer list API, huaweicloud-sdk-go-v3 ecs/v2 ListCloudServers): marker
+    // pagination by server id, `servers_links` rel "next" while more remain, CloudServer records.
+    app.get('/v1.1/:project_id/cloudservers/detail', { config: { op: 'listCloudServers' } }, async (req) => {
+      const limit = intParam(q(req, 'limit'), 'limit', 50, 1, 1000);
+      const name = q(req, 'name');
+      const candidates = (name ? engine.serverNameCandidates(req.hcs.projectId, name) : undefined) ?? engine.serversOf(req.hcs.projectId);
+      const ids = q(req, 'id')?.split(',').filter(Boolean);
+      const flavorName = q(req, 'flavor_name');
+      const imageId = q(req, 'image_id');
+      const az = q(req, 'availability_zone');
+      const azEq = q(req, 'availability_zone_eq');
+      const matches = filterServers(candidates, { name, status: q(req, 'status'), tags: q(req, 'tags'), notTags: q(req, 'not-tags') }).filter(
+        (s) =>
+          (!ids || ids.includes(s.id)) &&
+          (!flavorName || (engine.flavors.get(s.flavorId)?.name ?? s.flavorId) === flavorName) &&
+          (!imageId || s.imageId === imageId) &&
+          (!az || s.az.includes(az)) &&
+          (!azEq || s.az === azEq),
+      );
+      const marker = q(req, 'marker');
+      let from = 0;
+      if (marker !== undefined && marker !== '') {
+        const i = matches.findIndex((s) => s.id === marker);
+        if (i < 0) throw new CloudError(400, Codes.ecsBadRequest, `Invalid request parameter marker: server ${marker} is not in the list`);
+        from = i + 1;
+      }
+      const slice = matches.slice(from, from + limit);
+      const more = from + limit < matches.length;
+      const next = more ? [{ rel: 'next', href: `/v1.1/${req.hcs.projectId}/cloudservers/detail?limit=${limit}&marker=${slice[slice.length - 1]!.id}` }] : [];
+      return { servers: slice.map((s) => renderCloudServer(engine, s)), servers_links: next };
     });
 
     app.get('/v1/:project_id/cloudservers/flavors', { config: { op: 'listFlavors' } }, async (req) => {

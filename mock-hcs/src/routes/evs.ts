@@ -62,7 +62,9 @@ export function evsRoutes(engine: CloudEngine) {
 
     app.put('/v2/:project_id/cloudvolumes/:volume_id', { config: { op: 'updateVolume' } }, async (req) => {
       const { volume_id } = req.params as P;
-      return engine.withEffects(req.hcs.effects, () => ({ volume: renderVolume(engine.updateVolume(req.hcs.projectId, volume_id!, req.hcs.json)) }));
+      // The volume's fields at the top level, not under "volume": the EVS API reference (UpdateVolume response)
+      // and both SDKs' UpdateVolumeResponse (huaweicloud-sdk-go-v3 evs/v2, huaweicloudsdkevs 3.1.219).
+      return engine.withEffects(req.hcs.effects, () => renderVolume(engine.updateVolume(req.hcs.projectId, volume_id!, req.hcs.json)));
     });
 
     app.delete('/v2/:project_id/cloudvolumes/:volume_id', { config: { op: 'deleteVolume' } }, async (req) => {

@@ -56,7 +56,7 @@ export function iamRoutes(engine: CloudEngine, iam: IamService) {
         enabled: boolParam(q(req, 'enabled'), 'enabled'),
         parentId: q(req, 'parent_id'),
         isDomain: boolParam(q(req, 'is_domain'), 'is_domain'),
-      });
+      }, req.hcs.projectId);
       if (pageNo !== undefined && perPage !== undefined) list = list.slice((pageNo - 1) * perPage, pageNo * perPage);
       const ep = endpointOf(req);
       return { links: { self: `${ep}/v3/projects`, previous: null, next: null }, projects: list.map((p) => iam.renderProject(p, ep)) };

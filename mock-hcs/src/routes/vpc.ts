@@ -10,7 +10,7 @@ import type { CloudEngine } from '../cloud.js';
 import { CloudError, Codes } from '../errors.js';
 import { noContent, q, qAll } from '../http.js';
 import type { NetworkService, PortView } from '../network.js';
-import { renderPort, renderPrivateIp, renderSubnet } from '../render.js';
+import { renderPort, renderPortV3, renderPrivateIp, renderSubnet } from '../render.js';
 import { intParam } from './ecs.js';
 
 type P = { project_id: string; subnet_id?: string; port_id?: string; privateip_id?: string };
@@ -76,6 +76,45 @@ export function vpcRoutes(engine: CloudEngine, net: NetworkService, createdMs: n
       const { port_id } = req.params as P;
       net.remove(req.hcs.projectId, port_id!, 'port');
       return noContent(req, reply, engine);
+    });
+
+    // ------------------------------------------------------------ ports, VPC v3 (huaweicloud-sdk-go-v3 vpc/v3 ListPorts, ShowPort)
+    // The same ports in the v3 shape; filters as the v3 ListPortsRequest names them (repeated keys: any of).
+    app.get('/v3/:project_id/ports', { config: { op: 'listPortsV3' } }, async (req) => {
+      const anyOf = (name: string, value: (p: PortView) => string) => {
+        const want = qAll(req, name);
+        return (p: PortView) => want.length === 0 || want.includes(value(p));
+      };
+      const tests = [
+        anyOf('id', (p) => p.id),
+        anyOf('name', (p) => p.name),
+        anyOf('virsubnet_id', (p) => p.subnet.id),
+        anyOf('device_id', (p) => p.deviceId),
+        anyOf('mac_address', (p) => p.mac),
+        anyOf('device_owner', (p) => p.deviceOwner),
+        anyOf('vpc_id', (p) => p.subnet.vpc_id),
+        anyOf('private_ips', (p) => p.ip),
+        anyOf('instance_id', (p) => (p.kind === 'server' ? p.deviceId : '')),
+      ];
+      const status = q(req, 'status');
+      const adminStateUp = boolParam(q(req, 'admin_state_up'), 'admin_state_up');
+      const prefix = q(req, 'device_owner_prefixlike');
+      const list = net
+        .ports(req.hcs.projectId)
+        .filter((p) => tests.every((t) => t(p)) && (!status || p.status === status) && (adminStateUp === undefined || p.adminStateUp === adminStateUp) && (!prefix || p.deviceOwner.startsWith(prefix)));
+      const ports = page(list, req, 2000);
+      const last = ports[ports.length - 1];
+      return {
+        ports: ports.map(renderPortV3),
+        page_info: { previous_marker: ports[0]?.id ?? '', current_count: ports.length, ...(last && list[list.length - 1] !== last ? { next_marker: last.id } : {}) },
+        request_id: req.hcs.requestId,
+      };
+    });
+    app.get('/v3/:project_id/ports/:port_id', { config: { op: 'showPortV3' } }, async (req) => {
+      const { port_id } = req.params as P;
+      const p = net.port(req.hcs.projectId, port_id!);
+      if (!p) throw new CloudError(404, Codes.vpcPortNotFound, `Port ${port_id} could not be found.`);
+      return { port: renderPortV3(p), request_id: req.hcs.requestId };
     });
 
     // ------------------------------------------------------------ private IPs
