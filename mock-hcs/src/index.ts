@@ -4,6 +4,8 @@
  * app: use `app.inject()` in-process or `app.listen()` standalone.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Clock, EventLog, Rng } from '../../src/core/index.js';
 import { adminRoutes, type AdminOps, type Catalog, type StateDump } from './admin.js';
 import { CloudEngine, type Hypervisor, type ServerChange, type VolumeChange } from './cloud.js';
@@ -63,6 +65,8 @@ export interface MockHcsOptions {
   authNow?: () => number;
   /** Request body limit in bytes (default 1 MiB); larger bodies get 413. */
   bodyLimit?: number;
+  /** Serve HTTPS with this certificate and key (PEM); see tls.ts for making them. */
+  https?: { cert: string; key: string };
 }
 
 /** In-process fault injection (HCS-6); the same rules as /_admin/faults. */
@@ -137,6 +141,8 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
     frameworkErrors: frameworkErrors(admin),
+    // HTTPS on request: the same app behind an https.Server (fastify's handler is the request listener).
+    ...(opts.https ? { serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => createHttpsServer({ cert: opts.https!.cert, key: opts.https!.key }, handler) as unknown as HttpServer } : {}),
   });
   installHttpLayer(app, {
     engine,

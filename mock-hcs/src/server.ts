@@ -14,6 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { EventLog, RealClock, SeededRng, type Clock, type TimerId } from '../../src/core/index.js';
+import { prepareTls, type TlsFiles } from './tls.js';
 import { createMockHcs, DEFAULT_DOMAIN, defaultCloudConfig, usersOf, type CloudConfig, type MockHcs } from './index.js';
 
 export const HELP = `mock-hcs — a fake Huawei Cloud Stack (ECS, EVS, VPC, IMS) for the official SDKs
@@ -33,6 +34,9 @@ Options:
   --speedup N       run the clock N times faster than wall time (default 1)
   --no-admin        do not serve the unauthenticated /_admin API
   --log-events      print the event log as JSON lines on stderr
+  --tls-dir DIR     serve HTTPS: a CA (kept if DIR already has ca.crt + ca.key) and a
+                    certificate for 127.0.0.1, ::1 and localhost (plus --host) are written to
+                    DIR/ca.crt, DIR/server.crt, DIR/server.key; trust DIR/ca.crt in the client
   -h, --help        this text
 
 Admin API (no signature): GET /_admin/catalog, GET|PUT /_admin/state, POST /_admin/reset,
@@ -53,6 +57,8 @@ export interface ServerArgs {
   speedup: number;
   admin: boolean;
   logEvents: boolean;
+  /** Serve HTTPS with a CA and certificate written to this directory. */
+  tlsDir?: string;
   help: boolean;
 }
 
@@ -71,6 +77,7 @@ export function parseServerArgs(argv: string[]): ServerArgs {
         speedup: { type: 'string' },
         'no-admin': { type: 'boolean' },
         'log-events': { type: 'boolean' },
+        'tls-dir': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }).values;
@@ -93,6 +100,7 @@ export function parseServerArgs(argv: string[]): ServerArgs {
     speedup,
     admin: !v['no-admin'],
     logEvents: v['log-events'] === true,
+    ...(v['tls-dir'] !== undefined ? { tlsDir: v['tls-dir'] } : {}),
     help: v.help === true,
   };
 }
@@ -167,7 +175,13 @@ export async function startServer(args: ServerArgs, out: (line: string) => void 
   const clock = new ContinuingClock(real, resumeAt !== undefined && resumeAt > real.now() ? resumeAt - real.now() : 0);
   const events = args.logEvents ? new EventLog(clock) : undefined;
   events?.subscribe((e) => process.stderr.write(`${JSON.stringify(e)}\n`));
+  let tls: TlsFiles | undefined;
+  if (args.tlsDir !== undefined) {
+    if (args.tlsDir === '') throw new UsageError('--tls-dir needs a directory');
+    tls = prepareTls(args.tlsDir, Date.now(), args.host === '127.0.0.1' || args.host === '::1' || args.host === 'localhost' ? [] : [args.host]);
+  }
   const mock = await createMockHcs({
+    ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
     clock,
     rng: new SeededRng(args.seed),
     config,
@@ -183,8 +197,10 @@ export async function startServer(args: ServerArgs, out: (line: string) => void 
     await mock.close();
     throw e;
   }
-  const url = address.replace('[::1]', 'localhost');
+  // fastify names the address http:// when the https.Server comes from a serverFactory.
+  const url = (tls ? address.replace(/^http:/, 'https:') : address).replace('[::1]', 'localhost');
   out(`mock-hcs listening on ${url}`);
+  if (tls) out(`  tls: ca=${tls.caFile} cert=${tls.certFile} key=${tls.keyFile}`);
   for (const p of config.projects) out(`  project ${p.name}: id=${p.id} region=${p.region} ak=${p.ak} sk=${p.sk}`);
   const domain = config.domain ?? DEFAULT_DOMAIN;
   for (const p of config.projects) {
