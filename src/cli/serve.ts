@@ -63,6 +63,8 @@ export interface ServeOptions {
   startMs?: number;
   /** Tick period of the live clock (default 100 ms; tests pass 0 and step by hand). */
   tickMs?: number;
+  /** The live clock's wall-time source (tests inject one). */
+  wallNow?: () => number;
 }
 
 function int(name: string, v: string, min: number, max: number): number {
@@ -155,8 +157,8 @@ export async function startServe(o: ServeOptions): Promise<Served> {
     const r = await tb.sim.runUntil(() => allUp(tb).ok, 2 * 3_600_000);
     const up = allUp(tb);
     const bringUp = { machines: up.machines, running: up.running, virtualMs: tb.clock.now() - v0, wallMs: Date.now() - wall0, ok: r.ok };
-    time = new TimeControl(tb.sim, { speed: o.speed, paused: o.speed === 0, ...(o.tickMs !== undefined ? { tickMs: o.tickMs } : {}) });
-    facade = await startFacade({ mgmt: tb.env.mgmt, workloads: tb.env.workloads, logs: tb.env.logs, clock: tb.clock, port: o.port, host: o.host, kubeconfigDir: o.kubeconfigDir, extension: testbedExtension({ time }) });
+    time = new TimeControl(tb.sim, { speed: o.speed, paused: o.speed === 0, ...(o.tickMs !== undefined ? { tickMs: o.tickMs } : {}), ...(o.wallNow ? { wallNow: o.wallNow } : {}) });
+    facade = await startFacade({ mgmt: tb.env.mgmt, workloads: tb.env.workloads, logs: tb.env.logs, clock: tb.clock, port: o.port, host: o.host, kubeconfigDir: o.kubeconfigDir, extension: testbedExtension({ time, dashboard: { mgmt: tb.env.mgmt, cloud: tb.cloud, events: tb.env.events, logs: tb.env.logs } }) });
     const f = facade;
     // New workload clusters get their contexts.
     tb.env.workloads.onCreate(() => queueMicrotask(() => f.writeKubeconfig()));

@@ -13,6 +13,7 @@
  */
 import { crdForKind, type JSONSchemaProps } from '../kube/crds/index.js';
 import { RESOURCES, type ResourceInfo } from '../kube/resources.js';
+import { SCALE_KINDS } from './scale.js';
 
 export const SERVER_VERSION = { major: '1', minor: '33', gitVersion: 'v1.33.0+hcs-testbed', gitCommit: '0000000000000000000000000000000000000000', gitTreeState: 'clean', buildDate: '2025-01-01T00:00:00Z', goVersion: 'go1.24.0', compiler: 'gc', platform: 'linux/amd64' };
 
@@ -66,6 +67,7 @@ export function apiResourceList(group: string, version: string): unknown | undef
     });
     if (r.statusSubresource) resources.push({ name: `${r.plural}/status`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] });
     if (r.kind === 'Pod') resources.push({ name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] });
+    if (SCALE_KINDS.has(r.kind)) resources.push({ name: `${r.plural}/scale`, singularName: '', namespaced: r.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
 }

@@ -23,6 +23,7 @@ import type { ControllerLogs } from '../runtime/context.js';
 import type { EmbeddedWorkloadClusters } from '../testbed/embedded.js';
 import { ANN_LOG_STREAM, ensureControllerObjects, ensureNamespaces, KNOWN_CONTROLLER_DEPLOYMENTS, CONTROLLER_NAMESPACE } from './controllers.js';
 import { apiGroupInfo, apiGroupList, apiResourceList, apiVersions, groupVersions, openApiV3, openApiV3Index, SERVER_VERSION } from './discovery.js';
+import { SCALE_KINDS, serveScale } from './scale.js';
 import { toTable, type IncludeObject } from './tables.js';
 
 export interface FacadeOptions {
@@ -48,6 +49,8 @@ export interface FacadeOptions {
  */
 export interface FacadeExtension {
   handle(req: FastifyRequest, reply: FastifyReply, path: string, query: URLSearchParams): Promise<FastifyReply | undefined> | FastifyReply | undefined;
+  /** Called when the facade closes (end open streams). */
+  close?(): void;
 }
 
 export interface KubeconfigFiles {
@@ -281,8 +284,14 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
       for (const w of warnings) void reply.header('Warning', `299 - ${JSON.stringify(w)}`);
       return reply.code(code).type('application/json').send(body);
     };
-    if (sub && !(sub === 'status' && info.statusSubresource) && !(sub === 'log' && info.kind === 'Pod')) {
+    if (sub && !(sub === 'status' && info.statusSubresource) && !(sub === 'log' && info.kind === 'Pod') && !(sub === 'scale' && SCALE_KINDS.has(info.kind))) {
       throw status(404, 'NotFound', 'the server could not find the requested resource');
+    }
+    if (sub === 'scale' && name) {
+      const ct = String(req.headers['content-type'] ?? '').split(';')[0]!.trim();
+      const patchType = ct === 'application/json-patch+json' ? 'json' : ct === 'application/merge-patch+json' || ct === 'application/strategic-merge-patch+json' ? 'merge' : undefined;
+      const ref = { kind: info.kind, ...(namespace ? { namespace } : {}), name };
+      return done(200, await serveScale(store, ref, info.plural, method, () => parseBody(req), patchType, writeOptions(q, warnings)));
     }
     const includeObject = (q.includeObject as IncludeObject | undefined) ?? 'Metadata';
     const ref = { kind: info.kind, namespace: info.namespaced ? namespace : undefined, name: name ?? '' };
@@ -478,6 +487,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     openWatches: () => streams.size,
     close: async () => {
       for (const end of [...streams]) end();
+      opts.extension?.close?.();
       await app.close();
     },
   };

@@ -19,6 +19,8 @@ interface Segment {
 interface Lane {
   group: 'machine' | 'server' | 'volume';
   label: string;
+  /** The cloud id of a server or volume lane. */
+  id?: string;
   segments: Segment[];
 }
 
@@ -37,16 +39,16 @@ function str(e: LogEvent, k: string): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-/** Derive lanes from the event log. */
-export function lanes(events: readonly LogEvent[]): Lane[] {
+/** Derive lanes from the event log (open states run to `until`, default the last event). */
+export function lanes(events: readonly LogEvent[], until?: number): Lane[] {
   const open = new Map<string, { lane: Lane; state: string; since: number }>();
   const out: Lane[] = [];
-  const end = events.length ? events[events.length - 1]!.t : 0;
+  const end = Math.max(events.length ? events[events.length - 1]!.t : 0, until ?? 0);
   const set = (key: string, group: Lane['group'], label: string, state: string | null, t: number): void => {
     let cur = open.get(key);
     if (!cur && state === null) return;
     if (!cur) {
-      const lane: Lane = { group, label, segments: [] };
+      const lane: Lane = { group, label, segments: [], ...(group !== 'machine' ? { id: key.slice(2) } : {}) };
       out.push(lane);
       cur = { lane, state: state!, since: t };
       open.set(key, cur);
@@ -87,13 +89,25 @@ export function lanes(events: readonly LogEvent[]): Lane[] {
   return out.filter((l) => l.segments.length).sort((a, b) => order[a.group] - order[b.group]);
 }
 
-function timeline(r: ScenarioResult): string {
-  const ev = r.events;
+export interface TimelineOptions {
+  /** End of the picture (default: the last event; the live dashboard passes the clock's now). */
+  until?: number;
+  /** Width in px (default 1100). */
+  width?: number;
+}
+
+/**
+ * The timeline picture of an event log: a lane per machine, server and
+ * persistent volume, step starts, and faults (drawn on the lane of the
+ * server or volume they hit when the call names one) and invariant
+ * violations. The HTML report and the live dashboard (src/dashboard) both draw it.
+ */
+export function timelineSvg(ev: readonly LogEvent[], opts: TimelineOptions = {}): string {
   if (ev.length === 0) return '';
   const t0 = ev[0]!.t;
-  const t1 = Math.max(ev[ev.length - 1]!.t, t0 + 1000);
-  const ls = lanes(ev);
-  const W = 1100;
+  const t1 = Math.max(ev[ev.length - 1]!.t, opts.until ?? 0, t0 + 1000);
+  const ls = lanes(ev, opts.until);
+  const W = opts.width ?? 1100;
   const L = 260;
   const H = 16;
   const top = 24;
@@ -105,7 +119,7 @@ function timeline(r: ScenarioResult): string {
     parts.push(`<text x="4" y="${y + 12}" class="lbl">${esc(lane.group)}: ${esc(lane.label)}</text>`);
     for (const s of lane.segments) {
       const w = Math.max(1, x(s.to) - x(s.from));
-      parts.push(`<rect x="${x(s.from).toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="${H}" fill="${COLORS[s.state] ?? '#999'}"><title>${esc(`${lane.label}: ${s.state} ${vtime(s.from - t0)}–${vtime(s.to - t0)}`)}</title></rect>`);
+      parts.push(`<rect x="${x(s.from).toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="${H}" fill="${COLORS[s.state] ?? '#999'}" data-lane="${esc(lane.group)}" data-state="${esc(s.state)}"><title>${esc(`${lane.label}: ${s.state} ${vtime(s.from - t0)}–${vtime(s.to - t0)}`)}</title></rect>`);
     }
   });
   for (const e of ev) {
@@ -113,13 +127,26 @@ function timeline(r: ScenarioResult): string {
       const step = String(e.data?.step ?? '');
       parts.push(`<line x1="${x(e.t)}" y1="14" x2="${x(e.t)}" y2="${height - 20}" class="step"/><text x="${x(e.t) + 2}" y="12" class="steplbl">${esc(step)}</text>`);
     } else if (e.source === 'fault') {
-      parts.push(`<circle cx="${x(e.t)}" cy="${height - 12}" r="4" fill="#fb8f44"><title>${esc(e.message)}</title></circle>`);
+      const path = typeof e.data?.path === 'string' ? e.data.path : '';
+      // The lane of the resource the call names last in its path (REST paths go parent to child: a detach names the server, then the volume).
+      let hit = -1;
+      let at = -1;
+      if (path) ls.forEach((l, i) => {
+        const p = l.id !== undefined ? path.lastIndexOf(l.id) : -1;
+        if (p > at) [hit, at] = [i, p];
+      });
+      const cy = hit >= 0 ? top + hit * (H + 4) + H / 2 : height - 12;
+      parts.push(`<circle cx="${x(e.t)}" cy="${cy}" r="4" fill="#fb8f44" stroke="#1f2328" stroke-width="0.5" class="fault"${hit >= 0 ? ` data-lane="${esc(ls[hit]!.group)}"` : ''}><title>${esc(e.message)}</title></circle>`);
     } else if (e.source === 'invariant') {
       parts.push(`<circle cx="${x(e.t)}" cy="${height - 12}" r="5" fill="#cf222e"><title>${esc(e.message)}</title></circle>`);
     }
   }
   parts.push(`<text x="${L}" y="${height - 2}" class="lbl">${vtime(0)}</text><text x="${W - 70}" y="${height - 2}" class="lbl">${vtime(t1 - t0)}</text>`);
   return `<svg width="${W}" height="${height}" viewBox="0 0 ${W} ${height}" xmlns="http://www.w3.org/2000/svg">${parts.join('')}</svg>`;
+}
+
+function timeline(r: ScenarioResult): string {
+  return timelineSvg(r.events);
 }
 
 export function renderHtml(results: ScenarioResult[], coverage?: Coverage): string {

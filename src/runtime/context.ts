@@ -28,14 +28,23 @@ export interface LogLine {
  */
 export class ControllerLogs {
   private readonly lines = new Map<string, LogLine[]>();
+  private readonly listeners = new Set<(deployment: string, line: LogLine) => void>();
 
   constructor(private readonly clock: Clock) {}
+
+  /** Called with every line from now on (`kubectl logs -f`, the live dashboard). */
+  subscribe(l: (deployment: string, line: LogLine) => void): () => void {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  }
 
   logger(deployment: string, controller: string): Logger {
     const push = (level: LogLine['level'], msg: string, kv?: Record<string, unknown>): void => {
       const arr = this.lines.get(deployment) ?? [];
       this.lines.set(deployment, arr);
-      arr.push({ t: rfc3339(this.clock.now()), level, controller, msg, ...kv });
+      const line: LogLine = { t: rfc3339(this.clock.now()), level, controller, msg, ...kv };
+      arr.push(line);
+      for (const l of this.listeners) l(deployment, line);
     };
     return {
       info: (msg, kv) => push('info', msg, kv),
