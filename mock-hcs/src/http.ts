@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock, Rng } from '../../src/core/index.js';
+import { holdOn } from '../../src/core/clock.js';
 import { verifySignature } from './auth.js';
 import type { CallEffects, CloudEngine } from './cloud.js';
 import { CloudError, Codes, errorBody } from './errors.js';
@@ -489,7 +490,7 @@ async function applyFaults(req: FastifyRequest, op: string, o: HttpLayerOptions)
         break;
     }
   }
-  if (responseDelay > 0) await new Promise<void>((resolve) => o.clock.setTimer(responseDelay, resolve, `mock-hcs fault latency ${op}`));
+  if (responseDelay > 0) await holdOn(o.clock, responseDelay, `mock-hcs fault latency ${op}`);
   if (reject) throw reject;
   if (Object.keys(effects).length > 0) req.hcs.effects = effects;
 }

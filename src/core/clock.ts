@@ -16,6 +16,18 @@ export interface Clock {
   clearTimer(id: TimerId): void;
 }
 
+/**
+ * Wait `delayMs` on `clock` on behalf of an in-flight request (e.g. a cloud
+ * response held by a `latency` fault in `mode: response`, HCS-6). On a
+ * VirtualClock the wait is counted as a hold, so the simulation loop knows
+ * the work it is draining is blocked on virtual time and moves the clock
+ * (src/runtime/simulation.ts); elsewhere it is a plain timer.
+ */
+export function holdOn(clock: Clock, delayMs: number, label = ''): Promise<void> {
+  if (clock instanceof VirtualClock) return clock.hold(delayMs, label);
+  return new Promise<void>((resolve) => clock.setTimer(delayMs, resolve, label));
+}
+
 interface PendingTimer {
   id: TimerId;
   due: number;
@@ -36,9 +48,43 @@ export class VirtualClock implements Clock {
   /** Binary min-heap ordered by (due, id). */
   private heap: PendingTimer[] = [];
   private cancelled = new Set<TimerId>();
+  /** Holds (see holdOn) not yet released, and the waiters of whenHeld. */
+  private holds = 0;
+  private holdWaiters = new Set<() => void>();
 
   constructor(startMs: number = DEFAULT_EPOCH_MS) {
     this.current = startMs;
+  }
+
+  /** A promise resolved after `delayMs` of virtual time, counted as a hold while pending (see holdOn). */
+  hold(delayMs: number, label = ''): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.setTimer(delayMs, () => {
+        this.holds--;
+        resolve();
+      }, label);
+      this.holds++;
+      const waiters = [...this.holdWaiters];
+      this.holdWaiters.clear();
+      for (const w of waiters) w();
+    });
+  }
+
+  /** Number of holds pending: work awaiting virtual time itself. */
+  heldCount(): number {
+    return this.holds;
+  }
+
+  /**
+   * Resolves as soon as a hold is pending (at once if one already is). `cancel`
+   * drops the waiter, so a caller that stopped waiting leaves nothing behind.
+   */
+  whenHeld(): { promise: Promise<void>; cancel: () => void } {
+    if (this.holds > 0) return { promise: Promise.resolve(), cancel: () => {} };
+    let waiter!: () => void;
+    const promise = new Promise<void>((resolve) => { waiter = resolve; });
+    this.holdWaiters.add(waiter);
+    return { promise, cancel: () => { this.holdWaiters.delete(waiter); } };
   }
 
   now(): number {

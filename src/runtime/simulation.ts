@@ -45,14 +45,15 @@ export class Simulation {
   }
 
   /**
-   * manager.drain(), moving virtual time forward while it is blocked. Without
-   * this, a reconcile awaiting a virtual timer waits for a clock that only this
-   * loop advances: the promise never settles, Node's event loop runs empty and
-   * the process exits (code 13 under a top-level await) with nothing printed.
-   * Embedded backend: every store and cloud call completes within microtasks,
-   * so a drain still pending after one macrotask turn is blocked on the clock
-   * (deterministic). Remote backends (barrier set) do real I/O: time moves only
-   * after the drain has made no progress for `remoteStallMs` of wall time.
+   * manager.drain(), moving virtual time forward while it is blocked on it.
+   * A reconcile can await virtual time itself (a cloud response held by a
+   * `latency` fault in `mode: response`, HCS-6): it cannot finish until the
+   * clock moves, and only this loop moves it. Such waits go through
+   * `holdOn` and are counted by the clock; the drain runs one reconcile at a
+   * time, so a pending hold means the running reconcile waits for it (any
+   * real I/O, in-process HTTP or a remote apiserver, is simply awaited).
+   * While a hold is pending, time jumps to the next due timer: deterministic,
+   * since it depends only on the virtual timers, never on wall time.
    */
   private async drainAdvancing(): Promise<void> {
     let settled = false;
@@ -62,25 +63,23 @@ export class Simulation {
       (e: unknown) => { settled = true; failure = { e }; },
     );
     while (!settled) {
-      const before = this.manager.reconcileCount();
-      if (this.barrier) {
-        const until = performance.now() + this.remoteStallMs;
-        while (!settled && performance.now() < until) await new Promise<void>((r) => setTimeout(r, 10));
-      } else await new Promise<void>((r) => setImmediate(r));
-      if (settled) break;
-      if (this.barrier && this.manager.reconcileCount() !== before) continue;
-      const next = this.clock.nextDue();
-      if (next === undefined) {
-        throw new Error('controllers are blocked: a reconcile awaits something that never completes and no timer is due on the virtual clock');
+      const held = this.clock.whenHeld();
+      try {
+        await Promise.race([p, held.promise]);
+      } finally {
+        held.cancel();
       }
-      this.clock.advanceTo(next);
+      while (!settled && this.clock.heldCount() > 0) {
+        const next = this.clock.nextDue();
+        if (next === undefined) break; // unreachable: a pending hold has its timer
+        this.clock.advanceTo(next);
+        // Let the released reconcile run on (microtasks and I/O) before looking again.
+        await new Promise<void>((r) => setImmediate(r));
+      }
     }
     await p;
     if (failure) throw failure.e;
   }
-
-  /** Remote backends: wall time without progress after which a blocked drain moves virtual time. */
-  remoteStallMs = 1000;
 
   /**
    * Advance until `done()` holds (checked whenever the system is quiescent at
