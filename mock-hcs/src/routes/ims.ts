@@ -1,8 +1,14 @@
-/** IMS: GET /v2/cloudimages?name=&status=&id= (name is an exact match, as in IMS). */
+/**
+ * IMS: GET /v2/cloudimages?name=&status=&id=&limit=&marker= (name is an exact
+ * match, as in IMS; limit 1..1000, default 25, and marker = the last image id
+ * of the previous page, as the IMS ListImages API describes them).
+ */
 import type { FastifyInstance } from 'fastify';
 import type { CloudEngine } from '../cloud.js';
+import { CloudError, Codes } from '../errors.js';
 import { q } from '../http.js';
 import { renderImage } from '../render.js';
+import { intParam } from './ecs.js';
 
 export function imsRoutes(engine: CloudEngine, createdMs: number) {
   return async (app: FastifyInstance): Promise<void> => {
@@ -10,10 +16,18 @@ export function imsRoutes(engine: CloudEngine, createdMs: number) {
       const name = q(req, 'name');
       const status = q(req, 'status');
       const id = q(req, 'id');
+      const limit = intParam(q(req, 'limit'), 'limit', 25, 1, 1000, Codes.imsBadRequest);
+      const marker = q(req, 'marker');
       const images = engine.config.images.filter(
         (i) => (!name || i.name === name) && (!status || (i.status ?? 'active') === status) && (!id || i.id === id),
       );
-      return { images: images.map((i) => renderImage(i, createdMs)) };
+      let from = 0;
+      if (marker !== undefined && marker !== '') {
+        const i = images.findIndex((x) => x.id === marker);
+        if (i < 0) throw new CloudError(400, Codes.imsBadRequest, `Invalid request parameter marker: image ${marker} is not in the list`);
+        from = i + 1;
+      }
+      return { images: images.slice(from, from + limit).map((i) => renderImage(i, createdMs)) };
     });
   };
 }
