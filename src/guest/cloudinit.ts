@@ -89,6 +89,8 @@ export interface KubeadmNodeConfig {
   kubeletExtraArgs: Record<string, string>;
   patchesDirectory?: string;
   taints?: { key: string; value?: string; effect: string }[];
+  /** InitConfiguration, or a JoinConfiguration with `controlPlane` (kubeadm's mark-control-plane phase runs). */
+  controlPlane: boolean;
 }
 
 /** The first JoinConfiguration/InitConfiguration of a kubeadm config file; undefined when it holds none or is not YAML (kubeadm refuses both). */
@@ -114,6 +116,7 @@ export function parseKubeadmConfig(text: string): KubeadmNodeConfig | undefined 
       kubeletExtraArgs: args,
       ...(str(patches?.directory) ? { patchesDirectory: str(patches?.directory)! } : {}),
       ...(Array.isArray(nr.taints) ? { taints: nr.taints as KubeadmNodeConfig['taints'] } : {}),
+      controlPlane: o.kind === 'InitConfiguration' || (typeof o.controlPlane === 'object' && o.controlPlane !== null),
     };
   }
   return undefined;

@@ -22,6 +22,7 @@ import type { ControllerContext, Logger } from '../runtime/context.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import { META_CLUSTER, META_HOSTNAME, META_K8S_VERSION, META_NAMESPACE, META_PERSISTENT } from '../provider/labels.js';
 import { META_IMAGE_K8S_VERSION, META_IMAGE_NAME } from '../provider/hcsmachine.js';
+import { LABEL_ROLE_CONTROL_PLANE, TAINT_CONTROL_PLANE } from '../workload/pods.js';
 import { GuestCloudInitError, kubeadmCommand, parseGuestCloudConfig, parseKubeadmConfig, type GuestCloudConfig } from './cloudinit.js';
 
 export { parseGuestCloudConfig, parseKubeadmConfig, kubeadmCommand, type GuestCloudConfig, type KubeadmNodeConfig } from './cloudinit.js';
@@ -78,6 +79,23 @@ function under(path: string, mountPath: string): boolean {
 
 function stripV(v: string): string {
   return v.trim().replace(/^v/i, '');
+}
+
+/** The labels the kubelet registers a Node with (kubernetes.io/hostname, os, arch), plus kubeadm's control-plane role label. */
+export function nodeLabels(hostname: string, controlPlane: boolean): Record<string, string> {
+  return {
+    'beta.kubernetes.io/arch': 'amd64',
+    'beta.kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': 'amd64',
+    'kubernetes.io/hostname': hostname,
+    'kubernetes.io/os': 'linux',
+    ...(controlPlane ? { [LABEL_ROLE_CONTROL_PLANE]: '', 'node.kubernetes.io/exclude-from-external-load-balancers': '' } : {}),
+  };
+}
+
+/** What the kubelet reports in status.nodeInfo (the image's OS: the Alauda OS images of data/os-support-matrix.yaml). */
+function nodeInfo(kubeletVersion: string): NonNullable<Node['status']>['nodeInfo'] {
+  return { kubeletVersion, osImage: 'Alauda OS', kernelVersion: '5.14.0', containerRuntimeVersion: 'containerd://1.7.27' };
 }
 
 export class GuestFleet implements Controller {
@@ -329,7 +347,9 @@ export class GuestFleet implements Controller {
     this.writePath(st, '/var/lib/kubelet/config.yaml', `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ntlsCertFile: /etc/kubernetes/pki/kubelet.crt\ntlsPrivateKeyFile: /etc/kubernetes/pki/kubelet.key\n`);
     st.nodeName = nodeName;
     if (providerID) st.providerID = providerID;
-    const ok = await this.registerNode(st, s.ips, have ?? want, kc.taints);
+    // kubeadm's mark-control-plane phase: the control-plane role label, and its NoSchedule taint unless nodeRegistration.taints says otherwise.
+    const taints = kc.taints ?? (kc.controlPlane ? [{ ...TAINT_CONTROL_PLANE }] : undefined);
+    const ok = await this.registerNode(st, s.ips, have ?? want, taints, kc.controlPlane);
     if (!ok) return this.fail(st, 'no workload cluster to join: server metadata lacks hcs.io/namespace and hcs.io/cluster');
     st.phase = 'Joined';
     delete st.reason;
@@ -394,7 +414,7 @@ export class GuestFleet implements Controller {
     return this.ctx.workloads.client(st.namespace, st.cluster);
   }
 
-  private async registerNode(st: GuestState, ips: string[], kubeletVersion: string | undefined, taints?: Node['spec']['taints']): Promise<boolean> {
+  private async registerNode(st: GuestState, ips: string[], kubeletVersion: string | undefined, taints?: Node['spec']['taints'], controlPlane = false): Promise<boolean> {
     const wl = this.workload(st);
     const name = st.nodeName ?? st.hostname;
     if (!wl) return false;
@@ -406,9 +426,9 @@ export class GuestFleet implements Controller {
       await wl.create<Node>({
         apiVersion: 'v1',
         kind: 'Node',
-        metadata: { name, labels: { 'kubernetes.io/hostname': st.hostname, 'kubernetes.io/os': 'linux' } },
+        metadata: { name, labels: nodeLabels(st.hostname, controlPlane) },
         spec: { ...(st.providerID ? { providerID: st.providerID } : {}), ...(taints?.length ? { taints } : {}) },
-        status: { conditions: [ready], addresses, nodeInfo: { kubeletVersion: kubeletVersion ?? 'unknown' } },
+        status: { conditions: [ready], addresses, nodeInfo: nodeInfo(kubeletVersion ?? 'unknown') },
       });
       return true;
     }

@@ -41,6 +41,9 @@ export const RESOURCES: readonly ResourceInfo[] = [
   // Controller deployments and their pods, so that `kubectl logs deployment/<name>` resolves a pod (OPS-3).
   r('Pod', '', 'v1', 'pods', true, true, ['po']),
   r('Deployment', 'apps', 'v1', 'deployments', true, true, ['deploy']),
+  // Workload clusters' system workloads (kube-proxy, kube-ovn, coredns: src/workload/system-pods.ts).
+  r('DaemonSet', 'apps', 'v1', 'daemonsets', true, true, ['ds']),
+  r('ReplicaSet', 'apps', 'v1', 'replicasets', true, true, ['rs']),
   r('Cluster', CAPI, 'v1beta1', 'clusters', true, true, ['cl']),
   r('Machine', CAPI, 'v1beta1', 'machines', true, true, ['ma']),
   r('MachineSet', CAPI, 'v1beta1', 'machinesets', true, true, ['ms']),

@@ -6,17 +6,24 @@
 import type { ControllerContext } from '../runtime/context.js';
 import { setupAppReleaseController, type AppReleaseController, type AppReleaseTimings } from './apprelease.js';
 import { defaultOsSupportMatrix, type OsSupportMatrix } from './matrix.js';
+import { setupSystemPodsController, type SystemPodsController } from './system-pods.js';
 
 export * from './matrix.js';
 export * from './apprelease.js';
 export * from './versions.js';
+export * from './pods.js';
+export * from './system-pods.js';
 
 export interface WorkloadControllers {
   appRelease: AppReleaseController;
+  systemPods: SystemPodsController;
 }
 
-/** Register the workload-cluster controllers (AppRelease) on ctx.manager. */
+/** Register the workload-cluster controllers (AppRelease, system pods) on ctx.manager. */
 export function setupWorkloadControllers(ctx: ControllerContext, opts: { matrix?: OsSupportMatrix; appReleaseTimings?: Partial<AppReleaseTimings> } = {}): WorkloadControllers {
   const matrix = opts.matrix ?? defaultOsSupportMatrix();
-  return { appRelease: setupAppReleaseController(ctx, { matrix, ...(opts.appReleaseTimings ? { timings: opts.appReleaseTimings } : {}) }) };
+  return {
+    appRelease: setupAppReleaseController(ctx, { matrix, ...(opts.appReleaseTimings ? { timings: opts.appReleaseTimings } : {}) }),
+    systemPods: setupSystemPodsController(ctx, { matrix }),
+  };
 }
