@@ -21,6 +21,8 @@ import type { KubeObject } from '../kube/types.js';
 import { controllerOf, isDeleting, ownerRef } from '../kube/types.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
+import type { Rng } from '../core/rng.js';
+import { kubeconfigSecretName, reconcileKubeconfigSecret } from './kubeconfig.js';
 import { CAPI_DEPLOYMENT, sameJson, ensureOwnerRef, getCondition, keyFor, markFalse, markTrue, splitKey } from './util.js';
 
 export const CLUSTER_CONTROLLER = 'capi-cluster';
@@ -33,9 +35,12 @@ interface Readiness {
 export class ClusterReconciler implements Controller {
   readonly name = CLUSTER_CONTROLLER;
   private readonly log: Logger;
+  /** Serial numbers of the kubeconfig client certificates (a fork: the run's other random names stay as they were). */
+  private readonly kubeconfigRng: Rng;
 
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.logs.logger(CAPI_DEPLOYMENT, 'cluster');
+    this.kubeconfigRng = ctx.rng.fork('cluster-kubeconfig');
   }
 
   async reconcile(key: string): Promise<Result | void> {
@@ -132,6 +137,12 @@ export class ClusterReconciler implements Controller {
         this.log.info('cluster phase changed', { cluster: key, phase: status.phase });
       }
     }
+    // reconcileKubeconfig: without a control plane provider the Cluster controller writes <cluster>-kubeconfig (src/capi/kubeconfig.ts).
+    if (!cluster.spec.controlPlaneRef && endpointValid) {
+      const r = await reconcileKubeconfigSecret(this.ctx.mgmt, this.ctx.workloads, { ...cur, spec }, ownerRef(cluster, false), this.kubeconfigRng, now);
+      if (r === 'created' || r === 'updated') this.log.info(`kubeconfig Secret ${kubeconfigSecretName(name)} ${r}`, { cluster: key });
+      if (r === 'waiting-for-ca') return { requeueAfter: 30_000 }; // upstream: "Could not find secret for cluster, requeuing"
+    }
     // Safety net besides the watches (infra/control plane objects may appear after us).
     if (status.phase !== 'Provisioned' || !cpOk) return { requeueAfter: 30_000 };
   }
@@ -194,6 +205,17 @@ export function setupClusterController(ctx: ControllerContext): ClusterReconcile
   };
   ctx.mgmt.watch('HCSCluster', toCluster, { shared: true });
   ctx.mgmt.watch('KubeadmControlPlane', toCluster, { shared: true });
+  // A served endpoint appeared or moved (the HTTP facade): the kubeconfig Secrets follow.
+  ctx.workloads.onEndpointsChange?.(() => {
+    void ctx.mgmt.list<Cluster>('Cluster').then((all) => {
+      for (const c of all) ctx.manager.enqueue(CLUSTER_CONTROLLER, keyFor(c));
+    });
+  });
+  // The cluster CA appearing lets a worker-only Cluster's kubeconfig be written.
+  ctx.mgmt.watch<KubeObject>('Secret', (e) => {
+    const n = e.object.metadata.name;
+    if (e.type === 'ADDED' && n.endsWith('-ca')) ctx.manager.enqueue(CLUSTER_CONTROLLER, `${e.object.metadata.namespace ?? 'default'}/${n.slice(0, -3)}`);
+  }, { shared: true });
   // Machines going away unblock a deleting Cluster.
   ctx.mgmt.watch<Machine>('Machine', (e) => {
     if (e.type === 'DELETED' && e.object.spec?.clusterName) ctx.manager.enqueue(CLUSTER_CONTROLLER, `${e.object.metadata.namespace ?? 'default'}/${e.object.spec.clusterName}`);

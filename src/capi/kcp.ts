@@ -47,6 +47,9 @@ import type { KubeObject } from '../kube/types.js';
 import { controllerOf, isDeleting, ownerRef } from '../kube/types.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
+import type { Rng } from '../core/rng.js';
+import { writeKubeadmConfig } from './kubeadm-config.js';
+import { kubeconfigSecretName, reconcileKubeconfigSecret } from './kubeconfig.js';
 import { canonicalJson, sameJson, groupOf, keyFor, markFalse, markTrue, splitKey } from './util.js';
 
 export const KCP_CONTROLLER = 'capi-kubeadmcontrolplane';
@@ -232,9 +235,12 @@ function normVersion(v: string | undefined): string {
 export class KubeadmControlPlaneReconciler implements Controller {
   readonly name = KCP_CONTROLLER;
   private readonly log: Logger;
+  /** Serial numbers of the kubeconfig client certificates (a fork: the run's other random names stay as they were). */
+  private readonly kubeconfigRng: Rng;
 
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.logs.logger(KCP_DEPLOYMENT, 'kubeadmcontrolplane');
+    this.kubeconfigRng = ctx.rng.fork('kcp-kubeconfig');
   }
 
   async reconcile(key: string): Promise<Result | void> {
@@ -248,6 +254,8 @@ export class KubeadmControlPlaneReconciler implements Controller {
     if (isDeleting(kcp)) return this.reconcileDelete(kcp);
 
     const now = this.ctx.clock.now();
+    // reconcileKubeconfig: the <cluster>-kubeconfig Secret once the Cluster has an endpoint (src/capi/kubeconfig.ts).
+    await this.kubeconfig(kcp, cluster, now);
     const wl = this.ctx.workloads.client(namespace, clusterName);
     const machines = (await this.ctx.mgmt.list<Machine>('Machine', { namespace, labelSelector: { [LABEL_CLUSTER_NAME]: clusterName, [LABEL_CONTROL_PLANE_NAME]: name } })).filter(
       (m) => controllerOf(m)?.uid === kcp.metadata.uid,
@@ -418,6 +426,7 @@ export class KubeadmControlPlaneReconciler implements Controller {
 
     // writeRecord only writes when the data differs.
     await this.writeRecord(wl, kcp, record, etcdHasQuorum({ members: record.members.length, healthy: record.members.filter(memberHealthy).length }));
+    await writeKubeadmConfig(wl, cluster, kcp, record.kubernetesVersion, record.dnsImageTag);
 
     // Status.
     const after = (await this.ctx.mgmt.list<Machine>('Machine', { namespace, labelSelector: { [LABEL_CLUSTER_NAME]: clusterName, [LABEL_CONTROL_PLANE_NAME]: name } })).filter((m) => controllerOf(m)?.uid === kcp.metadata.uid);
@@ -486,6 +495,11 @@ export class KubeadmControlPlaneReconciler implements Controller {
     const first = bad.find((k) => k.severity === 'Error') ?? bad[0];
     c = first ? markFalse(c, 'Ready', first.reason ?? 'NotReady', first.severity === 'Error' ? 'Error' : 'Warning', first.message ?? '', now) : markTrue(c, 'Ready', now);
     return c;
+  }
+
+  private async kubeconfig(kcp: KubeadmControlPlane, cluster: Cluster, now: number): Promise<void> {
+    const r = await reconcileKubeconfigSecret(this.ctx.mgmt, this.ctx.workloads, cluster, ownerRef(kcp), this.kubeconfigRng, now);
+    if (r === 'created' || r === 'updated') this.log.info(`kubeconfig Secret ${kubeconfigSecretName(cluster.metadata.name)} ${r}`, { kcp: keyFor(kcp), secret: kubeconfigSecretName(cluster.metadata.name) });
   }
 
   private decision(kcp: KubeadmControlPlane, type: string, message: string, data: Record<string, unknown> = {}): void {
@@ -632,6 +646,12 @@ export function setupKubeadmControlPlaneController(ctx: ControllerContext): Kube
     const owner = controllerOf(e.object);
     if (owner?.kind === 'KubeadmControlPlane') ctx.manager.enqueue(KCP_CONTROLLER, `${e.object.metadata.namespace ?? 'default'}/${owner.name}`);
   }, { shared: true });
+  // A served endpoint appeared or moved (the HTTP facade): the kubeconfig Secrets follow.
+  ctx.workloads.onEndpointsChange?.(() => {
+    void ctx.mgmt.list<KubeadmControlPlane>('KubeadmControlPlane').then((all) => {
+      for (const k of all) ctx.manager.enqueue(KCP_CONTROLLER, keyFor(k));
+    });
+  });
   // The Cluster's status (infrastructure ready) and its owner reference on the KCP come from the Cluster controller.
   ctx.mgmt.watch<Cluster>('Cluster', (e) => {
     const ref = e.object.spec?.controlPlaneRef;

@@ -25,6 +25,8 @@ import { ANN_LOG_STREAM, ensureControllerObjects, ensureNamespaces, KNOWN_CONTRO
 import { apiGroupInfo, apiGroupList, apiResourceList, apiVersions, groupVersions, openApiV3, openApiV3Index, SERVER_VERSION } from './discovery.js';
 import { SCALE_KINDS, serveScale } from './scale.js';
 import { toTable, type IncludeObject } from './tables.js';
+import { ensureManagementNode } from '../workload/management.js';
+import { versionInfo, workloadKubernetesVersion } from '../workload/system-pods.js';
 
 export interface FacadeOptions {
   mgmt: EmbeddedStore;
@@ -165,6 +167,8 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     await ensureControllerObjects(mgmt, names, clock);
   };
   await ensureNamespaces(mgmt);
+  // A management cluster that looks like kind's: its own Node (src/workload/management.ts).
+  await ensureManagementNode(mgmt, clock, SERVER_VERSION.gitVersion.replace(/\+.*$/, ''));
   await ensureControllers();
   const prepared = new WeakSet<EmbeddedStore>([mgmt]);
 
@@ -208,7 +212,8 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
           // What the apiserver answers at / (metav1.RootPaths); Cluster API's cluster cache probes it.
           return reply.send({ paths: rootPaths() });
         case '/version':
-          return reply.send(SERVER_VERSION);
+          // A workload cluster reports the version its control plane runs (src/workload/system-pods.ts).
+          return reply.send(base ? versionInfo(SERVER_VERSION, workloadKubernetesVersion(store)) : SERVER_VERSION);
         case '/healthz':
         case '/livez':
         case '/readyz':
@@ -438,6 +443,8 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
   const address = await app.listen({ port: opts.port ?? 0, host: opts.host ?? '127.0.0.1' });
   const url = address.replace('[::1]', '127.0.0.1');
   const clusterUrl = (namespace: string, name: string): string => `${url}/clusters/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
+  // The <cluster>-kubeconfig Secrets point here while the facade serves (src/capi/kubeconfig.ts).
+  workloads?.setEndpoints((namespace, name) => ({ server: clusterUrl(namespace, name), insecureSkipTlsVerify: true }));
 
   let defaultDir = opts.kubeconfigDir;
   const writeKubeconfig = (dir?: string): KubeconfigFiles => {
@@ -486,6 +493,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     writeKubeconfig: (dir?: string) => (kubeconfigPaths = writeKubeconfig(dir)),
     openWatches: () => streams.size,
     close: async () => {
+      workloads?.setEndpoints(undefined);
       for (const end of [...streams]) end();
       opts.extension?.close?.();
       await app.close();

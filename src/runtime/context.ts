@@ -6,12 +6,31 @@ import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
 import type { Manager } from './manager.js';
 
+/**
+ * Where a client outside the process reaches a workload cluster's API server
+ * (what goes into the `<cluster>-kubeconfig` Secret). The HTTP facade
+ * registers itself when it listens; without it the Cluster's
+ * spec.controlPlaneEndpoint is used, as upstream does.
+ */
+export interface WorkloadEndpoint {
+  server: string;
+  /** PEM of the CA that signed the server's certificate (default: the cluster CA). */
+  certificateAuthorityData?: string;
+  insecureSkipTlsVerify?: boolean;
+  /** A bearer token the server accepts, added to the kubeconfig's user. */
+  token?: string;
+}
+
 /** Access to the simulated (or real) workload clusters' APIs. */
 export interface WorkloadClusters {
   /** The workload cluster's API (created on first use in the embedded backend). */
   client(namespace: string, clusterName: string): KubeClient;
   /** Known workload clusters as "namespace/name". */
   names(): string[];
+  /** The served endpoint of a workload cluster's API, when one is served (see WorkloadEndpoint). */
+  endpoint?(namespace: string, clusterName: string): WorkloadEndpoint | undefined;
+  /** Called whenever the served endpoints change (a facade started or stopped). */
+  onEndpointsChange?(listener: () => void): void;
 }
 
 export interface LogLine {

@@ -3,7 +3,7 @@ import { EventLog } from '../core/events.js';
 import { SeededRng, type Rng } from '../core/rng.js';
 import { EmbeddedStore } from '../kube/embedded-store.js';
 import type { KubeClient } from '../kube/client.js';
-import { ControllerLogs, EventRecorder, type ControllerContext, type WorkloadClusters } from '../runtime/context.js';
+import { ControllerLogs, EventRecorder, type ControllerContext, type WorkloadClusters, type WorkloadEndpoint } from '../runtime/context.js';
 import { Manager } from '../runtime/manager.js';
 import { Simulation } from '../runtime/simulation.js';
 
@@ -31,6 +31,23 @@ export class EmbeddedWorkloadClusters implements WorkloadClusters {
       for (const l of this.listeners) l(key, s);
     }
     return s;
+  }
+
+  private endpoints: ((namespace: string, clusterName: string) => WorkloadEndpoint | undefined) | undefined;
+  private readonly endpointListeners = new Set<() => void>();
+
+  /** Serve the workload clusters at these endpoints (the HTTP facade, once it listens); undefined: none served. */
+  setEndpoints(fn: ((namespace: string, clusterName: string) => WorkloadEndpoint | undefined) | undefined): void {
+    this.endpoints = fn;
+    for (const l of this.endpointListeners) l();
+  }
+
+  endpoint(namespace: string, clusterName: string): WorkloadEndpoint | undefined {
+    return this.endpoints?.(namespace, clusterName);
+  }
+
+  onEndpointsChange(listener: () => void): void {
+    this.endpointListeners.add(listener);
   }
 
   /** Called for every workload cluster created from now on (e.g. to attach watches). */

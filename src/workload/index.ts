@@ -13,6 +13,7 @@ export * from './apprelease.js';
 export * from './versions.js';
 export * from './pods.js';
 export * from './system-pods.js';
+export * from './management.js';
 
 export interface WorkloadControllers {
   appRelease: AppReleaseController;

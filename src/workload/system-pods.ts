@@ -162,6 +162,11 @@ interface ClusterCache {
   masters: Set<string>;
   pending: number;
   readyOf: Map<string, boolean>;
+  /** DaemonSet name -> its pods / its Ready pods (names). */
+  dsPods: Map<string, Set<string>>;
+  dsReady: Map<string, Set<string>>;
+  /** DaemonSet owner references, once the DaemonSets exist. */
+  dsRefs: Map<string, OwnerReference>;
 }
 
 export interface SystemPodsOptions {
@@ -193,7 +198,7 @@ export class SystemPodsController implements Controller {
     if (this.caches.has(clusterKey)) return;
     const [ns, name] = clusterKey.split('/') as [string, string];
     const client = this.ctx.workloads.client(ns, name);
-    const c: ClusterCache = { key: clusterKey, client, nodes: new Map(), pods: new Map(), byNode: new Map(), byReplicaSet: new Map(), masters: new Set(), pending: 0, readyOf: new Map() };
+    const c: ClusterCache = { key: clusterKey, client, nodes: new Map(), pods: new Map(), byNode: new Map(), byReplicaSet: new Map(), masters: new Set(), pending: 0, readyOf: new Map(), dsPods: new Map(), dsReady: new Map(), dsRefs: new Map() };
     this.caches.set(clusterKey, c);
     const enqueue = (k: string): void => this.ctx.manager.enqueue(SYSTEM_PODS_CONTROLLER, `${clusterKey}|${k}`);
     const onNode = (e: WatchEvent<Node>): void => {
@@ -224,7 +229,19 @@ export class SystemPodsController implements Controller {
         if (prev.spec.nodeName) c.byNode.get(prev.spec.nodeName)?.delete(k);
         else c.pending--;
       }
-      const rs = p.metadata.namespace === SYSTEM_NAMESPACE ? p.metadata.ownerReferences?.find((r) => r.controller && r.kind === 'ReplicaSet')?.name : undefined;
+      const owner = p.metadata.namespace === SYSTEM_NAMESPACE ? p.metadata.ownerReferences?.find((r) => r.controller) : undefined;
+      const rs = owner?.kind === 'ReplicaSet' ? owner.name : undefined;
+      if (owner?.kind === 'DaemonSet') {
+        const set = (m: Map<string, Set<string>>): Set<string> => {
+          let x = m.get(owner.name);
+          if (!x) m.set(owner.name, (x = new Set()));
+          return x;
+        };
+        if (e.type === 'DELETED') set(c.dsPods).delete(p.metadata.name);
+        else set(c.dsPods).add(p.metadata.name);
+        if (e.type !== 'DELETED' && podReady(p)) set(c.dsReady).add(p.metadata.name);
+        else set(c.dsReady).delete(p.metadata.name);
+      }
       if (e.type === 'DELETED') {
         c.pods.delete(k);
         if (rs) {
@@ -271,11 +288,11 @@ export class SystemPodsController implements Controller {
 
   // ---- versions -----------------------------------------------------------------
 
-  private versions(c: ClusterCache, node: Readonly<Node> | undefined): Versions {
+  private versions(c: ClusterCache, node: Readonly<Node> | undefined, controlPlane = false): Versions {
     const kubernetes = node?.status?.nodeInfo?.kubeletVersion && node.status.nodeInfo.kubeletVersion !== 'unknown' ? node.status.nodeInfo.kubeletVersion : '';
     const rec = c.client.getSharedSync?.<KubeObject & { data?: Record<string, string> }>({ kind: 'ConfigMap', ...CONTROL_PLANE_RECORD });
     let etcd = '';
-    try {
+    if (controlPlane) try {
       const members = JSON.parse(rec?.data?.etcdMembers ?? '[]') as { node: string; imageTag: string }[];
       etcd = members.find((m) => m.node === node?.metadata.name)?.imageTag ?? '';
     } catch {
@@ -296,7 +313,7 @@ export class SystemPodsController implements Controller {
 
   private async ensureOwner(c: ClusterCache, kind: 'DaemonSet' | 'Deployment', name: string, selector: Record<string, string>, labels: Record<string, string>, extra: Record<string, unknown> = {}): Promise<Readonly<KubeObject>> {
     const ref = { kind, namespace: SYSTEM_NAMESPACE, name };
-    const cur = await c.client.get<KubeObject>(ref);
+    const cur = c.client.getSharedSync ? c.client.getSharedSync<KubeObject>(ref) : await c.client.get<KubeObject>(ref);
     if (cur) return cur;
     return c.client.create<KubeObject>({
       apiVersion: 'apps/v1',
@@ -308,8 +325,12 @@ export class SystemPodsController implements Controller {
   }
 
   private async daemonSet(c: ClusterCache, d: DaemonSetDef): Promise<OwnerReference> {
+    const known = c.dsRefs.get(d.name);
+    if (known && c.client.getSharedSync?.({ kind: 'DaemonSet', namespace: SYSTEM_NAMESPACE, name: d.name })?.metadata.uid === known.uid) return known;
     const o = await this.ensureOwner(c, 'DaemonSet', d.name, d.selector, { ...d.selector, ...(d.extraLabels ?? {}) }, { updateStrategy: { type: 'RollingUpdate' } });
-    return { apiVersion: 'apps/v1', kind: 'DaemonSet', name: d.name, uid: o.metadata.uid!, controller: true, blockOwnerDeletion: true };
+    const ref = { apiVersion: 'apps/v1', kind: 'DaemonSet', name: d.name, uid: o.metadata.uid!, controller: true, blockOwnerDeletion: true };
+    c.dsRefs.set(d.name, ref);
+    return ref;
   }
 
   private async replicaSet(c: ClusterCache, d: DeploymentDef, replicas: number): Promise<{ ref: OwnerReference; rs: Readonly<KubeObject>; dep: Readonly<KubeObject> }> {
@@ -339,11 +360,11 @@ export class SystemPodsController implements Controller {
         const [ns, name] = k.split('/') as [string, string];
         await c.client.delete({ kind: 'Pod', namespace: ns, name }, { ignoreNotFound: true });
       }
-      this.ctx.manager.enqueue(SYSTEM_PODS_CONTROLLER, `${c.key}|status`);
+      this.statusSoon(c);
       return;
     }
-    const v = this.versions(c, node);
     const cp = !!node.metadata.labels && LABEL_ROLE_CONTROL_PLANE in node.metadata.labels;
+    const v = this.versions(c, node, cp);
     if (cp && node.metadata.labels?.[LABEL_KUBE_OVN_ROLE] !== 'master') {
       const fresh = await c.client.get<Node>({ kind: 'Node', name: nodeName });
       if (fresh) await c.client.update<Node>({ ...fresh, metadata: { ...fresh.metadata, labels: { ...(fresh.metadata.labels ?? {}), [LABEL_KUBE_OVN_ROLE]: 'master' } } });
@@ -397,7 +418,7 @@ export class SystemPodsController implements Controller {
         wrote = true;
       }
     }
-    if (wrote) this.ctx.manager.enqueue(SYSTEM_PODS_CONTROLLER, `${c.key}|status`);
+    if (wrote) this.statusSoon(c);
     // The other pods on this node (ReplicaSet pods, anything created through kubectl) follow its readiness too.
     for (const k of [...(c.byNode.get(nodeName) ?? [])]) {
       const p = c.pods.get(k);
@@ -405,6 +426,11 @@ export class SystemPodsController implements Controller {
     }
     // ReplicaSet pods' readiness feeds the Deployments' status.
     if ((c.byNode.get(nodeName)?.size ?? 0) > templates.length) this.ctx.manager.enqueue(SYSTEM_PODS_CONTROLLER, `${c.key}|cluster`);
+  }
+
+  /** DaemonSet status is written 1 s after pod changes (one write for a burst of Node events). */
+  private statusSoon(c: ClusterCache): void {
+    this.ctx.manager.enqueueAfter(SYSTEM_PODS_CONTROLLER, `${c.key}|status`, 1_000);
   }
 
   private async writeStatus(c: ClusterCache, p: Readonly<Pod>, node: Readonly<Node> | undefined, now: number, unschedulable?: string): Promise<void> {
@@ -514,14 +540,8 @@ export class SystemPodsController implements Controller {
     for (const d of SYSTEM_DAEMONSETS) {
       const cur = await c.client.get<KubeObject & { status?: unknown }>({ kind: 'DaemonSet', namespace: SYSTEM_NAMESPACE, name: d.name });
       if (!cur) continue;
-      let scheduled = 0;
-      let ready = 0;
-      for (const n of c.nodes.keys()) {
-        const p = c.pods.get(`${SYSTEM_NAMESPACE}/${daemonSetPodName(d.name, n)}`);
-        if (!p) continue;
-        scheduled++;
-        if (podReady(p as Pod)) ready++;
-      }
+      const scheduled = c.dsPods.get(d.name)?.size ?? 0;
+      const ready = c.dsReady.get(d.name)?.size ?? 0;
       const st = { currentNumberScheduled: scheduled, desiredNumberScheduled: c.nodes.size, numberAvailable: ready, numberMisscheduled: 0, numberReady: ready, observedGeneration: cur.metadata.generation ?? 1, updatedNumberScheduled: scheduled, ...(c.nodes.size - ready > 0 ? { numberUnavailable: c.nodes.size - ready } : {}) };
       if (JSON.stringify(cur.status ?? {}) !== JSON.stringify(st)) await c.client.updateStatus({ ...cur, status: st });
     }
@@ -536,4 +556,41 @@ export function setupSystemPodsController(ctx: ControllerContext, opts: SystemPo
   const w = ctx.workloads as { onCreate?: (l: (key: string, store: unknown) => void) => void };
   w.onCreate?.((key) => c.watchCluster(key));
   return c;
+}
+
+/**
+ * The Kubernetes version a workload cluster's API server reports on /version:
+ * the lowest version among the Ready kube-apiserver mirror pods (what a
+ * client behind the control plane endpoint may hit during a rolling
+ * upgrade; KCP's status.version is the lowest Machine version too), else the
+ * kubeadm-config ClusterConfiguration's kubernetesVersion, else the highest
+ * kubelet version (a worker-only cluster, its control plane outside the
+ * model); undefined when the cluster has none of these.
+ */
+export function workloadKubernetesVersion(store: KubeClient): string | undefined {
+  const list = <T extends KubeObject>(kind: string, opts: { namespace?: string; labelSelector?: string } = {}): readonly Readonly<T>[] => store.listSharedSync?.<T>(kind, opts) ?? [];
+  const cmp = (a: string, b: string): number => {
+    const pa = a.replace(/^v/, '').split(/[.+-]/).map(Number);
+    const pb = b.replace(/^v/, '').split(/[.+-]/).map(Number);
+    for (let i = 0; i < 3; i++) if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pa[i] ?? 0) - (pb[i] ?? 0);
+    return 0;
+  };
+  const apiservers = list<Pod>('Pod', { namespace: SYSTEM_NAMESPACE, labelSelector: 'component=kube-apiserver' })
+    .filter((p) => podReady(p as Pod))
+    .map((p) => /:(v\d+\.\d+\.\d+)/.exec(p.spec.containers[0]?.image ?? '')?.[1])
+    .filter((v): v is string => !!v)
+    .sort(cmp);
+  if (apiservers.length) return apiservers[0];
+  const kc = store.getSharedSync?.<KubeObject & { data?: Record<string, string> }>({ kind: 'ConfigMap', namespace: SYSTEM_NAMESPACE, name: 'kubeadm-config' });
+  const fromConfig = /kubernetesVersion:\s*(v\d+\.\d+\.\d+)/.exec(kc?.data?.ClusterConfiguration ?? '')?.[1];
+  if (fromConfig) return fromConfig;
+  const kubelets = list<Node>('Node').map((n) => n.status?.nodeInfo?.kubeletVersion).filter((v): v is string => !!v && /^v\d+\.\d+\.\d+/.test(v)).sort(cmp);
+  return kubelets[kubelets.length - 1];
+}
+
+/** A /version body (version.Info) for a Kubernetes version, the other fields as `base` gives them. */
+export function versionInfo<T extends { major: string; minor: string; gitVersion: string }>(base: T, version: string | undefined): T {
+  const m = /^v(\d+)\.(\d+)\.\d+/.exec(version ?? '');
+  if (!m) return base;
+  return { ...base, major: m[1]!, minor: m[2]!, gitVersion: version! };
 }

@@ -65,7 +65,11 @@ describe('guest', () => {
       kind: 'JoinConfiguration',
       nodeName: 'n1',
       kubeletExtraArgs: { 'provider-id': 'hcs://c/m' },
+      controlPlane: false,
     });
+    // A control plane join (JoinConfiguration.controlPlane) and kubeadm init mark the node as control plane.
+    expect(parseKubeadmConfig('kind: JoinConfiguration\ncontrolPlane: {}\n')?.controlPlane).toBe(true);
+    expect(parseKubeadmConfig('kind: InitConfiguration\n')?.controlPlane).toBe(true);
     expect(() => parseGuestCloudConfig('not cloud config')).toThrow(/#cloud-config/);
   });
 });

@@ -6,6 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Node } from '../../src/api/core.js';
+import type { KubeObject } from '../../src/kube/types.js';
 import { applyObject, loadManifestPath } from '../../src/manifests/index.js';
 import { createTestbed, type Testbed } from '../../src/testbed/index.js';
 import { ANN_CONFIG_MIRROR, LABEL_ROLE_CONTROL_PLANE, podReady, type Pod } from '../../src/workload/pods.js';
@@ -58,9 +59,9 @@ describe('system pods of a worker-only cluster', () => {
       expect(podReady(ps[0]!)).toBe(true);
     }
     const store = tb.env.workloads.store(NS, 'demo');
-    const dep = store.getSync<{ kind: string; metadata: { name: string }; status?: { readyReplicas?: number } }>({ kind: 'Deployment', namespace: 'kube-system', name: 'coredns' });
+    const dep = store.getSync<KubeObject & { status?: { readyReplicas?: number } }>({ kind: 'Deployment', namespace: 'kube-system', name: 'coredns' });
     expect(dep?.status?.readyReplicas).toBe(2);
-    const ds = store.getSync<{ kind: string; metadata: { name: string }; status?: { numberReady?: number; desiredNumberScheduled?: number } }>({ kind: 'DaemonSet', namespace: 'kube-system', name: 'kube-proxy' });
+    const ds = store.getSync<KubeObject & { status?: { numberReady?: number; desiredNumberScheduled?: number } }>({ kind: 'DaemonSet', namespace: 'kube-system', name: 'kube-proxy' });
     expect(ds?.status).toMatchObject({ numberReady: 3, desiredNumberScheduled: 3 });
   });
 });
