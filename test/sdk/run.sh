@@ -53,7 +53,7 @@ run_go() {
   if ! command -v go >/dev/null; then echo "== sdk-go: FAILED, no Go toolchain on this machine"; return 1; fi
   start_mock go || return 1
   local t0=$SECONDS rc=0
-  (cd test/sdk-go && GOFLAGS=-mod=mod SDK_RESULTS_FILE="$work/go.results" timeout 20m go test -count=1 -v ./... >"$work/go.log" 2>&1) || rc=$?
+  (cd test/sdk-go && SDK_RESULTS_FILE="$work/go.results" timeout 20m go test -count=1 -v ./... >"$work/go.log" 2>&1) || rc=$?
   stop_mock
   grep -E '^(--- FAIL|FAIL|panic|ok )|_test.go:[0-9]+:' "$work/go.log" | head -60 || true
   [ -f "$work/go.results" ] && sed 's/^/   /' "$work/go.results"
@@ -69,7 +69,7 @@ run_python() {
   venv=$(test/sdk-python/setup.sh) || { echo "== sdk-python: FAILED to create the venv"; return 1; }
   echo "== python venv ready in $((SECONDS - t0)) s: $venv"
   start_mock python || return 1
-  SDK_RESULTS_FILE="$work/py.results" timeout 15m "$venv/bin/python" -m pytest -p no:cacheprovider -q test/sdk-python >"$work/py.log" 2>&1 || rc=$?
+  PYTHONDONTWRITEBYTECODE=1 SDK_RESULTS_FILE="$work/py.results" timeout 15m "$venv/bin/python" -m pytest -p no:cacheprovider -q test/sdk-python >"$work/py.log" 2>&1 || rc=$?
   stop_mock
   tail -n 60 "$work/py.log"
   [ -f "$work/py.results" ] && sed 's/^/   /' "$work/py.results"
