@@ -23,7 +23,7 @@ import { EcsVolumeService } from './services/ecs-volumes.js';
 import { EvsService } from './services/evs.js';
 import type { SubnetInfo } from './services/ipam.js';
 import type { CallEffects } from './services/scheduler.js';
-import type { Validator } from './validate.js';
+import { own, setOwn, type Validator } from './validate.js';
 
 export type { ServerChange, VolumeChange } from './services/core.js';
 export type { CreateServersResult, ServerAction } from './services/ecs.js';
@@ -198,7 +198,7 @@ export class CloudEngine implements Hypervisor {
   // ---------------------------------------------------------------- lookups
 
   server(id: string) {
-    const s = this.data.servers[id];
+    const s = own(this.data.servers, id);
     if (!s) return undefined;
     return {
       id: s.id,
@@ -293,7 +293,7 @@ export class CloudEngine implements Hypervisor {
   // ---------------------------------------------------------------- hypervisor view
 
   volume(id: string) {
-    const v = this.data.volumes[id];
+    const v = own(this.data.volumes, id);
     if (!v) return undefined;
     return {
       id: v.id,
@@ -321,7 +321,7 @@ export class CloudEngine implements Hypervisor {
   }
 
   private fsVolume(volumeId: string): VolumeRec {
-    const v = this.data.volumes[volumeId];
+    const v = own(this.data.volumes, volumeId);
     if (!v) throw new Error(`hypervisor: volume ${volumeId} does not exist`);
     return v;
   }
@@ -335,14 +335,14 @@ export class CloudEngine implements Hypervisor {
   writeFile(volumeId: string, path: string, content: string): void {
     const v = this.fsVolume(volumeId);
     if (v.fs.fsType === undefined) throw new Error(`hypervisor: volume ${volumeId} is not formatted; cannot write ${path}`);
-    v.fs.files[normPath(path)] = content;
+    setOwn(v.fs.files, normPath(path), content);
     this.store.markDirty();
   }
 
   readFile(volumeId: string, path: string): string | undefined {
-    const v = this.data.volumes[volumeId];
+    const v = own(this.data.volumes, volumeId);
     if (!v || v.fs.fsType === undefined) return undefined;
-    return v.fs.files[normPath(path)];
+    return own(v.fs.files, normPath(path));
   }
 }
 

@@ -25,6 +25,7 @@ export const Codes = {
   ecsCapacity: 'Ecs.0319',
   evsQuota: 'EVS.0001',
   adminBadRequest: 'Admin.0400',
+  adminUnauthorized: 'Admin.0401',
   adminNotFound: 'Admin.0404',
   adminConflict: 'Admin.0409',
   ecsMalformed: 'Ecs.0000',

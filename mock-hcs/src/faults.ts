@@ -137,7 +137,7 @@ export function parseFaultRule(input: unknown): FaultRuleInput {
   if (!isObj(input)) bad('body', 'must be an object');
   for (const k of Object.keys(input)) if (!OPTS.has(k)) bad(k, `is not a known field (known: ${[...OPTS].filter((x) => !['id', 'seen', 'fired'].includes(x)).join(', ')})`);
   const service = input.service;
-  if (typeof service !== 'string' || !(service in FAULT_OPERATIONS)) bad('service', `must be one of ${Object.keys(FAULT_OPERATIONS).join(', ')}`);
+  if (typeof service !== 'string' || !Object.hasOwn(FAULT_OPERATIONS, service)) bad('service', `must be one of ${Object.keys(FAULT_OPERATIONS).join(', ')}`);
   const svc = service as FaultService;
   const operation = input.operation;
   if (typeof operation !== 'string' || (operation !== '*' && !FAULT_OPERATIONS[svc].includes(operation))) {

@@ -4,6 +4,7 @@
  * x-request-id, and the `{"error":{"code","message"}}` error shape for every
  * failure.
  */
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock, Rng } from '../../src/core/index.js';
 import { holdOn } from '../../src/core/clock.js';
@@ -12,6 +13,7 @@ import type { CallEffects, CloudEngine } from './cloud.js';
 import { CloudError, Codes, errorBody } from './errors.js';
 import { JOB_OPERATIONS, type FaultRegistry, type FaultService, type ResourceInfo } from './faults.js';
 import type { IamService } from './iam.js';
+import { setOwn } from './validate.js';
 
 export interface HcsRequestContext {
   requestId: string;
@@ -47,6 +49,18 @@ declare module 'fastify' {
 
 export type Service = 'ecs' | 'evs' | 'vpc' | 'ims' | 'iam';
 
+/** The request carries the admin token (constant-time comparison). */
+export function adminAuthorized(headers: Record<string, string | string[] | undefined>, token: string | undefined): boolean {
+  if (token === undefined || token.length === 0) return false;
+  const h = headers['x-admin-token'];
+  const auth = headers.authorization;
+  const given = typeof h === 'string' ? h : typeof auth === 'string' && auth.startsWith('Bearer ') ? auth.slice(7) : undefined;
+  if (given === undefined) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
 export function isAdminUrl(url: string): boolean {
   return url === '/_admin' || url.startsWith('/_admin/') || url.startsWith('/_admin?');
 }
@@ -80,6 +94,8 @@ export interface HttpLayerOptions {
   faults: FaultRegistry;
   /** Admin routes are registered (their URLs skip authentication). */
   admin: boolean;
+  /** Token every /_admin request must carry (X-Admin-Token or Authorization: Bearer). */
+  adminToken?: string;
   /** Clock for the X-Sdk-Date skew check (default o.clock.now). */
   authNow?: () => number;
   /** Tokens (X-Auth-Token) and the account's domain. */
@@ -108,6 +124,9 @@ export function installHttpLayer(app: FastifyInstance, o: HttpLayerOptions): voi
     const requestId = requestIds.hex(32);
     req.hcs = { requestId, rawBody: '', json: undefined, projectId: '', domainId: '', authMode: 'none' };
     void reply.header('x-request-id', requestId);
+    if (o.admin && isAdminUrl(req.url) && !adminAuthorized(req.headers, o.adminToken)) {
+      throw new CloudError(401, Codes.adminUnauthorized, 'The admin API needs the admin token of this mock-hcs: send X-Admin-Token: <token> (printed at start; set with --admin-token or MOCK_HCS_ADMIN_TOKEN)');
+    }
   });
 
   app.addHook('preHandler', async (req) => {
@@ -289,7 +308,7 @@ function strs(...vs: unknown[]): string[] {
 
 function strMap(v: unknown): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, x] of Object.entries(obj(v) ?? {})) if (typeof x === 'string') out[k] = x;
+  for (const [k, x] of Object.entries(obj(v) ?? {})) if (typeof x === 'string') setOwn(out, k, x);
   return out;
 }
 

@@ -3,6 +3,7 @@
  * that the official SDKs accept unchanged. All services live on one fastify
  * app: use `app.inject()` in-process or `app.listen()` standalone.
  */
+import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -21,7 +22,8 @@ import { evsRoutes } from './routes/evs.js';
 import { iamRoutes } from './routes/iam.js';
 import { imsRoutes } from './routes/ims.js';
 import { vpcRoutes } from './routes/vpc.js';
-import { emptyData, Store, validateDbData, type DbData } from './state.js';
+import { emptyData, normalizeDbData, Store, validateDbData, type DbData } from './state.js';
+import { checkIntegrity } from './state-validate.js';
 
 export { defaultCloudConfig, usersOf, DEFAULT_DOMAIN, DEFAULT_TOKEN_TTL_MS } from './config.js';
 export type {
@@ -55,8 +57,10 @@ export interface MockHcsOptions {
   events?: EventLog;
   /** Allowed |X-Sdk-Date - now| (default 15 minutes). */
   signatureSkewMs?: number;
-  /** Register the unauthenticated /_admin/... routes (default true). Turn off when the port is reachable by others. */
+  /** Register the /_admin/... routes (default true); every admin request must carry `adminToken`. */
   admin?: boolean;
+  /** The admin token (X-Admin-Token header); default: a random one, see MockHcs.adminToken. */
+  adminToken?: string;
   /**
    * Time source for the X-Sdk-Date check (default: the injected clock). The
    * standalone server passes wall time: real SDK clients sign with wall time,
@@ -92,6 +96,8 @@ export interface MockHcs {
    */
   dispatch(req: DispatchRequest): Promise<DispatchResponse>;
   config: CloudConfig;
+  /** The token /_admin requests must send as X-Admin-Token (undefined when admin is off). */
+  adminToken: string | undefined;
   hypervisor: Hypervisor;
   onServerChange(fn: (s: ServerChange) => void): () => void;
   onVolumeChange(fn: (v: VolumeChange) => void): () => void;
@@ -112,11 +118,15 @@ export const DEFAULT_SIGNATURE_SKEW_MS = 15 * 60_000;
 
 export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
   const config = opts.config ?? defaultCloudConfig();
-  const store = await Store.open(opts.dataFile);
+  const store = await Store.open(opts.dataFile, config);
+  // A reopened file got a new id epoch: make it durable before any id of that epoch is handed out.
+  if (store.dirty) await store.sync(false);
   const engine = new CloudEngine(store, config, opts.clock, opts.rng, opts.events);
   const faults = new FaultRegistry(opts.rng);
   const createdMs = opts.clock.now();
   const admin = opts.admin ?? true;
+  if (opts.adminToken !== undefined && opts.adminToken.length < 16) throw new CloudError(400, Codes.adminBadRequest, 'adminToken must be at least 16 characters');
+  const adminToken = admin ? (opts.adminToken ?? randomBytes(24).toString('hex')) : undefined;
   const net = new NetworkService(engine);
   const iam = new IamService(store, config, opts.clock, opts.rng);
   // Capacity fault rules without a resource match and not used up: the flavor is sold out there (ListFlavors, catalog).
@@ -151,6 +161,7 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
     signatureSkewMs: opts.signatureSkewMs ?? DEFAULT_SIGNATURE_SKEW_MS,
     faults,
     admin,
+    ...(adminToken !== undefined ? { adminToken } : {}),
     iam,
     ...(opts.authNow ? { authNow: opts.authNow } : {}),
   });
@@ -243,11 +254,8 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
     const problems = validateDbData(data);
     if (problems.length) bad(problems.join('; '));
     const doc = structuredClone(data) as DbData;
-    for (const r of [...Object.values(doc.servers), ...Object.values(doc.volumes), ...Object.values(doc.jobs), ...Object.values(doc.ports ?? {})]) {
-      if (!engine.projectsById.has(r.projectId)) bad(`project ${r.projectId} is not a project of this cloud's configuration`);
-    }
-    for (const p of Object.values(doc.ports ?? {})) if (!engine.subnet(p.subnetId)) bad(`ports.${p.id}.subnetId ${p.subnetId} is not a subnet of this cloud's configuration`);
-    for (const [k, t] of Object.entries(doc.tokens ?? {})) if (t.projectId !== undefined && !engine.projectsById.has(t.projectId)) bad(`tokens.${k}.projectId ${t.projectId} is not a project of this cloud's configuration`);
+    const inconsistent = checkIntegrity(normalizeDbData(doc), config);
+    if (inconsistent.length) bad(inconsistent.join('; '));
     let rules: unknown[] | undefined;
     if (isDump && d.faults !== undefined) {
       if (!Array.isArray(d.faults)) bad('faults must be an array of fault rules');
@@ -316,6 +324,7 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
     app,
     dispatch: (req) => (closed ? Promise.reject(new DispatchError('mock-hcs is closed', 'MOCK_HCS_CLOSED')) : dispatch(app, req)),
     config,
+    adminToken,
     hypervisor: engine,
     onServerChange: (fn) => engine.onServerChange(fn),
     onVolumeChange: (fn) => engine.onVolumeChange(fn),

@@ -14,7 +14,7 @@ import type { SubnetConfig } from './config.js';
 import type { CloudEngine, SubnetInfo } from './cloud.js';
 import { CloudError, Codes } from './errors.js';
 import type { PortRec, ServerRec } from './state.js';
-import { Validator } from './validate.js';
+import { own, Validator } from './validate.js';
 
 const vpcV: Validator = new Validator(Codes.vpcBadRequest);
 
@@ -120,7 +120,7 @@ export class NetworkService {
   }
 
   port(projectId: string, id: string): PortView | undefined {
-    const p = this.data.ports[id];
+    const p = own(this.data.ports, id);
     if (p) return p.projectId === projectId ? this.view(p) : undefined;
     return this.ports(projectId).find((x) => x.kind === 'server' && x.id === id);
   }
@@ -230,7 +230,7 @@ export class NetworkService {
 
   /** DELETE a port or private IP; the ports of server NICs go with their server. */
   remove(projectId: string, id: string, via: 'port' | 'privateip'): void {
-    const rec = this.data.ports[id];
+    const rec = own(this.data.ports, id);
     if (!rec || rec.projectId !== projectId) {
       const nic = this.ports(projectId).find((p) => p.kind === 'server' && p.id === id);
       if (nic) {

@@ -8,7 +8,7 @@
  * acknowledged mutation is on disk before its response, so a kill -9 and a
  * restart with the same file lose nothing, and pending transitions resume.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -32,14 +32,18 @@ Options:
                     come from the default cloud
   --seed N          seed of the random source (ids, jitter, fault probabilities; default 1)
   --speedup N       run the clock N times faster than wall time (default 1)
-  --no-admin        do not serve the unauthenticated /_admin API
+  --no-admin        do not serve the /_admin API
+  --admin-token T   the token /_admin requests must send as X-Admin-Token (at least 16
+                    characters; default: $MOCK_HCS_ADMIN_TOKEN, else a random one, printed)
+  --admin-token-file F
+                    also write the admin token to F (mode 0600), for scripts
   --log-events      print the event log as JSON lines on stderr
   --tls-dir DIR     serve HTTPS: a CA (kept if DIR already has ca.crt + ca.key) and a
                     certificate for 127.0.0.1, ::1 and localhost (plus --host) are written to
                     DIR/ca.crt, DIR/server.crt, DIR/server.key; trust DIR/ca.crt in the client
   -h, --help        this text
 
-Admin API (no signature): GET /_admin/catalog, GET|PUT /_admin/state, POST /_admin/reset,
+Admin API (X-Admin-Token, no AK/SK signature): GET /_admin/catalog, GET|PUT /_admin/state, POST /_admin/reset,
 GET /_admin/seed, GET|POST|DELETE /_admin/faults, DELETE /_admin/faults/{id},
 POST /_admin/faults/release. See mock-hcs/README.md.
 `;
@@ -56,13 +60,15 @@ export interface ServerArgs {
   seed: number;
   speedup: number;
   admin: boolean;
+  adminToken?: string;
+  adminTokenFile?: string;
   logEvents: boolean;
   /** Serve HTTPS with a CA and certificate written to this directory. */
   tlsDir?: string;
   help: boolean;
 }
 
-export function parseServerArgs(argv: string[]): ServerArgs {
+export function parseServerArgs(argv: string[], env: Record<string, string | undefined> = process.env): ServerArgs {
   let v;
   try {
     v = parseArgs({
@@ -76,6 +82,8 @@ export function parseServerArgs(argv: string[]): ServerArgs {
         seed: { type: 'string' },
         speedup: { type: 'string' },
         'no-admin': { type: 'boolean' },
+        'admin-token': { type: 'string' },
+        'admin-token-file': { type: 'string' },
         'log-events': { type: 'boolean' },
         'tls-dir': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -91,6 +99,10 @@ export function parseServerArgs(argv: string[]): ServerArgs {
   };
   const speedup = v.speedup === undefined ? 1 : Number(v.speedup);
   if (!(speedup > 0) || !Number.isFinite(speedup)) throw new UsageError(`--speedup must be a number > 0, got "${v.speedup}"`);
+  const adminToken = v['admin-token'] ?? env.MOCK_HCS_ADMIN_TOKEN;
+  if (adminToken !== undefined && (adminToken.length < 16 || !/^[\x21-\x7e]+$/.test(adminToken))) {
+    throw new UsageError(`--admin-token (or MOCK_HCS_ADMIN_TOKEN) must be at least 16 printable characters without spaces`);
+  }
   return {
     port: int('port', v.port, 8443, 0, 65535),
     host: v.host ?? '127.0.0.1',
@@ -99,6 +111,8 @@ export function parseServerArgs(argv: string[]): ServerArgs {
     seed: int('seed', v.seed, 1, -2147483648, 2147483647),
     speedup,
     admin: !v['no-admin'],
+    ...(adminToken !== undefined ? { adminToken } : {}),
+    ...(v['admin-token-file'] !== undefined ? { adminTokenFile: v['admin-token-file'] } : {}),
     logEvents: v['log-events'] === true,
     ...(v['tls-dir'] !== undefined ? { tlsDir: v['tls-dir'] } : {}),
     help: v.help === true,
@@ -186,6 +200,7 @@ export async function startServer(args: ServerArgs, out: (line: string) => void 
     rng: new SeededRng(args.seed),
     config,
     admin: args.admin,
+    ...(args.adminToken !== undefined ? { adminToken: args.adminToken } : {}),
     authNow: () => Date.now(),
     ...(args.dataFile ? { dataFile: args.dataFile } : {}),
     ...(events ? { events } : {}),
@@ -207,6 +222,11 @@ export async function startServer(args: ServerArgs, out: (line: string) => void 
     for (const u of usersOf(p)) out(`  iam user ${u.name} (domain ${u.domain ?? domain.name}): password=${u.password} project=${p.name}`);
   }
   out(`  data: ${args.dataFile ?? '(in memory)'}; seed ${args.seed}; speedup ${args.speedup}; admin ${args.admin ? `${url}/_admin/catalog` : 'off'}`);
+  if (mock.adminToken !== undefined) {
+    if (args.adminTokenFile) writeFileSync(args.adminTokenFile, `${mock.adminToken}\n`, { mode: 0o600 });
+    // A token given by flag or environment is the caller's own secret: not echoed.
+    out(`  admin token: ${args.adminToken === undefined ? mock.adminToken : '(as given)'}${args.adminTokenFile ? ` (written to ${args.adminTokenFile})` : ''}; send it as X-Admin-Token`);
+  }
   return { url, mock, stop: () => mock.close() };
 }
 

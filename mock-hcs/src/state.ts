@@ -6,12 +6,15 @@
  * Pending transitions are stored as tasks with absolute due times, so a fake
  * cloud reopened from its data file re-schedules them (HCS-6 persistence).
  */
-import { Low, Memory } from 'lowdb';
-import { DataFile } from 'lowdb/node';
+import type { CloudConfig } from './config.js';
+import { AtomicFile, readStateFile } from './persist.js';
 
 export type ServerStatus = 'BUILD' | 'ACTIVE' | 'SHUTOFF' | 'REBOOT' | 'HARD_REBOOT' | 'ERROR';
 export type VolumeStatus = 'creating' | 'available' | 'attaching' | 'in-use' | 'detaching' | 'deleting' | 'error';
 export type JobStatus = 'INIT' | 'RUNNING' | 'SUCCESS' | 'FAIL';
+export const SERVER_STATUSES: readonly ServerStatus[] = ['BUILD', 'ACTIVE', 'SHUTOFF', 'REBOOT', 'HARD_REBOOT', 'ERROR'];
+export const VOLUME_STATUSES: readonly VolumeStatus[] = ['creating', 'available', 'attaching', 'in-use', 'detaching', 'deleting', 'error'];
+export const JOB_STATUSES: readonly JobStatus[] = ['INIT', 'RUNNING', 'SUCCESS', 'FAIL'];
 
 export interface NicRec {
   subnetId: string;
@@ -191,6 +194,8 @@ export interface DbData {
   instanceSeq: number;
   /** Clock reading at the last write (lets a restarted real-time server continue its timeline). */
   savedAtMs?: number;
+  /** Id stream epoch: bumped each time a process reopens the data file, so a restart never replays the previous process's ids. */
+  idEpoch?: number;
 }
 
 export function emptyData(): DbData {
@@ -205,139 +210,7 @@ export function normalizeDbData(d: DbData): DbData {
   return o;
 }
 
-/** Largest valid JavaScript Date value. */
-const MAX_TIME = 8.64e15;
-
-function isTime(v: unknown): boolean {
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= MAX_TIME;
-}
-
-/** Problems of a state document (empty when it is a valid version-1 document). */
-export function validateDbData(d: unknown): string[] {
-  const errs: string[] = [];
-  if (typeof d !== 'object' || d === null || Array.isArray(d)) return ['state must be a JSON object'];
-  const o = d as Record<string, unknown>;
-  if (o.version !== 1) errs.push(`version must be 1 (got ${JSON.stringify(o.version)})`);
-  for (const k of ['servers', 'volumes', 'jobs', 'tasks', 'clientTokens', 'ports', 'tokens'] as const) {
-    const v = o[k];
-    // ports and tokens came later: files without them are still version 1 documents.
-    if (v === undefined && (k === 'ports' || k === 'tokens')) continue;
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) {
-      errs.push(`${k} must be an object keyed by id`);
-      continue;
-    }
-    for (const [id, rec] of Object.entries(v as Record<string, unknown>)) {
-      if (typeof rec !== 'object' || rec === null || Array.isArray(rec)) {
-        errs.push(`${k}.${id} must be an object`);
-        continue;
-      }
-      const r = rec as Record<string, unknown>;
-      const need: Record<string, [string, string][]> = {
-        servers: [['id', 'string'], ['projectId', 'string'], ['name', 'string'], ['status', 'string'], ['nics', 'array'], ['volumes', 'array'], ['metadata', 'object'], ['tags', 'array'], ['deleteJobs', 'array'], ['attaching', 'array'], ['created', 'number'], ['updated', 'number']],
-        volumes: [['id', 'string'], ['projectId', 'string'], ['name', 'string'], ['size', 'number'], ['status', 'string'], ['metadata', 'object'], ['fs', 'object'], ['jobs', 'array'], ['az', 'string'], ['createdAt', 'number'], ['updatedAt', 'number']],
-        jobs: [['job_id', 'string'], ['projectId', 'string'], ['job_type', 'string'], ['status', 'string'], ['begin_time', 'number'], ['entities', 'object']],
-        tasks: [['seq', 'number'], ['kind', 'string'], ['due', 'number'], ['target', 'string']],
-        clientTokens: [['projectId', 'string'], ['response', 'object']],
-        ports: [['id', 'string'], ['projectId', 'string'], ['kind', 'string'], ['name', 'string'], ['subnetId', 'string'], ['ip', 'string'], ['mac', 'string'], ['deviceOwner', 'string'], ['deviceId', 'string'], ['securityGroups', 'array'], ['created', 'number']],
-        tokens: [['userName', 'string'], ['userId', 'string'], ['domainId', 'string'], ['methods', 'array'], ['issuedAt', 'number'], ['expiresAt', 'number']],
-      };
-      for (const [field, type] of need[k]!) {
-        const val = r[field];
-        const ok = type === 'array' ? Array.isArray(val) : type === 'object' ? typeof val === 'object' && val !== null && !Array.isArray(val) : typeof val === type;
-        if (!ok) errs.push(`${k}.${id}.${field} must be ${type === 'array' ? 'an array' : `a ${type}`}`);
-        else if (type === 'number' && !isTime(val)) errs.push(`${k}.${id}.${field} must be a finite number between 0 and ${MAX_TIME}`);
-      }
-      for (const f of ['launchedAt', 'end_time']) if (r[f] !== undefined && !isTime(r[f])) errs.push(`${k}.${id}.${f} must be a finite number between 0 and ${MAX_TIME}`);
-      if ((k === 'servers' || k === 'volumes') && r.id !== id) errs.push(`${k}.${id}.id must equal its key`);
-      const each = (field: string, strings: string[]) => {
-        const list = r[field];
-        if (!Array.isArray(list)) return;
-        list.forEach((e: unknown, i) => {
-          const eo = e as Record<string, unknown> | null;
-          if (typeof eo !== 'object' || eo === null || Array.isArray(eo)) errs.push(`${k}.${id}.${field}[${i}] must be an object`);
-          else for (const f of strings) if (typeof eo[f] !== 'string') errs.push(`${k}.${id}.${field}[${i}].${f} must be a string`);
-        });
-      };
-      const stringValues = (field: string, o: unknown) => {
-        if (typeof o !== 'object' || o === null) return;
-        for (const [mk, mv] of Object.entries(o)) if (typeof mv !== 'string') errs.push(`${k}.${id}.${field}.${mk} must be a string`);
-      };
-      if (k === 'servers') {
-        each('nics', ['subnetId', 'ip', 'portId', 'mac']);
-        each('volumes', ['volumeId', 'device']);
-        each('tags', ['key', 'value']);
-        each('attaching', ['volumeId', 'device']);
-        stringValues('metadata', r.metadata);
-        for (const f of ['flavorId', 'imageId', 'az', 'vpcId', 'instanceName', 'hostId', 'createJob'] as const) if (typeof r[f] !== 'string') errs.push(`servers.${id}.${f} must be a string`);
-        if (Array.isArray(r.deleteJobs) && r.deleteJobs.some((j) => typeof j !== 'string')) errs.push(`servers.${id}.deleteJobs must hold job ids`);
-      }
-      if (k === 'volumes') {
-        stringValues('metadata', r.metadata);
-        const fs = r.fs as Record<string, unknown> | null;
-        if (fs && typeof fs === 'object') {
-          if (typeof fs.files !== 'object' || fs.files === null || Array.isArray(fs.files)) errs.push(`volumes.${id}.fs.files must be an object`);
-          else stringValues('fs.files', fs.files);
-        }
-        if (typeof r.volumeType !== 'string') errs.push(`volumes.${id}.volumeType must be a string`);
-        if (Array.isArray(r.jobs) && r.jobs.some((j) => typeof j !== 'string')) errs.push(`volumes.${id}.jobs must hold job ids`);
-        if (r.attachment !== undefined) {
-          const a = r.attachment as Record<string, unknown> | null;
-          if (typeof a !== 'object' || a === null || typeof a.serverId !== 'string' || typeof a.device !== 'string' || typeof a.attachmentId !== 'string' || !isTime(a.attachedAt)) {
-            errs.push(`volumes.${id}.attachment must have serverId, device, attachmentId and attachedAt`);
-          }
-        }
-      }
-      if (k === 'jobs' && r.sub_jobs !== undefined) {
-        if (!Array.isArray(r.sub_jobs)) errs.push(`jobs.${id}.sub_jobs must be an array`);
-        else
-          r.sub_jobs.forEach((sj: unknown, i) => {
-            const o = sj as Record<string, unknown> | null;
-            if (
-              typeof o !== 'object' ||
-              o === null ||
-              typeof o.job_id !== 'string' ||
-              typeof o.status !== 'string' ||
-              typeof o.entities !== 'object' ||
-              o.entities === null ||
-              !isTime(o.begin_time) ||
-              (o.end_time !== undefined && !isTime(o.end_time))
-            ) {
-              errs.push(`jobs.${id}.sub_jobs[${i}] must have job_id, status and entities`);
-            }
-          });
-      }
-      if (k === 'clientTokens') {
-        const resp = r.response as Record<string, unknown> | null;
-        if (!resp || typeof resp.job_id !== 'string' || !Array.isArray(resp.serverIds) || resp.serverIds.some((x) => typeof x !== 'string')) {
-          errs.push(`clientTokens.${id}.response must have job_id and serverIds`);
-        }
-      }
-      if (k === 'ports') {
-        if (r.id !== id) errs.push(`ports.${id}.id must equal its key`);
-        if (r.kind !== 'port' && r.kind !== 'privateip') errs.push(`ports.${id}.kind must be "port" or "privateip"`);
-        if (typeof r.adminStateUp !== 'boolean') errs.push(`ports.${id}.adminStateUp must be a boolean`);
-        if (Array.isArray(r.securityGroups) && r.securityGroups.some((x) => typeof x !== 'string')) errs.push(`ports.${id}.securityGroups must hold strings`);
-      }
-      if (k === 'tokens') {
-        if (r.projectId !== undefined && typeof r.projectId !== 'string') errs.push(`tokens.${id}.projectId must be a string`);
-        if (Array.isArray(r.methods) && r.methods.some((x) => typeof x !== 'string')) errs.push(`tokens.${id}.methods must hold strings`);
-      }
-      if (k === 'servers' && r.fault !== undefined) {
-        const f = r.fault as Record<string, unknown> | null;
-        if (typeof f !== 'object' || f === null || typeof f.code !== 'number' || typeof f.message !== 'string' || !isTime(f.created)) errs.push(`servers.${id}.fault must have code, message and created`);
-      }
-      if (k === 'tasks' && !(TASK_KINDS as readonly string[]).includes(r.kind as string)) {
-        errs.push(`tasks.${id}.kind is not a known transition`);
-      }
-      if (k === 'jobs' && r.job_id !== id) errs.push(`jobs.${id}.job_id must equal its key`);
-      if (errs.length > 20) return [...errs, '...'];
-    }
-  }
-  for (const k of ['taskSeq', 'instanceSeq'] as const) {
-    if (typeof o[k] !== 'number' || !Number.isInteger(o[k])) errs.push(`${k} must be an integer`);
-  }
-  return errs;
-}
+export { validateDbData } from './state-validate.js';
 
 /** Who holds a fixed IP of a subnet: a server NIC (its port id) or a VPC port / private IP. */
 export interface IpHolder {
@@ -346,9 +219,7 @@ export interface IpHolder {
   portId: string;
 }
 
-export class DataFileError extends Error {
-  override name = 'DataFileError';
-}
+export { DataFileError } from './persist.js';
 
 export class Store {
   /** Bumped by every change; a write persists the version it serialised. */
@@ -356,7 +227,14 @@ export class Store {
   private writtenVersion = 0;
   private inflight: Promise<void> | undefined;
   private bgQueued = false;
-  private writeError: unknown;
+  /** The text of the document last made durable (read at open or written since): what a failed write rolls back to. */
+  private durableText: string;
+  /** Failed writes so far, and how many of them the in-memory state has been rolled back for. */
+  private failures = 0;
+  private rolledBackFor = 0;
+  private lastFailure: unknown;
+  private readonly replaceListeners: (() => void)[] = [];
+  private readonly rollbackListeners: ((cause: unknown) => void)[] = [];
   /** projectId -> server ids, in creation order. */
   readonly serversByProject = new Map<string, Set<string>>();
   /**
@@ -393,51 +271,54 @@ export class Store {
   now: () => number = () => 0;
 
   private constructor(
-    private readonly db: Low<DbData>,
-    readonly persistent: boolean,
+    private doc: DbData,
+    private readonly file: AtomicFile | undefined,
+    text: string,
   ) {
+    this.durableText = text;
     this.reindex();
   }
 
-  static async open(dataFile?: string): Promise<Store> {
-    // Compact JSON (no indentation): the whole document is serialised on every durable write.
-    const adapter = dataFile
-      ? new DataFile<DbData>(dataFile, {
-          parse: (text) => {
-            try {
-              return JSON.parse(text) as DbData;
-            } catch (e) {
-              throw new DataFileError(
-                `mock-hcs: data file ${dataFile} is not valid JSON (${e instanceof Error ? e.message : String(e)}); refusing to start with an empty cloud — fix the file, restore a backup or remove it deliberately`,
-              );
-            }
-          },
-          stringify: (d) => JSON.stringify(d),
-        })
-      : new Memory<DbData>();
-    const db = new Low<DbData>(adapter, emptyData());
-    await db.read();
-    const data = db.data as unknown;
-    if (data && typeof data === 'object' && (data as { version?: unknown }).version !== undefined && (data as { version?: unknown }).version !== 1) {
-      throw new DataFileError(`mock-hcs: unsupported data file version ${String((data as { version?: unknown }).version)} in ${dataFile}`);
-    }
-    const problems = validateDbData(data);
-    if (problems.length > 0) {
-      throw new DataFileError(`mock-hcs: data file ${dataFile} is not a mock-hcs state document: ${problems.slice(0, 5).join('; ')}`);
-    }
-    normalizeDbData(db.data);
-    return new Store(db, Boolean(dataFile));
+  get persistent(): boolean {
+    return this.file !== undefined;
+  }
+
+  /**
+   * Open the state: in memory without `dataFile`; else read and check the
+   * file (readStateFile: refused with the file name and the reason when it is
+   * not this cloud's state). A file written by an earlier process gets a new
+   * id epoch (the caller syncs it before serving).
+   */
+  static async open(dataFile?: string, config?: CloudConfig): Promise<Store> {
+    if (!dataFile) return new Store(emptyData(), undefined, '');
+    const read = await readStateFile(dataFile, config);
+    if (!read) return new Store(emptyData(), new AtomicFile(dataFile), JSON.stringify(emptyData()));
+    const store = new Store(read.doc, new AtomicFile(dataFile), read.text);
+    read.doc.idEpoch = (read.doc.idEpoch ?? 0) + 1;
+    store.markDirty();
+    return store;
   }
 
   get data(): DbData {
-    return this.db.data;
+    return this.doc;
   }
 
   /** Replace the whole document (admin reset/restore); the caller validated it. */
   replace(data: DbData): void {
-    this.db.data = normalizeDbData(data);
+    this.doc = normalizeDbData(data);
     this.reindex();
+    for (const l of this.replaceListeners) l();
     this.markDirty();
+  }
+
+  /** Called after every replacement of the document (replace, rollback). */
+  onReplace(fn: () => void): void {
+    this.replaceListeners.push(fn);
+  }
+
+  /** Called after a failed write rolled the in-memory state back to the durable one (re-arm timers, record it). */
+  onRollback(fn: (cause: unknown) => void): void {
+    this.rollbackListeners.push(fn);
   }
 
   private reindex(): void {
@@ -571,9 +452,8 @@ export class Store {
     this.bgQueued = true;
     queueMicrotask(() => {
       this.bgQueued = false;
-      this.sync().catch((e: unknown) => {
-        this.writeError = e;
-      });
+      // A failed background write leaves the store dirty: the next sync or flush writes again (and reports a failure).
+      this.sync(false).catch(() => undefined);
     });
   }
 
@@ -581,39 +461,73 @@ export class Store {
    * Resolve once every change made before the call is on disk. Concurrent
    * callers share writes: while one write is in flight, later changes wait
    * for it and then go out together in the next one.
+   *
+   * All or nothing: when a write this caller waits for fails, the in-memory
+   * state goes back to the last durable document (every change not on disk
+   * is undone, tasks re-armed from it) and the call rejects, so the caller
+   * answers with an error and a retry starts from what is on disk.
+   * Background writes (`rollback` false: timer-driven transitions nobody
+   * acknowledged) keep their changes in memory for the next write.
    */
-  async sync(): Promise<void> {
-    if (!this.persistent) return;
+  async sync(rollback = true): Promise<void> {
+    if (!this.file) return;
     const target = this.version;
+    const rollbacks = this.rolledBackFor;
     while (this.writtenVersion < target) {
-      if (this.inflight) {
-        await this.inflight;
-        continue;
+      if (this.rolledBackFor !== rollbacks) break;
+      const seen = this.failures;
+      if (this.inflight) await this.inflight.catch(() => undefined);
+      else await this.writeOnce().catch(() => undefined);
+      if (this.failures !== seen) {
+        if (!rollback) throw this.lastFailure;
+        this.rollBack();
+        break;
       }
-      const v = this.version;
-      this.data.savedAtMs = this.now();
-      this.inflight = this.db.write().then(
-        () => {
-          this.writtenVersion = Math.max(this.writtenVersion, v);
-          this.inflight = undefined;
-        },
-        (e: unknown) => {
-          this.inflight = undefined;
-          throw e;
-        },
-      );
-      await this.inflight;
+    }
+    if (this.rolledBackFor !== rollbacks) {
+      const why = this.lastFailure instanceof Error ? this.lastFailure.message : String(this.lastFailure);
+      throw new Error(`${why}; the change was not made (the cloud is back at its last durable state), retry`);
     }
   }
 
-  /** Persist every pending change (rethrows a failed background write). */
+  private writeOnce(): Promise<void> {
+    const v = this.version;
+    this.doc.savedAtMs = this.now();
+    const text = JSON.stringify(this.doc);
+    this.inflight = this.file!.write(text).then(
+      () => {
+        this.writtenVersion = Math.max(this.writtenVersion, v);
+        this.durableText = text;
+        this.inflight = undefined;
+      },
+      (e: unknown) => {
+        this.inflight = undefined;
+        this.failures++;
+        this.lastFailure = e;
+        throw e;
+      },
+    );
+    return this.inflight;
+  }
+
+  /** Undo every change not on disk: back to the last durable document. */
+  private rollBack(): void {
+    if (this.rolledBackFor === this.failures) return;
+    this.rolledBackFor = this.failures;
+    this.doc = normalizeDbData(JSON.parse(this.durableText) as DbData);
+    this.reindex();
+    this.writtenVersion = this.version;
+    for (const l of this.replaceListeners) l();
+    for (const l of this.rollbackListeners) l(this.lastFailure);
+  }
+
+  /**
+   * Persist every pending change. Rejects when that write fails; an earlier
+   * failed background write no longer matters once a later write succeeded
+   * (the whole document is written each time).
+   */
   async flush(): Promise<void> {
-    if (this.writeError) {
-      const e = this.writeError;
-      this.writeError = undefined;
-      throw e;
-    }
-    await this.sync();
+    await this.sync(false);
   }
 }
 

@@ -66,8 +66,22 @@ export class Validator {
     for (const [k, val] of Object.entries(o)) {
       if (typeof val !== 'string') this.fail(`${path}.${k}`, 'must be a string');
       if (k.length === 0 || k.length > 255) this.fail(path, `key "${k}" must be 1..255 characters`);
-      out[k] = val;
+      setOwn(out, k, val);
     }
     return out;
   }
+}
+
+/**
+ * A record's own entry for a key that came from a request (an id, a
+ * metadata key): never an inherited member such as `__proto__`,
+ * `constructor` or `toString`.
+ */
+export function own<T>(rec: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(rec, key) ? rec[key] : undefined;
+}
+
+/** Set an own entry (a key such as `__proto__` becomes an ordinary entry instead of changing the prototype). */
+export function setOwn<T>(rec: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(rec, key, { value, enumerable: true, writable: true, configurable: true });
 }

@@ -14,10 +14,12 @@ afterEach(async () => {
 type ErrJson = { error: { code: string; message: string } };
 
 async function admin(hcs: MockHcs, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown) {
+  const token = { 'x-admin-token': hcs.adminToken ?? '' };
   const res = await hcs.app.inject({
     method,
     url,
-    ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
+    headers: { ...token, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
   });
   let json: unknown;
   try {

@@ -56,7 +56,8 @@ async function signed(label: string, method: string, path: string, body?: string
 }
 
 async function unsigned(label: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: string): Promise<Outcome> {
-  const r = await env.hcs.app.inject({ method, url, ...(body !== undefined ? { payload: body, headers: { 'content-type': 'application/json' } } : {}) });
+  const token = url.startsWith('/_admin') ? { 'x-admin-token': env.hcs.adminToken ?? '' } : {};
+  const r = await env.hcs.app.inject({ method, url, headers: { ...token, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, ...(body !== undefined ? { payload: body } : {}) });
   return { label, status: r.statusCode, body: r.body };
 }
 

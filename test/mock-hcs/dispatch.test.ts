@@ -39,10 +39,12 @@ afterEach(async () => {
   while (closers.length) await closers.pop()!();
 });
 
+const ADMIN_TOKEN = 'dispatch-test-admin-token';
+
 async function side(transport: (hcs: MockHcs) => HcsTransport): Promise<Side> {
   const clock = new VirtualClock();
   const events = new EventLog(clock);
-  const hcs = await createMockHcs({ clock, rng: new SeededRng(7), config: defaultCloudConfig(), events });
+  const hcs = await createMockHcs({ clock, rng: new SeededRng(7), config: defaultCloudConfig(), events, adminToken: ADMIN_TOKEN });
   closers.push(() => hcs.close());
   return { clock, events, hcs, transport: transport(hcs) };
 }
@@ -63,7 +65,8 @@ async function twin(): Promise<Twin> {
     b,
     project: { id: p.id, ak: p.ak, sk: p.sk },
     count: 0,
-    async send(label, req) {
+    async send(label, r) {
+      const req = r.path.startsWith('/_admin') ? { ...r, headers: { ...r.headers, 'x-admin-token': ADMIN_TOKEN } } : r;
       const ra = await a.transport.send(req);
       const rb = await b.transport.send(req);
       expect({ status: rb.status, body: rb.body }, label).toEqual({ status: ra.status, body: ra.body });

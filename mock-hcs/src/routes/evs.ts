@@ -5,6 +5,7 @@ import { CloudError, Codes } from '../errors.js';
 import { q, sendJsonText } from '../http.js';
 import { renderVolume, volumeJson } from '../render.js';
 import type { VolumeRec } from '../state.js';
+import { own } from '../validate.js';
 import { intParam } from './ecs.js';
 
 type P = { project_id: string; volume_id?: string };
@@ -33,7 +34,13 @@ export function evsRoutes(engine: CloudEngine) {
           throw new CloudError(400, Codes.evsBadRequest, `Invalid request parameter metadata: must be a JSON object such as {"key":"value"}`);
         }
       }
-      const metaPairs = Object.entries(meta).map(([k, v]) => [k, String(v)] as const);
+      // Values are strings (EVS metadata); numbers and booleans are compared as their text. Anything else is refused, not coerced.
+      const metaPairs = Object.entries(meta).map(([k, v]) => {
+        if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') {
+          throw new CloudError(400, Codes.evsBadRequest, `Invalid request parameter metadata: the value of ${JSON.stringify(k)} must be a string`);
+        }
+        return [k, String(v)] as const;
+      });
       // One pass over the project's volumes, cheap and selective tests first (same result and order as filtering in turn).
       const matches: VolumeRec[] = [];
       // server_id: only the volumes indexed under that server (same volumes, same order as scanning the project's).
@@ -41,7 +48,7 @@ export function evsRoutes(engine: CloudEngine) {
       scan: for (const v of candidates) {
         if (serverId && v.attachment?.serverId !== serverId && v.pendingServerId !== serverId) continue;
         if ((status && v.status !== status) || (az && v.az !== az)) continue;
-        for (const [k, val] of metaPairs) if (v.metadata[k] !== val) continue scan;
+        for (const [k, val] of metaPairs) if (own(v.metadata, k) !== val) continue scan;
         // EVS `name` is a fuzzy (substring) match, like ECS: callers must check the exact name themselves.
         if (name && !v.name.includes(name)) continue;
         matches.push(v);

@@ -6,6 +6,7 @@
  */
 import type { Clock, EventLog, Rng } from '../../../src/core/index.js';
 import type { CloudConfig } from '../config.js';
+import { own } from '../validate.js';
 import type { ServerRec, Store, VolumeRec } from '../state.js';
 import { CatalogService } from './catalog.js';
 import { IdAllocator } from './ids.js';
@@ -51,6 +52,12 @@ export class CloudCore {
     this.jobs = new JobStore(store, clock, this.ids, record);
     this.catalog = new CatalogService(store, config);
     this.ipam = new Ipam(store, config.subnets);
+    // A failed durable write put the state back to the file's: re-arm the tasks of that state.
+    store.onRollback((cause) => {
+      this.tasks.stop();
+      this.tasks.start();
+      this.record('store.rolled-back', `a write of the data file failed (${cause instanceof Error ? cause.message : String(cause)}); every change not on disk was undone`, {}, ['HCS-6']);
+    });
   }
 
   get data() {
@@ -99,12 +106,12 @@ export class CloudCore {
   }
 
   serverRec(projectId: string, id: string): ServerRec | undefined {
-    const s = this.data.servers[id];
+    const s = own(this.data.servers, id);
     return s && s.projectId === projectId ? s : undefined;
   }
 
   volumeRec(projectId: string, id: string): VolumeRec | undefined {
-    const v = this.data.volumes[id];
+    const v = own(this.data.volumes, id);
     return v && v.projectId === projectId ? v : undefined;
   }
 

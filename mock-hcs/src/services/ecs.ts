@@ -5,7 +5,7 @@
 import { CloudError, Codes } from '../errors.js';
 import { intToIp } from '../ip.js';
 import type { NicRec, ServerRec, SubJobRec, TaskKind, TaskRec } from '../state.js';
-import { Validator } from '../validate.js';
+import { own, Validator } from '../validate.js';
 import type { CloudCore } from './core.js';
 import type { SubnetInfo } from './ipam.js';
 
@@ -48,7 +48,7 @@ export class EcsService {
   createServers(projectId: string, body: unknown, clientToken?: string): CreateServersResult {
     const tokenKey = clientToken ? `${projectId}|${clientToken}` : undefined;
     if (tokenKey) {
-      const prev = this.c.data.clientTokens[tokenKey];
+      const prev = own(this.c.data.clientTokens, tokenKey);
       if (prev) {
         this.c.record('server.create-replayed', `X-Client-Token ${clientToken}: returning job ${prev.response.job_id} again, no new server`, {
           clientToken,
@@ -289,12 +289,12 @@ export class EcsService {
       if (deleteVolume) s.deleteVolume = true;
       if (s.taskState === 'deleting') continue;
       if (s.status === 'BUILD') {
-        this.c.tasks.cancel(s.id);
+        this.c.tasks.cancel('server', s.id);
         this.c.jobs.endSubJob(s.createJob, s.id, false, Codes.internal, `server ${s.id} was deleted before it became ACTIVE`);
       }
       if (s.actionJob) {
         // A stop/start/reboot in progress is abandoned: its sub-job fails.
-        this.c.tasks.cancel(s.id);
+        this.c.tasks.cancel('server', s.id);
         this.c.jobs.endSubJob(s.actionJob, s.id, false, Codes.ecsServerState, `server ${s.id} was deleted during the operation`);
         delete s.actionJob;
       }
@@ -319,7 +319,7 @@ export class EcsService {
     for (const a of s.attaching) {
       const v = this.c.data.volumes[a.volumeId];
       if (!v) continue;
-      this.c.tasks.cancel(v.id);
+      this.c.tasks.cancel('volume', v.id);
       v.status = 'available';
       delete v.pendingServerId;
       delete v.pendingDevice;
@@ -331,7 +331,7 @@ export class EcsService {
       const v = this.c.data.volumes[sv.volumeId];
       if (!v) continue;
       const goes = v.status !== 'detaching' && (sv.bootIndex === 0 || sv.deleteOnTermination || s.deleteVolume === true);
-      this.c.tasks.cancel(v.id);
+      this.c.tasks.cancel('volume', v.id);
       if (goes) {
         const why = sv.bootIndex === 0 ? 'system disk' : sv.deleteOnTermination ? 'delete_on_termination' : 'delete_volume=true';
         this.c.evs.removeVolume(v, `deleted with server ${s.name} (${why})`, sv.deleteOnTermination || sv.bootIndex === 0 ? [] : ['DISK-9']);
@@ -355,7 +355,7 @@ export class EcsService {
   serverAction(projectId: string, body: unknown): { job_id: string } {
     const root = ecsV.obj(body, 'body');
     const present = (Object.keys(ACTION_JOB) as ServerAction[]).filter((k) => root[k] !== undefined);
-    const extra = Object.keys(root).filter((k) => !(k in ACTION_JOB));
+    const extra = Object.keys(root).filter((k) => !Object.hasOwn(ACTION_JOB, k));
     if (present.length !== 1 || extra.length > 0) {
       ecsV.fail('body', `must contain exactly one of os-stop, os-start, reboot${extra.length ? ` (unknown: ${extra.join(', ')})` : ''}`);
     }

@@ -5,7 +5,7 @@
  */
 import { CloudError, Codes } from '../errors.js';
 import type { TaskKind, TaskRec, VolumeRec } from '../state.js';
-import { Validator } from '../validate.js';
+import { setOwn, Validator } from '../validate.js';
 import type { CloudCore } from './core.js';
 
 const evsV: Validator = new Validator(Codes.evsBadRequest);
@@ -98,7 +98,7 @@ export class EvsService {
     if (typeof description === 'string') v.description = description;
     for (const [k, val] of Object.entries((metadata ?? {}) as Record<string, string | null>)) {
       if (val === null) delete v.metadata[k];
-      else v.metadata[k] = val;
+      else setOwn(v.metadata, k, val);
     }
     v.updatedAt = this.c.clock.now();
     this.c.record('volume.updated', `volume ${v.name} (${v.id}) updated`, { volumeId: v.id });
@@ -160,7 +160,7 @@ export class EvsService {
   }
 
   removeVolume(v: VolumeRec, why: string, rules: string[] = []): void {
-    this.c.tasks.cancel(v.id);
+    this.c.tasks.cancel('volume', v.id);
     this.c.store.unindexVolume(v);
     delete this.c.data.volumes[v.id];
     for (const j of v.jobs.splice(0)) this.c.jobs.endJob(j, true);

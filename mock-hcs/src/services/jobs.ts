@@ -5,6 +5,7 @@
 import type { Clock } from '../../../src/core/index.js';
 import { Codes } from '../errors.js';
 import type { JobRec, Store, SubJobRec } from '../state.js';
+import { own } from '../validate.js';
 import type { IdAllocator } from './ids.js';
 
 export type Recorder = (type: string, message: string, data?: Record<string, unknown>, rules?: string[]) => void;
@@ -41,7 +42,7 @@ export class JobStore {
 
   /** Finish a job without sub-jobs. */
   endJob(jobId: string, ok: boolean, code?: string, reason?: string): void {
-    const job = this.data.jobs[jobId];
+    const job = own(this.data.jobs, jobId);
     if (!job || job.status === 'SUCCESS' || job.status === 'FAIL') return;
     job.status = ok ? 'SUCCESS' : 'FAIL';
     job.end_time = this.clock.now();
@@ -58,7 +59,7 @@ export class JobStore {
 
   /** Finish the sub-job of `jobId` about `serverId`; the parent ends when every sub-job has. */
   endSubJob(jobId: string, serverId: string, ok: boolean, code?: string, reason?: string): void {
-    const job = this.data.jobs[jobId];
+    const job = own(this.data.jobs, jobId);
     if (!job?.sub_jobs) return;
     const sj = job.sub_jobs.find((s) => s.entities.server_id === serverId && (s.status === 'RUNNING' || s.status === 'INIT'));
     if (!sj) return;
@@ -77,7 +78,7 @@ export class JobStore {
   }
 
   job(projectId: string, jobId: string): JobRec | undefined {
-    const j = this.data.jobs[jobId];
+    const j = own(this.data.jobs, jobId);
     return j && j.projectId === projectId ? j : undefined;
   }
 }

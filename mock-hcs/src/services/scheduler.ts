@@ -111,10 +111,17 @@ export class TaskScheduler {
     this.timers.set(t.seq, id);
   }
 
-  /** Cancel every pending task acting on `target`. */
-  cancel(target: string): void {
+  /**
+   * Cancel the pending tasks of one resource: those of `resource` kind
+   * (`server` or `volume`: the part of the task kind before the dot) acting
+   * on `target`, and of one `purpose` (e.g. `attach`) when given. A task is
+   * keyed by (resource kind, id, purpose), so cancelling a server's tasks can
+   * never touch a volume's.
+   */
+  cancel(resource: 'server' | 'volume', target: string, purpose?: string): void {
+    const want = purpose === undefined ? undefined : `${resource}.${purpose}`;
     for (const [k, t] of Object.entries(this.data.tasks)) {
-      if (t.target !== target) continue;
+      if (t.target !== target || !t.kind.startsWith(`${resource}.`) || (want !== undefined && t.kind !== want)) continue;
       delete this.data.tasks[k];
       const tid = this.timers.get(t.seq);
       if (tid !== undefined) this.clock.clearTimer(tid);
