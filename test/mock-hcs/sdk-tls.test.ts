@@ -22,9 +22,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function get(url: string, ca: string): Promise<{ status: number; body: string }> {
+function get(url: string, ca: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { ca, timeout: 5000 }, (res) => {
+    const req = request(url, { ca, timeout: 5000, headers }, (res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
@@ -48,7 +48,7 @@ describe('mock-hcs --tls-dir', () => {
     expect(leaf.subjectAltName).toBe('DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1');
     const port = new URL(first.url).port;
     for (const host of ['127.0.0.1', 'localhost']) {
-      const r = await get(`https://${host}:${port}/_admin/seed`, ca);
+      const r = await get(`https://${host}:${port}/_admin/seed`, ca, { 'x-admin-token': first.mock.adminToken! });
       expect([r.status, r.body]).toEqual([200, '{"seed":1}']);
     }
     // Unsigned cloud call: the cloud's 401 over TLS.
@@ -63,7 +63,7 @@ describe('mock-hcs --tls-dir', () => {
     const second = await startServer(parseServerArgs(['--port', '0', '--tls-dir', dir]), () => {});
     running.push(second);
     expect(readFileSync(join(dir, 'ca.crt'), 'utf8')).toBe(ca);
-    expect((await get(`${second.url}/_admin/seed`, ca)).status).toBe(200);
+    expect((await get(`${second.url}/_admin/seed`, ca, { 'x-admin-token': second.mock.adminToken! })).status).toBe(200);
   });
 
   it('--tls-dir without a directory is a usage error', () => {
