@@ -17,12 +17,17 @@ import type { Scenario } from '../scenario/types.js';
 import { BACKENDS, openBackend, type BackendName, type OpenBackend } from '../testbed/backends.js';
 import { SUBCOMMANDS } from './entrypoints.js';
 import { kindMain } from './kind.js';
+import { exploreMain } from './explore.js';
+import { runParallel } from './jobs.js';
+import { defaultJobs } from '../explore/pool.js';
+import { embeddedFactory, loadPlugin } from '../explore/plugin.js';
 
 const HELP = `hcs-testbed — a simulated Huawei Cloud Stack provider and Cluster API testbed
 
 Usage:
   hcs-testbed run [PATH...] [options]    replay scenarios (files, or directories of *.yaml)
   hcs-testbed validate [PATH...]         parse and check scenario files without running them
+  hcs-testbed explore SCENARIO [opts]    seeds x random fault/crash schedules, shrunk findings (explore --help)
   hcs-testbed kind up|down [--name N]    a kind cluster with the CRDs (needs Docker; see kind --help)
   hcs-testbed serve [--preset NAME]      a live testbed for the real kubectl and a browser (serve --help)
   hcs-testbed time pause|resume|speed X|advance 5m|next   control serve's clock (time --help)
@@ -45,6 +50,10 @@ Run options:
   --no-webhook             do not serve the admission webhook (only the CRDs' CEL rules hold)
   --report LIST            comma-separated: console,json,junit,html (default: console)
   --out DIR                where json/junit/html reports go (default: out/)
+  --jobs N                 run scenarios on N processes (default: the machine's cores; embedded backend
+                           only); same output order, reports and event logs as --jobs 1
+  --plugin MODULE          a testbed plugin (options()/prepare(testbed)), e.g. the planted bug an
+                           explore bundle was found with (docs/explore.md); embedded backend only
   --require-coverage       fail unless the passing scenarios exercise every SPEC rule ID
   --verbose, -v            show check verdicts and command output for passing steps too
   --no-color               plain output
@@ -90,6 +99,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     return command ? 0 : 2;
   }
   if (command === 'kind') return kindMain(rest, write);
+  if (command === 'explore') return exploreMain(rest, write);
   const sub = SUBCOMMANDS[command];
   if (sub) return sub(rest, write);
   let parsed;
@@ -109,6 +119,8 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
         context: { type: 'string' },
         'webhook-host': { type: 'string' },
         'no-webhook': { type: 'boolean', default: false },
+        jobs: { type: 'string' },
+        plugin: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -150,6 +162,15 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     return 2;
   }
 
+  const jobs = o.jobs === undefined ? (backendName === 'embedded' ? defaultJobs() : 1) : Number(o.jobs);
+  if (!Number.isInteger(jobs) || jobs < 1) {
+    write(`error: --jobs must be an integer >= 1, got "${o.jobs}"\n`);
+    return 2;
+  }
+  if (backendName !== 'embedded' && (jobs > 1 || o.plugin !== undefined)) {
+    write(`error: --jobs above 1 and --plugin go with --backend embedded (got --backend ${backendName})\n`);
+    return 2;
+  }
   let scenarios: Scenario[];
   try {
     scenarios = scenarioFiles(parsed.positionals).map((f) => loadScenario(relative(process.cwd(), resolve(f)) || f));
@@ -181,7 +202,14 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
   }
   if (backendName !== 'embedded') write(`backend: ${backend.description}\n`);
   try {
-    return await runAll(scenarios, backend, { write, reporter, seed, reports, out: o.out ?? 'out', requireCoverage: !!o['require-coverage'] });
+    if (o.plugin !== undefined) backend = { ...backend, factory: embeddedFactory(await loadPlugin(o.plugin)) };
+  } catch (e) {
+    write(`error: --plugin: ${errorMessage(e)}\n`);
+    await backend.close();
+    return 2;
+  }
+  try {
+    return await runAll(scenarios, backend, { write, reporter, seed, reports, out: o.out ?? 'out', requireCoverage: !!o['require-coverage'], jobs, ...(o.plugin !== undefined ? { plugin: o.plugin } : {}) });
   } finally {
     await backend.close();
   }
@@ -199,20 +227,38 @@ async function runOne(s: Scenario, backend: OpenBackend, seed: number | undefine
       onProgress: (t, summary) => reporter.progress(t, summary),
     });
   } catch (e) {
-    const step = { index: 0, kind: 'expect' as const, title: 'runner', line: 0, ok: false, startMs: 0, endMs: 0, detail: [], error: `internal error: ${errorMessage(e)}`, rules: [], ...(e instanceof InputError ? { inputError: true } : {}) };
-    reporter.stepEnd(step);
-    return { scenario: s, seed: seed ?? s.seed, ok: false, steps: [step], events: [], virtualMs: 0, wallMs: performance.now() - wall0, rulesExercised: [], violations: [] };
+    const r = crashedResult(s, seed, errorMessage(e), e instanceof InputError, performance.now() - wall0);
+    reporter.stepEnd(r.steps[0]!);
+    return r;
   }
+}
+
+/** The result of a scenario whose run threw (here or in a --jobs worker). */
+function crashedResult(s: Scenario, seed: number | undefined, message: string, input: boolean, wallMs: number): ScenarioResult {
+  const step = { index: 0, kind: 'expect' as const, title: 'runner', line: 0, ok: false, startMs: 0, endMs: 0, detail: [], error: `internal error: ${message}`, rules: [], ...(input ? { inputError: true } : {}) };
+  return { scenario: s, seed: seed ?? s.seed, ok: false, steps: [step], events: [], virtualMs: 0, wallMs, rulesExercised: [], violations: [] };
 }
 
 async function runAll(
   scenarios: Scenario[],
   backend: OpenBackend,
-  o: { write: (s: string) => void; reporter: ConsoleReporter; seed: number | undefined; reports: string[]; out: string; requireCoverage: boolean },
+  o: { write: (s: string) => void; reporter: ConsoleReporter; seed: number | undefined; reports: string[]; out: string; requireCoverage: boolean; jobs: number; plugin?: string },
 ): Promise<number> {
   const { write, reporter, seed, reports } = o;
   const results: ScenarioResult[] = [];
-  for (const s of scenarios) {
+  if (o.jobs > 1 && scenarios.length > 1) {
+    // src/cli/jobs.ts: the same console output, in list order, once each scenario and those before it are done.
+    await runParallel(scenarios, { jobs: o.jobs, ...(seed !== undefined ? { seed } : {}), ...(o.plugin ? { plugin: o.plugin } : {}) }, (i, out) => {
+      const s = scenarios[i]!;
+      const effectiveSeed = seed ?? s.seed;
+      reporter.scenarioStart(s.name, s.file, effectiveSeed, s.steps.length);
+      const r = 'error' in out ? crashedResult(s, seed, out.error, out.input, 0) : out.result;
+      for (const st of r.steps) reporter.stepEnd(st);
+      reporter.scenarioEnd(r, `npx hcs-testbed run ${s.file} --seed ${effectiveSeed}`);
+      results.push(r);
+    });
+  }
+  for (const s of o.jobs > 1 && scenarios.length > 1 ? [] : scenarios) {
     const effectiveSeed = seed ?? s.seed;
     reporter.scenarioStart(s.name, s.file, effectiveSeed, s.steps.length);
     const r = await runOne(s, backend, seed, reporter);

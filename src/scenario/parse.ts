@@ -4,6 +4,7 @@ import type { InputError } from '../core/errors.js';
 import { CHECKS } from './checks.js';
 import { parseYamlFile, type FieldPath, type SourceDoc } from '../manifests/source.js';
 import type { CheckSpec, Scenario, Step } from './types.js';
+import { parseSchedule } from '../explore/schedule.js';
 
 const RULE_ID = /^(NET|POOL|DISK|TPL|BOOT|MD|KCP|UPG|OVN|RB|OPS|HCS)-\d+$/;
 const STEP_ACTIONS = ['apply', 'kubectl', 'wait', 'expect', 'write', 'read', 'advance', 'fault', 'crash', 'edit'] as const;
@@ -104,7 +105,7 @@ export function loadScenario(file: string, text?: string): Scenario {
   const src = parseYamlFile(file, text);
   const r = new Reader(src);
   const top = r.obj(src.value(), [], 'a scenario with name, seed and steps');
-  r.noUnknown(top, ['name', 'description', 'rules', 'seed', 'expectViolations', 'steps'], []);
+  r.noUnknown(top, ['name', 'description', 'rules', 'seed', 'expectViolations', 'steps', 'schedule'], []);
   const name = r.str(top.name, ['name'])!;
   if (!/^[a-z0-9][a-z0-9-]*$/.test(name)) throw r.fail(['name'], `"${name}" must be lowercase letters, digits and dashes`);
   const description = r.str(top.description, ['description'], { optional: true }) ?? '';
@@ -236,5 +237,6 @@ export function loadScenario(file: string, text?: string): Scenario {
         throw r.fail(path, `unknown step action "${String(action)}"`);
     }
   });
-  return { file, name, description, rules, seed, expectViolations, steps };
+  const schedule = top.schedule === undefined ? undefined : parseSchedule(top.schedule, (p, reason) => r.fail(p, reason));
+  return { file, name, description, rules, seed, expectViolations, steps, ...(schedule ? { schedule } : {}) };
 }

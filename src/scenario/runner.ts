@@ -11,6 +11,7 @@ import { CHECKS, describeCheck, type CheckResult } from './checks.js';
 import type { CheckSpec, Scenario, Step } from './types.js';
 import { InvariantMonitor, type Violation } from './invariants.js';
 import type { World } from './world.js';
+import { armSchedule } from '../explore/schedule.js';
 
 /** A running testbed as the scenario runner needs it. */
 export interface TestbedHandle {
@@ -144,6 +145,7 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
   let ok = true;
   try {
     tb.events.record({ source: 'scenario', type: 'scenario.start', message: `scenario ${scenario.name} (seed ${seed})`, data: { seed } });
+    if (scenario.schedule) armSchedule(tb, scenario.schedule);
     for (const step of scenario.steps) {
       opts.onStep?.('start', step);
       const start = rel();

@@ -1,4 +1,5 @@
 /** The scenario language (YAML). See docs/scenarios.md for the reference. */
+import type { ScheduleItem } from '../explore/schedule.js';
 
 export interface CheckSpec {
   /** Check type, e.g. "machines", "nodes", "persistentDisks". */
@@ -101,4 +102,6 @@ export interface Scenario {
   /** Invariant rules this scenario expects to be violated (bug reproductions, e.g. MD-3); others fail the run. */
   expectViolations: string[];
   steps: Step[];
+  /** Faults and crashes anchored on call counts and events (written by `hcs-testbed explore`; docs/explore.md). */
+  schedule?: ScheduleItem[];
 }

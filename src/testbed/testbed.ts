@@ -101,6 +101,8 @@ export interface Backend {
   sync?(): Promise<void>;
   /** Keys of every object of a kind (a restarted controller's resync). */
   keys(kind: string): Promise<string[]>;
+  /** The same, synchronously, where the backend can (embedded): a restart then enqueues its resync at once. */
+  keysSync?(kind: string): string[];
   close(): Promise<void>;
 }
 
@@ -111,13 +113,15 @@ export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
   env.workloads.onCreate((_key, store) => installCrdSchemas(store));
   installAdmission(env.mgmt);
   let facade: Facade | undefined;
+  const embeddedKeys = (kind: string): string[] => env.mgmt.listSync(kind).map((o) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`);
   const parts = await assembleTestbed(env, opts, {
     kubeconfig: async () => {
       // Started on first use (steps with `real: true`); closed with the testbed.
       facade ??= await startFacade({ mgmt: env.mgmt, workloads: env.workloads, logs: env.logs, clock: env.clock });
       return facade.writeKubeconfig().combined;
     },
-    keys: async (kind) => env.mgmt.listSync(kind).map((o) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`),
+    keys: async (kind) => embeddedKeys(kind),
+    keysSync: (kind) => embeddedKeys(kind),
     close: async () => {
       await facade?.close();
     },
@@ -192,14 +196,23 @@ export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: B
       for (const n of list) env.manager.crash(n);
       return list;
     },
-    restart: async (names) => {
-      for (const n of names) env.manager.restart(n, await resyncKeys(n));
+    restart: (names) => {
+      // Synchronous where the backend lists synchronously (embedded): the resync is enqueued before anything
+      // else runs, so a scheduled restart (src/explore/schedule.ts, from a timer) lands at its exact instant.
+      const keys = names.map((n) => resyncKeys(n));
+      if (keys.every((k) => Array.isArray(k))) {
+        names.forEach((n, i) => env.manager.restart(n, keys[i] as string[]));
+        return;
+      }
+      return (async () => {
+        for (let i = 0; i < names.length; i++) env.manager.restart(names[i]!, await keys[i]!);
+      })();
     },
   };
   /** Keys a restarted controller resyncs (an informer's initial list). */
-  async function resyncKeys(controller: string): Promise<string[]> {
+  function resyncKeys(controller: string): string[] | Promise<string[]> {
     const kind = CONTROLLER_KINDS[controller];
-    if (kind) return backend.keys(kind);
+    if (kind) return backend.keysSync ? backend.keysSync(kind) : backend.keys(kind);
     if (controller === 'guest') return hv.listServers().map((s) => s.id);
     return [];
   }

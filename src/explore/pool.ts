@@ -1,0 +1,173 @@
+/**
+ * A pool of worker processes (node child processes, one per job slot) for
+ * `hcs-testbed explore` and `hcs-testbed run --jobs N`. Each worker runs one
+ * job at a time; jobs queue in submission order and go to whichever worker
+ * is free. A worker that dies or exceeds the per-job wall limit is replaced;
+ * its job is answered as a finding ("the run crashed the worker"), never
+ * retried silently.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import type { ScenarioResult } from '../scenario/runner.js';
+import type { RunSummary } from './run-one.js';
+import type { ScheduleItem } from './schedule.js';
+
+/** A run: an exploration run (answered with a summary) or a plain scenario run (answered with the full result). */
+export type Job =
+  | { type: 'explore'; file: string; seed: number; /** Default: the file's own schedule. */ schedule?: ScheduleItem[]; profile?: boolean }
+  | { type: 'scenario'; file: string; seed?: number }
+  | { type: 'bundle'; file: string; dir: string };
+
+export type Request = { id: number; type: 'init'; plugin?: string; stallMs?: number } | (Job & { id: number });
+
+export type Reply =
+  | { id: number; ready: true }
+  | { id: number; summary: RunSummary; /** The worker exits after this answer (a stalled run). */ dying?: true }
+  | { id: number; result: ScenarioResult }
+  | { id: number; error: string; input: boolean };
+
+/** Default job count: the machine's cores. */
+export function defaultJobs(): number {
+  return Math.max(1, availableParallelism());
+}
+
+export interface PoolOptions {
+  jobs: number;
+  /** Testbed plugin module (a mutant) loaded by every worker. */
+  plugin?: string;
+  /** Wall-time limit of one job (default 10 min): past it the worker is killed and the job answered as a hang. */
+  jobTimeoutMs?: number;
+  /** A run with no progress for this long is a stall (default 8 s of wall time). */
+  stallMs?: number;
+  /**
+   * Jobs sent ahead to each worker (default 1). More keeps a worker busy when
+   * this process is itself running a scenario and answers IPC late (`run --jobs`).
+   */
+  depth?: number;
+}
+
+interface Pending {
+  id: number;
+  job: Job;
+  resolve: (r: Reply) => void;
+}
+
+interface Slot {
+  child: ChildProcess;
+  ready: Promise<void>;
+  /** Jobs sent to the worker and not answered yet, oldest first (it runs them in order). */
+  busy: Pending[];
+  timers: Map<number, NodeJS.Timeout>;
+  /** Killed by the wall-time limit or exiting after a stall (its job already answered): the jobs behind it run again. */
+  killed?: boolean;
+}
+
+const ENTRY = fileURLToPath(new URL('./worker-entry.mjs', import.meta.url));
+
+export class WorkerPool {
+  private readonly slots: Slot[] = [];
+  private readonly queue: Pending[] = [];
+  private seq = 0;
+  private closed = false;
+
+  constructor(private readonly o: PoolOptions) {
+    for (let i = 0; i < Math.max(1, o.jobs); i++) this.slots.push(this.spawn());
+  }
+
+  get size(): number {
+    return this.slots.length;
+  }
+
+  private spawn(): Slot {
+    const child = fork(ENTRY, [], {
+      execArgv: ['--max-semi-space-size=64'],
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    let markReady!: () => void;
+    const slot: Slot = { child, ready: new Promise<void>((r) => (markReady = r)), busy: [], timers: new Map() };
+    const initId = ++this.seq;
+    child.on('message', (m: Reply) => {
+      if (m.id === initId) {
+        markReady();
+        this.pump();
+        return;
+      }
+      if ('dying' in m) slot.killed = true;
+      const at = slot.busy.findIndex((p) => p.id === m.id);
+      if (at < 0) return;
+      const [p] = slot.busy.splice(at, 1);
+      clearTimeout(slot.timers.get(m.id));
+      slot.timers.delete(m.id);
+      p!.resolve(m);
+      this.pump();
+    });
+    child.on('exit', (code, signal) => {
+      for (const t of slot.timers.values()) clearTimeout(t);
+      const lost = slot.busy.splice(0);
+      const i = this.slots.indexOf(slot);
+      if (this.closed || i < 0) return;
+      this.slots[i] = this.spawn();
+      // A stall answers before exiting; the job that ended a worker is answered here, the ones queued behind it run again.
+      const first = slot.killed ? undefined : lost.shift();
+      const rest = lost;
+      if (first) first.resolve({ id: first.id, error: `the worker process exited (${signal ?? `code ${code}`}) during the run`, input: false });
+      this.queue.unshift(...rest);
+      this.pump();
+    });
+    child.send({ id: initId, type: 'init', ...(this.o.plugin ? { plugin: this.o.plugin } : {}), ...(this.o.stallMs ? { stallMs: this.o.stallMs } : {}) } satisfies Request);
+    return slot;
+  }
+
+  /** Queue a job; resolves with the worker's answer. */
+  run(job: Job): Promise<Reply> {
+    return new Promise((resolve) => {
+      this.queue.push({ id: ++this.seq, job, resolve });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    for (const slot of this.slots) {
+      if (slot.busy.length >= (this.o.depth ?? 1) || this.queue.length === 0) continue;
+      void slot.ready.then(() => this.dispatch(slot));
+    }
+  }
+
+  private dispatch(slot: Slot): void {
+    const depth = this.o.depth ?? 1;
+    while (slot.busy.length < depth && this.queue.length > 0 && !this.closed && this.slots.includes(slot)) {
+      const p = this.queue.shift()!;
+      slot.busy.push(p);
+      // The limit counts from when the job is sent, so queued-ahead jobs get the time of those before them too.
+      const limit = (this.o.jobTimeoutMs ?? 600_000) * slot.busy.length;
+      slot.timers.set(
+        p.id,
+        setTimeout(() => {
+          if (!slot.busy.includes(p)) return;
+          slot.busy.splice(slot.busy.indexOf(p), 1);
+          p.resolve({ id: p.id, error: `the run exceeded the wall-time limit of ${Math.round(limit / 1000)}s (worker killed)`, input: false });
+          slot.killed = true;
+          slot.child.kill('SIGKILL');
+        }, limit),
+      );
+      slot.child.send({ id: p.id, ...p.job } as Request);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(
+      this.slots.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            if (s.child.exitCode !== null || s.child.signalCode !== null) return resolve();
+            s.child.once('exit', () => resolve());
+            s.child.disconnect();
+            setTimeout(() => s.child.kill('SIGKILL'), 5000).unref();
+          }),
+      ),
+    );
+  }
+}
