@@ -14,6 +14,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFil
 import { dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import { isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import { loadScenario } from '../scenario/parse.js';
+import type { Testbed } from '../testbed/testbed.js';
 import type { TestbedPlugin } from './plugin.js';
 import { eventsText, runOne, snapshotOf, type Failure, type RunSummary } from './run-one.js';
 import { describeItem, scheduleToPlain, type ScheduleItem } from './schedule.js';
@@ -68,11 +69,12 @@ export interface WriteOptions {
 }
 
 /** The bundle run (on a worker): the scenario file as it is, its event log and the cloud at the end written into `dir`. */
-export async function recordBundleRun(scenarioFile: string, dir: string, plugin?: TestbedPlugin): Promise<RunSummary> {
+export async function recordBundleRun(scenarioFile: string, dir: string, plugin?: TestbedPlugin, onTestbed?: (tb: Testbed) => void): Promise<RunSummary> {
   const scenario = loadScenario(scenarioFile);
   writeFileSync(join(dir, 'events.jsonl'), '');
   return runOne(scenario, scenario.seed, scenario.schedule ?? [], {
     ...(plugin ? { plugin } : {}),
+    ...(onTestbed ? { onTestbed } : {}),
     keep: async (r, tb) => {
       writeFileSync(join(dir, 'events.jsonl'), eventsText(r.events));
       writeFileSync(join(dir, 'snapshot.json'), JSON.stringify(await snapshotOf(tb), null, 2) + '\n');

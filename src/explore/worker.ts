@@ -78,7 +78,7 @@ async function handle(m: Request): Promise<void> {
       const summary = await runOne(s, m.seed, m.schedule ?? s.schedule ?? [], { ...(plugin ? { plugin } : {}), ...(m.profile ? { profile: true } : {}), onTestbed: track });
       send({ id: m.id, summary });
     } else if (m.type === 'bundle') {
-      send({ id: m.id, summary: await recordBundleRun(m.file, m.dir, plugin) });
+      send({ id: m.id, summary: await recordBundleRun(m.file, m.dir, plugin, track) });
     } else {
       const s = scenario(m.file);
       const result = await runScenario(s, embeddedFactory(plugin, track), m.seed !== undefined ? { seed: m.seed } : {});
