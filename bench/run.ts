@@ -3,11 +3,12 @@
  * asserts a speed; targets are printed beside the measurements.
  *
  *   npm run bench                  # all
- *   npm run bench -- library       # one group: library | scale | mock-hcs
+ *   npm run bench -- library       # one group: library | scale | mock-hcs | explore
  *   BENCH_SCALE_N=200 npm run bench -- scale
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { benchExplore } from './explore.js';
 import { benchLibrary } from './library.js';
 import { benchMockHcs } from './mock-hcs.js';
 
@@ -44,6 +45,7 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   library: () => benchLibrary(),
   'mock-hcs': () => benchMockHcs(),
   scale: () => scaleInChild(Number(process.env.BENCH_SCALE_N ?? 1000)),
+  explore: () => benchExplore(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

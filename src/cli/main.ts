@@ -162,13 +162,18 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     return 2;
   }
 
-  const jobs = o.jobs === undefined ? (backendName === 'embedded' ? defaultJobs() : 1) : Number(o.jobs);
+  // Worker processes build their own embedded testbeds: a backend given by the caller (deps, tests) runs in this process only.
+  const jobs = o.jobs === undefined ? (backendName === 'embedded' && !deps.openBackend ? defaultJobs() : 1) : Number(o.jobs);
   if (!Number.isInteger(jobs) || jobs < 1) {
     write(`error: --jobs must be an integer >= 1, got "${o.jobs}"\n`);
     return 2;
   }
-  if (backendName !== 'embedded' && (jobs > 1 || o.plugin !== undefined)) {
-    write(`error: --jobs above 1 and --plugin go with --backend embedded (got --backend ${backendName})\n`);
+  if ((backendName !== 'embedded' || deps.openBackend) && jobs > 1) {
+    write(`error: --jobs above 1 goes with the default embedded backend (got --backend ${backendName}${deps.openBackend ? ', opened by the caller' : ''})\n`);
+    return 2;
+  }
+  if (backendName !== 'embedded' && o.plugin !== undefined) {
+    write(`error: --plugin goes with --backend embedded (got --backend ${backendName})\n`);
     return 2;
   }
   let scenarios: Scenario[];
