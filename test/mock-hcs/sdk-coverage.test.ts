@@ -64,8 +64,16 @@ import {
   IamClient,
   KeystoneCreateUserTokenByPasswordRequest,
   KeystoneCreateUserTokenByPasswordRequestBody,
+  KeystoneCreateScopedTokenRequest,
+  KeystoneCreateScopedTokenRequestBody,
   KeystoneListAuthDomainsRequest,
+  KeystoneListAuthProjectsRequest,
   KeystoneListProjectsRequest,
+  ScopedToken,
+  ScopedTokenAuth,
+  ScopedTokenIdentity,
+  ScopeProjectOption,
+  TokenSocpeOption,
   PwdAuth,
   PwdIdentity,
   PwdPassword,
@@ -88,7 +96,12 @@ async function sdkError(p: Promise<unknown>): Promise<ClientRequestException> {
     (err: unknown) => err,
   );
   expect(e).toBeInstanceOf(ClientRequestException);
-  return e as ClientRequestException;
+  // Every SDK error carries the cloud's message and the request id (x-request-id), as the Go and Python suites check too.
+  const c = e as ClientRequestException;
+  expect(c.errorMsg).toBeTruthy();
+  expect(c.errorMsg?.startsWith('{')).toBe(false);
+  expect(c.requestId).toMatch(/^[0-9a-f]{32}$/);
+  return c;
 }
 
 // The SDK signs with the wall clock; the X-Sdk-Date check uses wall time too (authNow), so the
@@ -179,6 +192,14 @@ describe('official SDK clients against a listening mock-hcs', () => {
 
     const listed = await ecs.listServersDetails(new ListServersDetailsRequest().withName('cov-0'));
     expect(listed.servers?.map((s) => s.id)).toEqual([id]);
+    const badLimit = await sdkError(ecs.listServersDetails(new ListServersDetailsRequest().withLimit(5000)));
+    expect([badLimit.httpStatusCode, badLimit.errorCode]).toEqual([400, 'Ecs.0005']);
+    const badAz = await sdkError(ecs.listFlavors(new ListFlavorsRequest().withAvailabilityZone('nowhere')));
+    expect([badAz.httpStatusCode, badAz.errorCode]).toEqual([400, 'Ecs.0005']);
+    const noJob = await sdkError(ecs.showJob(new ShowJobRequest().withJobId('f'.repeat(32))));
+    expect([noJob.httpStatusCode, noJob.errorCode]).toEqual([404, 'Ecs.0045']);
+    const noDevices = await sdkError(ecs.listServerBlockDevices(new ListServerBlockDevicesRequest().withServerId(MISSING)));
+    expect([noDevices.httpStatusCode, noDevices.errorCode]).toEqual([404, 'Ecs.0114']);
 
     const missing = await sdkError(ecs.showServer(new ShowServerRequest().withServerId(MISSING)));
     expect([missing.httpStatusCode, missing.errorCode]).toEqual([404, 'Ecs.0114']);
@@ -274,6 +295,25 @@ describe('official SDK clients against a listening mock-hcs', () => {
     expect(projects.projects?.map((p) => [p.id, p.domainId ?? wire<{ domain_id: string }>(p).domain_id])).toEqual([[p0.id, DEFAULT_DOMAIN.id]]);
     const domains = await iam.keystoneListAuthDomains(new KeystoneListAuthDomainsRequest());
     expect(domains.domains?.map((d) => d.name)).toEqual([DEFAULT_DOMAIN.name]);
+    const authProjects = await iam.keystoneListAuthProjects(new KeystoneListAuthProjectsRequest());
+    expect(authProjects.projects?.map((p) => p.id)).toEqual([p0.id]);
+    const badPage = await sdkError(iam.keystoneListProjects(new KeystoneListProjectsRequest().withPage(1)));
+    expect([badPage.httpStatusCode, badPage.errorCode]).toEqual([400, 'IAM.0007']);
+
+    // Re-scope by token (methods ["token"]).
+    const scoped = (id: string) =>
+      new KeystoneCreateScopedTokenRequest().withBody(
+        new KeystoneCreateScopedTokenRequestBody().withAuth(
+          new ScopedTokenAuth()
+            .withIdentity(new ScopedTokenIdentity().withMethods(['token']).withToken(new ScopedToken().withId(id)))
+            .withScope(new TokenSocpeOption().withProject(new ScopeProjectOption().withId(p0.id))),
+        ),
+      );
+    const rescoped = await iam.keystoneCreateScopedToken(scoped(token!));
+    expect(rescoped.httpStatusCode).toBe(201);
+    expect(wire<{ token: { project: { id: string } } }>(rescoped).token.project.id).toBe(p0.id);
+    const badToken = await sdkError(iam.keystoneCreateScopedToken(scoped('MIInot-a-token')));
+    expect([badToken.httpStatusCode, badToken.errorCode]).toEqual([401, 'IAM.0001']);
 
     // The SDKs only sign with AK/SK: use the token through the provider's client over the same socket.
     const byToken = new HcsClient({ transport: fetchTransport(endpoint), token, projectId: p0.id, clock });
