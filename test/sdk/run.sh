@@ -29,7 +29,7 @@ stop_mock() {
 }
 trap 'stop_mock; rm -rf "$work"' EXIT
 
-# start_mock NAME: a fresh mock-hcs over TLS; sets MOCK_HCS_ENDPOINT and the CA trust variables.
+# start_mock NAME: a fresh mock-hcs over TLS; sets MOCK_HCS_ENDPOINT and MOCK_HCS_CA.
 start_mock() {
   local name=$1 out="$work/$1.mock.out"
   node "$root/mock-hcs/bin/mock-hcs.mjs" --port 0 --tls-dir "$work/tls" --speedup 200 --seed 1 >"$out" 2>"$work/$name.mock.err" &
@@ -42,8 +42,9 @@ start_mock() {
   done
   MOCK_HCS_ENDPOINT=$(sed -n 's/^mock-hcs listening on //p' "$out")
   if [ -z "$MOCK_HCS_ENDPOINT" ]; then echo "== mock-hcs did not start within 60 s" >&2; return 1; fi
-  export MOCK_HCS_ENDPOINT SSL_CERT_FILE="$work/tls/ca.crt" REQUESTS_CA_BUNDLE="$work/tls/ca.crt"
-  echo "== mock-hcs for $name: $MOCK_HCS_ENDPOINT (CA $SSL_CERT_FILE)"
+  # Not exported: only the suite commands trust mock-hcs's CA (pip and the Go proxy keep the system's).
+  MOCK_HCS_CA="$work/tls/ca.crt"
+  echo "== mock-hcs for $name: $MOCK_HCS_ENDPOINT (CA $MOCK_HCS_CA)"
 }
 
 status=0
@@ -51,9 +52,12 @@ summary=()
 
 run_go() {
   if ! command -v go >/dev/null; then echo "== sdk-go: FAILED, no Go toolchain on this machine"; return 1; fi
-  start_mock go || return 1
   local t0=$SECONDS rc=0
-  (cd test/sdk-go && SDK_RESULTS_FILE="$work/go.results" timeout 20m go test -count=1 -v ./... >"$work/go.log" 2>&1) || rc=$?
+  # Modules first, with the machine's own trust (GOFLAGS etc. as the environment sets them).
+  (cd test/sdk-go && timeout 15m go mod download) || { echo "== sdk-go: FAILED to download the Go modules"; return 1; }
+  echo "== go modules ready in $((SECONDS - t0)) s"
+  start_mock go || return 1
+  (cd test/sdk-go && MOCK_HCS_ENDPOINT="$MOCK_HCS_ENDPOINT" SSL_CERT_FILE="$MOCK_HCS_CA" SDK_RESULTS_FILE="$work/go.results" timeout 20m go test -count=1 -v ./... >"$work/go.log" 2>&1) || rc=$?
   stop_mock
   grep -E '^(--- FAIL|FAIL|panic|ok )|_test.go:[0-9]+:' "$work/go.log" | head -60 || true
   [ -f "$work/go.results" ] && sed 's/^/   /' "$work/go.results"
@@ -69,7 +73,7 @@ run_python() {
   venv=$(test/sdk-python/setup.sh) || { echo "== sdk-python: FAILED to create the venv"; return 1; }
   echo "== python venv ready in $((SECONDS - t0)) s: $venv"
   start_mock python || return 1
-  PYTHONDONTWRITEBYTECODE=1 SDK_RESULTS_FILE="$work/py.results" timeout 15m "$venv/bin/python" -m pytest -p no:cacheprovider -q test/sdk-python >"$work/py.log" 2>&1 || rc=$?
+  MOCK_HCS_ENDPOINT="$MOCK_HCS_ENDPOINT" REQUESTS_CA_BUNDLE="$MOCK_HCS_CA" SSL_CERT_FILE="$MOCK_HCS_CA" PYTHONDONTWRITEBYTECODE=1 SDK_RESULTS_FILE="$work/py.results" timeout 15m "$venv/bin/python" -m pytest -p no:cacheprovider -q test/sdk-python >"$work/py.log" 2>&1 || rc=$?
   stop_mock
   tail -n 60 "$work/py.log"
   [ -f "$work/py.results" ] && sed 's/^/   /' "$work/py.results"
