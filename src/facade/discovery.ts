@@ -17,6 +17,14 @@ import { SCALE_KINDS } from './scale.js';
 
 export const SERVER_VERSION = { major: '1', minor: '33', gitVersion: 'v1.33.0+hcs-testbed', gitCommit: '0000000000000000000000000000000000000000', gitTreeState: 'clean', buildDate: '2025-01-01T00:00:00Z', goVersion: 'go1.24.0', compiler: 'gc', platform: 'linux/amd64' };
 
+/**
+ * Built-in kinds in the `all` category, as the apiserver lists them (pods, services,
+ * replicationcontrollers, deployments, replicasets, statefulsets, daemonsets, jobs,
+ * cronjobs, horizontalpodautoscalers); namespaces, secrets, configmaps, events and
+ * nodes are not: `kubectl get all -A` does not show them.
+ */
+export const ALL_CATEGORY = new Set(['Pod', 'Service', 'ReplicationController', 'Deployment', 'ReplicaSet', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'HorizontalPodAutoscaler']);
+
 const VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
 
 export function groupVersions(): { group: string; version: string }[] {
@@ -62,7 +70,7 @@ export function apiResourceList(group: string, version: string): unknown | undef
       kind: r.kind,
       verbs: r.kind === 'Event' || r.kind === 'Pod' || r.kind === 'Deployment' ? VERBS : [...VERBS, 'deletecollection'].sort(),
       ...(r.shortNames ? { shortNames: r.shortNames } : {}),
-      ...(crd?.spec.names.categories ? { categories: crd.spec.names.categories } : r.group === '' || r.group === 'apps' ? { categories: ['all'] } : {}),
+      ...(crd?.spec.names.categories ? { categories: crd.spec.names.categories } : ALL_CATEGORY.has(r.kind) ? { categories: ['all'] } : {}),
       storageVersionHash: Buffer.from(`${r.group}/${r.version}/${r.kind}`).toString('base64').slice(0, 11),
     });
     if (r.statusSubresource) resources.push({ name: `${r.plural}/status`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] });

@@ -10,20 +10,22 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { parse as parseYaml } from 'yaml';
 import type { Clock } from '../core/clock.js';
 import type { WriteOptions } from '../kube/client.js';
 import type { EmbeddedStore } from '../kube/embedded-store.js';
 import { KubeApiError } from '../kube/errors.js';
-import { applyMergePatch } from '../kube/patch.js';
+import { applyJsonPatch, applyMergePatch } from '../kube/patch.js';
 import { RESOURCES, type ResourceInfo } from '../kube/resources.js';
 import type { KubeObject, WatchEvent } from '../kube/types.js';
 import type { ControllerLogs } from '../runtime/context.js';
 import type { EmbeddedWorkloadClusters } from '../testbed/embedded.js';
 import { ANN_LOG_STREAM, ensureControllerObjects, ensureNamespaces, KNOWN_CONTROLLER_DEPLOYMENTS, CONTROLLER_NAMESPACE } from './controllers.js';
 import { apiGroupInfo, apiGroupList, apiResourceList, apiVersions, groupVersions, openApiV3, openApiV3Index, SERVER_VERSION } from './discovery.js';
+import { authenticated, loopbackTls, newToken, PUBLIC_PATHS, TOKEN_COOKIE, UNAUTHORIZED } from './auth.js';
 import { SCALE_KINDS, serveScale } from './scale.js';
+import { checkCreate, checkWrite, jsonDepth, MAX_BODY_DEPTH, valueDepth } from './validate.js';
 import { toTable, type IncludeObject } from './tables.js';
 import { ensureManagementNode } from '../workload/management.js';
 import { versionInfo, workloadKubernetesVersion } from '../workload/system-pods.js';
@@ -42,6 +44,13 @@ export interface FacadeOptions {
   kubeconfigDir?: string;
   /** Routes beside the Kubernetes API (the dashboard and the time API of `hcs-testbed serve`). */
   extension?: FacadeExtension;
+  /** The bearer token clients must send (default: a fresh random one; it goes into the kubeconfig). */
+  token?: string;
+  /**
+   * Serve HTTPS with a fresh loopback CA and certificate (default true: client-go,
+   * hence kubectl, sends no bearer token over plain http). false: plain http.
+   */
+  tls?: boolean;
 }
 
 /**
@@ -74,6 +83,14 @@ export interface Facade {
   writeKubeconfig(dir?: string): KubeconfigFiles;
   /** Number of watch streams currently open (tests wait for a client's watch to be established). */
   openWatches(): number;
+  /** The bearer token of the generated kubeconfig. */
+  token: string;
+  /** Headers that authenticate a raw HTTP client ({Authorization: Bearer ...}). */
+  authHeaders(): Record<string, string>;
+  /** PEM of the CA that signed the serving certificate (TLS only). */
+  caPem?: string;
+  /** The dashboard's address with the token (opening it sets the browser's cookie). */
+  dashboardUrl: string;
   close(): Promise<void>;
 }
 
@@ -148,17 +165,43 @@ function parseBody(req: FastifyRequest): unknown {
   const raw = typeof req.body === 'string' ? req.body : Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
   if (raw.trim() === '') throw status(400, 'BadRequest', 'the request body is empty');
   const ct = String(req.headers['content-type'] ?? 'application/json');
+  const tooDeep = (): HttpStatus => status(400, 'BadRequest', `the body of the request could not be decoded: it nests deeper than ${MAX_BODY_DEPTH} levels`);
+  if (!ct.includes('yaml') && jsonDepth(raw) > MAX_BODY_DEPTH) throw tooDeep();
+  let v: unknown;
   try {
-    return ct.includes('yaml') ? (parseYaml(raw) as unknown) : (JSON.parse(raw) as unknown);
+    v = ct.includes('yaml') ? (parseYaml(raw, { maxAliasCount: 100 }) as unknown) : (JSON.parse(raw) as unknown);
   } catch (e) {
     throw status(400, 'BadRequest', `the body of the request could not be decoded: ${e instanceof Error ? e.message : String(e)}`);
   }
+  if (ct.includes('yaml') && valueDepth(v, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) throw tooDeep();
+  return v;
 }
 
 export async function startFacade(opts: FacadeOptions): Promise<Facade> {
-  const app = Fastify({ logger: false, forceCloseConnections: true, bodyLimit: 16 * 1024 * 1024 });
+  const token = opts.token ?? newToken();
+  const tls = opts.tls === false ? undefined : loopbackTls();
+  // (Fastify's types differ for an https server; the routes are the same.)
+  const app = Fastify({
+    logger: false,
+    forceCloseConnections: true,
+    bodyLimit: 16 * 1024 * 1024,
+    // A URL fastify cannot route (bad percent-encoding, ...) is a Status too.
+    frameworkErrors: (err: Error, _req: FastifyRequest, reply: FastifyReply) => {
+      void reply.code(400).type('application/json').send({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `the request could not be understood: ${err.message}`, reason: 'BadRequest', code: 400 });
+    },
+    ...(tls ? { https: { key: tls.server.keyPem, cert: tls.server.certPem } } : {}) } as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  // Errors raised by fastify itself (body too large, a content type it refuses, a malformed request) are Status objects too.
+  app.setErrorHandler((err: { statusCode?: number; message?: string; code?: string }, _req, reply) => {
+    const code = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    const reason = code === 413 ? 'RequestEntityTooLarge' : code === 415 ? 'UnsupportedMediaType' : code === 400 ? 'BadRequest' : code === 404 ? 'NotFound' : code >= 500 ? 'InternalError' : 'BadRequest';
+    const message = code === 413 ? `the request body is larger than the ${16} MiB limit` : (err.message ?? 'error');
+    void reply.code(code).type('application/json').send({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
+  });
+  app.setNotFoundHandler((_req, reply) => {
+    void reply.code(404).type('application/json').send({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', code: 404 });
+  });
   const { mgmt, workloads, logs, clock } = opts;
   const streams = new Set<() => void>();
 
@@ -183,6 +226,19 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     }
     const q: Query = Object.fromEntries(url.searchParams.entries());
     let path = url.pathname.replace(/\/+$/, '') || '/';
+    const browserPath = path === '/' || path === '/_testbed' || path.startsWith('/_testbed/');
+    if (!PUBLIC_PATHS.has(path) && !authenticated(req, token, browserPath)) {
+      // The dashboard's link carries the token once: keep it in an HttpOnly cookie and drop it from the address.
+      const given = url.searchParams.get('token');
+      if (path === '/' && given !== null && given === token) {
+        const secure = tls ? '; Secure' : '';
+        return reply.code(303).header('Set-Cookie', `${TOKEN_COOKIE}=${encodeURIComponent(token)}; Path=/; HttpOnly; SameSite=Strict${secure}`).header('Location', '/').send();
+      }
+      if (path === '/' && /\btext\/html\b/.test(String(req.headers.accept ?? ''))) {
+        return reply.code(401).type('text/html; charset=utf-8').send('<!doctype html><title>hcs-testbed</title><p>Unauthorized. Open the dashboard address that <code>hcs-testbed serve</code> printed (it ends in <code>/?token=…</code>).</p>\n');
+      }
+      return reply.code(401).type('application/json').send(UNAUTHORIZED);
+    }
     if (opts.extension && !path.startsWith('/clusters/')) {
       try {
         const handled = await opts.extension.handle(req, reply, path, url.searchParams);
@@ -312,6 +368,8 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
       if (method !== 'POST') throw status(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
       const body = parseBody(req) as KubeObject;
       checkBody(body, info, namespace);
+      checkCreate(body);
+      checkWrite(body, info);
       const created = await store.create({ ...body, metadata: { ...body.metadata, ...(info.namespaced ? { namespace: namespace ?? body.metadata.namespace ?? 'default' } : {}) } }, writeOptions(q, warnings));
       return done(201, created);
     }
@@ -327,6 +385,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
         const body = parseBody(req) as KubeObject;
         checkBody(body, info, namespace);
         if (body.metadata?.name !== name) throw status(400, 'BadRequest', `the name of the object (${body.metadata?.name ?? ''}) does not match the name on the URL (${name})`);
+        checkWrite(body, info);
         const wo = writeOptions(q, warnings);
         const obj = { ...body, metadata: { ...body.metadata, ...(info.namespaced ? { namespace } : {}) } };
         const out = sub === 'status' ? await store.updateStatus(obj, wo) : await store.update(obj, wo);
@@ -336,12 +395,17 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
         const ct = String(req.headers['content-type'] ?? '').split(';')[0]!.trim();
         const wo = writeOptions(q, warnings);
         const subOpt = sub === 'status' ? { subresource: 'status' as const } : {};
-        if (ct === 'application/json-patch+json') return done(200, await store.patch(ref, 'json', parseBody(req), { ...subOpt, ...wo }));
-        if (ct === 'application/merge-patch+json') return done(200, await store.patch(ref, 'merge', parseBody(req), { ...subOpt, ...wo }));
+        const patchWith = async (type: 'json' | 'merge'): Promise<FastifyReply> => {
+          const p = parseBody(req);
+          previewPatch(store, info, ref, type, p);
+          return done(200, await store.patch(ref, type, p, { ...subOpt, ...wo }));
+        };
+        if (ct === 'application/json-patch+json') return patchWith('json');
+        if (ct === 'application/merge-patch+json') return patchWith('merge');
         if (ct === 'application/strategic-merge-patch+json') {
           // The apiserver has no strategic-merge metadata for custom resources.
           if (info.group && info.group !== 'apps') throw unsupportedMedia(ct);
-          return done(200, await store.patch(ref, 'merge', parseBody(req), { ...subOpt, ...wo }));
+          return patchWith('merge');
         }
         if (ct === 'application/apply-patch+yaml') return done(200, await serverSideApply(store, info, ref, parseBody(req) as KubeObject, wo));
         throw unsupportedMedia(ct);
@@ -356,6 +420,20 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
       default:
         throw status(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
     }
+  }
+
+  /** Apply a patch to a copy first: what it would write must pass checkWrite, or nothing is written (a 422, not a 500 after the fact). */
+  function previewPatch(store: EmbeddedStore, info: ResourceInfo, ref: { kind: string; namespace?: string | undefined; name: string }, type: 'json' | 'merge', p: unknown): void {
+    const cur = store.getSync(ref as { kind: string; namespace?: string; name: string });
+    if (!cur) throw KubeApiError.notFound(info.plural, ref.name);
+    let next: unknown;
+    try {
+      next = type === 'merge' ? applyMergePatch(cur, p) : applyJsonPatch(cur, p);
+    } catch {
+      return; // the store answers a patch that does not apply with its own error
+    }
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) throw status(422, 'Invalid', `${qualified(info)} "${ref.name}" is invalid: the patch does not leave an object`);
+    checkWrite(next as KubeObject, info);
   }
 
   function unsupportedMedia(_ct: string): HttpStatus {
@@ -378,9 +456,15 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
   async function serverSideApply(store: EmbeddedStore, info: ResourceInfo, ref: { kind: string; namespace?: string; name: string }, body: KubeObject, wo: WriteOptions): Promise<KubeObject> {
     checkBody(body, info, ref.namespace);
     const cur = store.getSync(ref);
-    if (!cur) return store.create({ ...body, metadata: { ...body.metadata, name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) } }, wo);
+    if (!cur) {
+      checkCreate(body);
+      checkWrite(body, info);
+      return store.create({ ...body, metadata: { ...body.metadata, name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) } }, wo);
+    }
     const { apiVersion: _a, kind: _k, ...rest } = body;
-    return store.patch(ref, 'merge', applyMergePatch({}, rest), wo);
+    const p = applyMergePatch({}, rest);
+    checkWrite(applyMergePatch(cur, p) as KubeObject, info);
+    return store.patch(ref, 'merge', p, wo);
   }
 
   function podLog(reply: FastifyReply, store: EmbeddedStore, info: ResourceInfo, namespace: string, name: string, q: Query): FastifyReply {
@@ -390,7 +474,26 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     let lines = stream && logs ? logs.text(stream).split('\n').filter((l) => l !== '') : [];
     const tail = q.tailLines !== undefined ? Number(q.tailLines) : undefined;
     if (tail !== undefined && Number.isInteger(tail) && tail >= 0) lines = tail === 0 ? [] : lines.slice(-tail);
-    return reply.code(200).type('text/plain').send(lines.map((l) => l + '\n').join(''));
+    if (q.follow !== 'true' && q.follow !== '1') return reply.code(200).type('text/plain').send(lines.map((l) => l + '\n').join(''));
+    // kubectl logs -f: what there is, then every new line of the stream until the client goes away.
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    for (const l of lines) res.write(l + '\n');
+    let closed = false;
+    const unsub = stream && logs ? logs.subscribe((d, line) => {
+      if (!closed && d === stream) res.write(JSON.stringify(line) + '\n');
+    }) : undefined;
+    const end = (): void => {
+      if (closed) return;
+      closed = true;
+      unsub?.();
+      streams.delete(end);
+      res.end();
+    };
+    streams.add(end);
+    reply.request.raw.on('close', end);
+    return reply;
   }
 
   function watch(req: FastifyRequest, reply: FastifyReply, t: Target, q: Query, listOpts: { namespace?: string; labelSelector?: string; fieldSelector?: string }): FastifyReply {
@@ -441,7 +544,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
   }
 
   const address = await app.listen({ port: opts.port ?? 0, host: opts.host ?? '127.0.0.1' });
-  const url = address.replace('[::1]', '127.0.0.1');
+  const url = address.replace('[::1]', '127.0.0.1').replace('//localhost:', '//127.0.0.1:');
   const clusterUrl = (namespace: string, name: string): string => `${url}/clusters/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
   // The <cluster>-kubeconfig Secrets point here while the facade serves (src/capi/kubeconfig.ts).
   workloads?.setEndpoints((namespace, name) => ({ server: clusterUrl(namespace, name), insecureSkipTlsVerify: true }));
@@ -459,9 +562,9 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
         {
           apiVersion: 'v1',
           kind: 'Config',
-          // client-node refuses plain http unless insecure-skip-tls-verify is set (kubectl does not mind).
-          clusters: clusters.map((c) => ({ name: c.name, cluster: { server: c.server, 'insecure-skip-tls-verify': true } })),
-          users: [{ name: 'testbed-admin', user: {} }],
+          // Over TLS the CA is given; client-node refuses plain http unless insecure-skip-tls-verify is set (kubectl does not mind).
+          clusters: clusters.map((c) => ({ name: c.name, cluster: { server: c.server, ...(tls ? { 'certificate-authority-data': Buffer.from(tls.ca.certPem).toString('base64') } : { 'insecure-skip-tls-verify': true }) } })),
+          users: [{ name: 'testbed-admin', user: { token } }],
           contexts: clusters.map((c) => ({ name: c.name, context: { cluster: c.name, user: 'testbed-admin' } })),
           'current-context': current,
           preferences: {},
@@ -492,6 +595,10 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     },
     writeKubeconfig: (dir?: string) => (kubeconfigPaths = writeKubeconfig(dir)),
     openWatches: () => streams.size,
+    token,
+    authHeaders: () => ({ Authorization: `Bearer ${token}` }),
+    ...(tls ? { caPem: tls.ca.certPem } : {}),
+    dashboardUrl: `${url}/?token=${encodeURIComponent(token)}`,
     close: async () => {
       workloads?.setEndpoints(undefined);
       for (const end of [...streams]) end();

@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Machine } from '../../src/api/capi.js';
 import { parseServeArgs, startServe, type Served, type ServeOptions } from '../../src/cli/serve.js';
 import { REPO } from '../facade/fixture.js';
+import { raw } from '../facade/http.js';
 import { haveKubectl, KubectlRunner } from '../facade/kubectl.js';
 
 export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
@@ -49,7 +50,7 @@ describe.skipIf(!haveChromium || !haveKubectl)('dashboard in chromium (playwrigh
     k = new KubectlRunner(s.facade.kubeconfigPaths.combined);
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
-    page = await browser.newPage({ viewport: { width: 1500, height: 1100 } });
+    page = await browser.newPage({ viewport: { width: 1500, height: 1100 }, ignoreHTTPSErrors: true });
     page.setDefaultTimeout(20_000);
   });
   afterAll(async () => {
@@ -58,8 +59,11 @@ describe.skipIf(!haveChromium || !haveKubectl)('dashboard in chromium (playwrigh
   });
 
   it('the page loads at the served address (a browser gets HTML; API clients still get the root paths)', async () => {
-    const res = await page.goto(`${s.facade.url}/`);
+    // Without the token: 401; the printed dashboard address sets the cookie and lands on the page.
+    expect((await page.goto(`${s.facade.url}/`))?.status()).toBe(401);
+    const res = await page.goto(s.facade.dashboardUrl);
     expect(res?.status()).toBe(200);
+    expect(page.url()).toBe(`${s.facade.url}/`);
     expect(res?.headers()['content-type']).toMatch(/text\/html/);
     await page.waitForFunction(() => document.querySelectorAll('#machines tbody tr').length === 3);
     await expect.poll(() => page.textContent('#vstate')).toBe('running ×10');
@@ -69,8 +73,8 @@ describe.skipIf(!haveChromium || !haveKubectl)('dashboard in chromium (playwrigh
     expect(await page.locator('#servers tbody tr').count()).toBe(3);
     expect(await page.textContent('#volumes tbody')).toMatch(/demo-demo-worker-1-pd0in-usedemo-md-0-\S+yes/);
     expect(await page.locator('#timeline svg rect[data-lane="machine"]').count()).toBeGreaterThanOrEqual(3);
-    const api = await fetch(`${s.facade.url}/`, { headers: { Accept: 'application/json' } });
-    expect(((await api.json()) as { paths: string[] }).paths).toContain('/apis');
+    const api = await raw(s.facade, 'GET', '/', { headers: { Accept: 'application/json' } });
+    expect((api.json as { paths: string[] }).paths).toContain('/apis');
     await shot('01-loaded');
   });
 

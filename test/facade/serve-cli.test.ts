@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { banner, parseServeArgs, startServe, UsageError, type Served, type ServeOptions } from '../../src/cli/serve.js';
 import { timeMain } from '../../src/cli/time.js';
 import { REPO } from './fixture.js';
+import { raw } from './http.js';
 
 describe('serve: flags', () => {
   it('refuses bad values and unknown flags with a message naming the flag', () => {
@@ -135,9 +136,9 @@ describe('serve --preset cluster: bring-up, banner, the time API and CLI', () =>
   });
 
   it('GET / answers the apiserver root paths to API clients', async () => {
-    const r = await fetch(`${s.facade.url}/`, { headers: { Accept: 'application/json' } });
-    expect(r.status).toBe(200);
-    const body = (await r.json()) as { paths: string[] };
+    const r = await raw(s.facade, 'GET', '/', { headers: { Accept: 'application/json' } });
+    expect(r.code).toBe(200);
+    const body = r.json as { paths: string[] };
     expect(body.paths).toContain('/apis/cluster.x-k8s.io/v1beta1');
     expect(body.paths).toContain('/version');
   });
