@@ -273,8 +273,8 @@ export class CloudEngine implements Hypervisor {
     return this.core.catalog.capacityOf(flavor, az);
   }
 
-  checkRequestedIp(subnet: SubnetInfo, ipText: string, path: string, v: Validator, taken?: Set<string>): number {
-    return this.core.ipam.checkRequestedIp(subnet, ipText, path, v, taken);
+  checkRequestedIp(subnet: SubnetInfo, ipText: string, path: string, v: Validator, projectId: string, taken?: Set<string>): number {
+    return this.core.ipam.checkRequestedIp(subnet, ipText, path, v, projectId, taken);
   }
 
   allocateIp(subnet: SubnetInfo, taken: Set<string>, path: string): string {

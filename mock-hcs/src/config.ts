@@ -127,7 +127,17 @@ export interface CloudConfig {
   domain?: DomainConfig;
   /** Lifetime of IAM tokens on the injected clock (default 24 h, as IAM). */
   tokenTtlMs?: number;
+  /**
+   * How long finished jobs stay queryable (ShowJob) and how many are kept:
+   * a finished job older than `retentionMs` (default 24 h) or beyond the
+   * newest `maxFinished` (default 10,000) is dropped, with the X-Client-Token
+   * entries answering with it, so the state file stays bounded.
+   */
+  jobs?: { retentionMs?: number; maxFinished?: number };
 }
+
+export const DEFAULT_JOB_RETENTION_MS = 24 * 3600_000;
+export const DEFAULT_MAX_FINISHED_JOBS = 10_000;
 
 export const DEFAULT_DOMAIN: DomainConfig = { id: '3c1d2e4f5a6b47c8d9e0f1a2b3c4d5e6', name: 'testbed-account' };
 export const DEFAULT_TOKEN_TTL_MS = 24 * 3600_000;

@@ -204,7 +204,7 @@ export class NetworkService {
     const taken = new Set<string>();
     for (const s of specs) {
       if (s.ip === undefined) continue;
-      this.engine.checkRequestedIp(s.subnet, s.ip, s.path, vpcV, taken);
+      this.engine.checkRequestedIp(s.subnet, s.ip, s.path, vpcV, projectId, taken);
       taken.add(`${s.subnet.cfg.id}|${s.ip}`);
     }
     const ips = specs.map((s) => {

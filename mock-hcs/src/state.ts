@@ -217,6 +217,8 @@ export interface IpHolder {
   kind: 'server' | 'port' | 'privateip';
   id: string;
   portId: string;
+  /** Project of the holder: errors name a holder only to its own project. */
+  projectId: string;
 }
 
 export { DataFileError } from './persist.js';
@@ -338,7 +340,7 @@ export class Store {
     if (!ids.has(s.id)) this.serverRank.set(s.id, this.nextServerRank++);
     ids.add(s.id);
     for (let i = 0; i + 3 <= s.name.length; i++) setOf(this.serversByGram, s.name.slice(i, i + 3)).add(s.id);
-    for (const n of s.nics) this.reserveIp(n.subnetId, n.ip, { kind: 'server', id: s.id, portId: n.portId });
+    for (const n of s.nics) this.reserveIp(n.subnetId, n.ip, { kind: 'server', id: s.id, portId: n.portId, projectId: s.projectId });
   }
 
   unindexServer(s: ServerRec): void {
@@ -418,7 +420,7 @@ export class Store {
   }
 
   indexPort(p: PortRec): void {
-    this.reserveIp(p.subnetId, p.ip, { kind: p.kind, id: p.id, portId: p.id });
+    this.reserveIp(p.subnetId, p.ip, { kind: p.kind, id: p.id, portId: p.id, projectId: p.projectId });
   }
 
   unindexPort(p: PortRec): void {

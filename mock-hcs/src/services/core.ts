@@ -49,7 +49,7 @@ export class CloudCore {
     store.now = () => clock.now();
     const record = this.record.bind(this);
     this.tasks = new TaskScheduler(store, clock, record);
-    this.jobs = new JobStore(store, clock, this.ids, record);
+    this.jobs = new JobStore(store, clock, this.ids, record, config);
     this.catalog = new CatalogService(store, config);
     this.ipam = new Ipam(store, config.subnets);
     // A failed durable write put the state back to the file's: re-arm the tasks of that state.

@@ -103,7 +103,7 @@ export class EcsService {
       let ip: number | undefined;
       if (ipText !== undefined) {
         if (count > 1) ecsV.fail(`${path}.ip_address`, 'a fixed IP address cannot be used with count > 1');
-        ip = this.c.ipam.checkRequestedIp(subnet, ipText, `${path}.ip_address`, ecsV, seenIps);
+        ip = this.c.ipam.checkRequestedIp(subnet, ipText, `${path}.ip_address`, ecsV, projectId, seenIps);
         seenIps.add(`${subnet.cfg.id}|${ipText}`);
       }
       nicSpecs.push({ subnet, ...(ip !== undefined ? { ip } : {}), path });
@@ -244,7 +244,10 @@ export class EcsService {
     }
     job.entities = { sub_jobs_total: subJobs.length };
     const response = { job_id: job.job_id, serverIds };
-    if (tokenKey) this.c.data.clientTokens[tokenKey] = { projectId, response, at: now };
+    if (tokenKey) {
+      this.c.data.clientTokens[tokenKey] = { projectId, response, at: now };
+      this.c.jobs.noteClientToken(job.job_id, tokenKey);
+    }
     this.c.store.markDirty();
     return { job_id: job.job_id, serverIds: [...serverIds] };
   }

@@ -42,8 +42,13 @@ export class Ipam {
     return this.subnets.get(id) ?? (neutron ? this.neutronSubnets.get(id) : undefined);
   }
 
-  /** Validate a requested fixed IP of a subnet (NET-7): a usable host address, not the gateway, not in use. */
-  checkRequestedIp(subnet: SubnetInfo, ipText: string, path: string, v: Validator, taken?: Set<string>): number {
+  /**
+   * Validate a requested fixed IP of a subnet (NET-7): a usable host address,
+   * not the gateway, not in use. The holder of a taken address is named only
+   * to its own project (`projectId`): another project learns that the address
+   * is taken, never which server or port of whom holds it.
+   */
+  checkRequestedIp(subnet: SubnetInfo, ipText: string, path: string, v: Validator, projectId: string, taken?: Set<string>): number {
     const ip = ipToInt(ipText);
     if (ip === undefined) v.fail(path, `"${ipText}" is not an IPv4 address`);
     if (!isHostInCidr(ip, subnet.cidr) || ip === subnet.gateway) {
@@ -54,7 +59,7 @@ export class Ipam {
       throw new CloudError(
         400,
         Codes.ecsIpInUse,
-        `The private IP address ${ipText} is already in use in subnet ${subnet.cfg.name}${holder ? ` by ${holder.kind} ${holder.id}` : ''} (${path})`,
+        `The private IP address ${ipText} is already in use in subnet ${subnet.cfg.name}${holder && holder.projectId === projectId ? ` by ${holder.kind} ${holder.id}` : ''} (${path})`,
         ['NET-7'],
       );
     }

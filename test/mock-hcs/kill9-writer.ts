@@ -1,0 +1,74 @@
+/**
+ * A writer process of the kill -9 durability test (kill9.test.ts): against
+ * the mock-hcs at URL it creates COUNT resources, alternating a server
+ * (CreateServers with X-Client-Token = its name, retried with the same token
+ * until acknowledged) and a volume (CreateVolume, never retried: an
+ * unacknowledged one may or may not exist). Every acknowledged create is
+ * printed as one JSON line: {kind, name, id, job}; an unknown outcome as
+ * {kind, name, maybe: true}. Exits 1 on a 4xx (a refused create is a bug).
+ *
+ *   node --import tsx test/mock-hcs/kill9-writer.ts URL WRITER COUNT
+ */
+import { RealClock } from '../../src/core/index.js';
+import { HcsClient, fetchTransport } from '../../src/cloud/index.js';
+import { defaultCloudConfig } from '../../mock-hcs/src/index.js';
+
+const [url, writer, countText] = process.argv.slice(2);
+const count = Number(countText);
+const cfg = defaultCloudConfig();
+const p = cfg.projects[0]!;
+const subnet = cfg.subnets.find((s) => s.name === 'worker-subnet')!;
+const client = new HcsClient({ transport: fetchTransport(url!), ak: p.ak, sk: p.sk, projectId: p.id, clock: new RealClock() });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const out = (o: unknown) => process.stdout.write(`${JSON.stringify(o)}\n`);
+const deadline = Date.now() + 150_000;
+
+/** A connection failure or a 5xx (the server died mid-request): the outcome is unknown. */
+function transient(e: unknown): boolean {
+  const status = (e as { status?: unknown }).status;
+  return typeof status !== 'number' || status >= 500;
+}
+
+function refused(e: unknown): never {
+  process.stderr.write(`writer ${writer}: refused: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+}
+
+for (let i = 0; i < count && Date.now() < deadline; i++) {
+  if (i % 2 === 0) {
+    const name = `w${writer}-s${i}`;
+    const body = {
+      server: {
+        name,
+        imageRef: cfg.images.find((x) => x.kubernetesVersion === 'v1.31.6')!.id,
+        flavorRef: 's6.large.2',
+        availability_zone: 'az1',
+        vpcid: cfg.vpcs[0]!.id,
+        nics: [{ subnet_id: subnet.id }],
+        root_volume: { volumetype: 'SSD', size: 40 },
+      },
+    };
+    for (;;) {
+      try {
+        const r = await client.createServers(body, name);
+        out({ kind: 'server', name, id: r.serverIds[0], job: r.job_id });
+        break;
+      } catch (e) {
+        if (!transient(e)) refused(e);
+        if (Date.now() > deadline) process.exit(3);
+        await sleep(50);
+      }
+    }
+  } else {
+    const name = `w${writer}-v${i}`;
+    try {
+      const r = await client.createVolume({ volume: { name, size: 10, volume_type: 'SSD', availability_zone: 'az1' } });
+      out({ kind: 'volume', name, id: r.volume_ids[0], job: r.job_id });
+    } catch (e) {
+      if (!transient(e)) refused(e);
+      out({ kind: 'volume', name, maybe: true });
+      await sleep(50);
+    }
+  }
+}
+process.exit(0);
