@@ -61,7 +61,8 @@ export async function installCrds(kc: KubeConfig, crds: readonly CustomResourceD
     if (pending.length === 0) {
       // Discovery and the handler follow Established closely but not atomically: probe each resource once.
       for (const crd of crds) {
-        const v = crd.spec.versions[0]!.name;
+        // The first served version (upstream CRDs list old, no longer served versions first).
+        const v = (crd.spec.versions.find((x) => x.served) ?? crd.spec.versions[0]!).name;
         const path = `/apis/${crd.spec.group}/${v}/${crd.spec.names.plural}`;
         for (;;) {
           const r = await request(kc, 'GET', path);
