@@ -7,7 +7,12 @@ import type { MachineDeployment } from '../api/capi.js';
 import type { FieldCause } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
 
-const INT_OR_PERCENT = /^(\d+)%?$/;
+/**
+ * intstr.GetScaledValueFromIntOrPercent, as upstream's webhook
+ * (internal/webhooks/machinedeployment.go, v1.10) applies it: an int, or a
+ * string that is a percentage; a bare-digit string ("1") is invalid.
+ */
+const PERCENT = /^(\d+)%$/;
 
 function isZero(v: number | string | undefined): boolean {
   return v === 0 || v === '0' || v === '0%';
@@ -37,8 +42,8 @@ export function validateMachineDeployment(_op: 'CREATE' | 'UPDATE', obj: KubeObj
   for (const k of ['maxSurge', 'maxUnavailable'] as const) {
     const v = ru[k];
     if (v === undefined) continue;
-    if (typeof v === 'number' ? !Number.isInteger(v) || v < 0 : !INT_OR_PERCENT.test(v)) {
-      causes.push({ field: `spec.strategy.rollingUpdate.${k}`, message: `Invalid value: ${JSON.stringify(v)}: must be a non-negative integer or a percentage`, rule: 'MD-1' });
+    if (typeof v === 'number' ? !Number.isInteger(v) || v < 0 : !PERCENT.test(v)) {
+      causes.push({ field: `spec.strategy.rollingUpdate.${k}`, message: `Invalid value: ${JSON.stringify(v)}: must be either an int or a percentage (a string must end in %)`, rule: 'MD-1' });
     }
   }
   if (isZero(ru.maxSurge) && isZero(ru.maxUnavailable)) {

@@ -142,6 +142,8 @@ export interface MachineDeploymentSpec {
   revisionHistoryLimit?: number;
   paused?: boolean;
   progressDeadlineSeconds?: number;
+  /** RFC 3339 time: once reached, Machines created before it are rolled out (upstream mdutil.FindNewMachineSet). */
+  rolloutAfter?: string;
 }
 export interface MachineDeploymentStatus {
   observedGeneration?: number;

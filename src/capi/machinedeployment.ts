@@ -1,29 +1,33 @@
 /**
- * MachineDeployment controller, modelled on cluster-api v1.12
- * internal/controllers/machinedeployment/{machinedeployment_controller.go,
- * machinedeployment_rollout_planner.go, machinedeployment_rollout_rollingupdate.go,
- * machinedeployment_rollout_ondelete.go, machinedeployment_sync.go}:
+ * MachineDeployment controller, modelled on cluster-api v1.10.10 (the version
+ * tools/capi builds) internal/controllers/machinedeployment/{machinedeployment_controller.go,
+ * machinedeployment_sync.go, machinedeployment_rolling.go,
+ * machinedeployment_rollout_ondelete.go}:
  * - defaults as the upstream webhook (RollingUpdate, maxSurge 1,
- *   maxUnavailable 0, replicas 1, deletePolicy Random, selector/template
- *   labels cluster-name + deployment-name);
- * - planner init: the new MachineSet is the first up-to-date one by decreasing
- *   replicas (a rollback re-uses a matching old MachineSet); all others are old.
- *   A new MachineSet is named `<md>-<5 random chars>` with label
+ *   maxUnavailable 0, replicas 1, deletePolicy Random, revisionHistoryLimit 1,
+ *   selector/template labels cluster-name + deployment-name);
+ * - getAllMachineSetsAndSyncRevision: the new MachineSet is the first
+ *   up-to-date one by decreasing replicas (a rollback re-uses a matching old
+ *   MachineSet; with spec.rolloutAfter reached, only one created after it);
+ *   the others are old, in that same order (FindOldMachineSets). A new
+ *   MachineSet is named `<md>-<5 random chars>` with label
  *   machine-template-hash `<hash>-<same suffix>`, and is only created when the
  *   referenced templates exist (RB-3; re-checked every 30 s);
- * - in-place propagation to every MachineSet (annotations, template labels and
- *   annotations, minReadySeconds, deletePolicy, node timeouts) and the
- *   disable-machine-create annotation (true on old MachineSets with OnDelete);
+ * - in-place propagation to the new MachineSet only (computeDesiredMachineSet:
+ *   annotations, template labels and annotations, minReadySeconds,
+ *   deletePolicy, node timeouts); old MachineSets are only scaled, and with
+ *   OnDelete get the disable-machine-create annotation, which the new one loses;
  * - the scale decisions come from the pure planner (rollout-planner.ts);
- * - revision / revision-history annotations, status, and cleanup: once the
- *   deployment is complete every old MachineSet with no replicas is deleted
- *   (v1beta2 dropped revisionHistoryLimit; the field is accepted and ignored).
+ * - revision / revision-history annotations, status, and cleanupDeployment:
+ *   once the deployment is complete, the oldest old MachineSets beyond
+ *   revisionHistoryLimit that have no replicas are deleted.
  */
 import { CAPI_VERSION, LABEL_MACHINE_TEMPLATE_HASH } from '../api/capi.js';
 import type { Cluster, MachineDeployment, MachineDeploymentStatus, MachineSet } from '../api/capi.js';
 import { isNotFound } from '../kube/errors.js';
-import { getShared } from '../kube/client.js';
+import { getShared, listShared } from '../kube/client.js';
 import { controllerOf, isDeleting, ownerRef } from '../kube/types.js';
+import type { Machine } from '../api/capi.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
 import {
@@ -31,6 +35,7 @@ import {
   applyMachineDeploymentDefaults,
   computeTemplateHash,
   findNewMachineSet,
+  rolloutAfterMs,
   machineSetNameFor,
   maxRevision,
   maxSurge,
@@ -38,6 +43,7 @@ import {
   revisionOf,
   setNewMachineSetAnnotations,
   sortByCreation,
+  sortByDecreasingReplicas,
   totalAvailable,
   totalReady,
   totalSpecReplicas,
@@ -101,7 +107,7 @@ export class MachineDeploymentReconciler implements Controller {
     const uid = md.metadata.uid;
     const msList = (await this.ctx.mgmt.list<MachineSet>('MachineSet', { namespace })).filter((ms) => controllerOf(ms)?.uid === uid);
     if (md.spec.paused) {
-      await this.syncStatus(md, msList, findNewMachineSet(md, msList));
+      await this.syncStatus(md, msList, findNewMachineSet(md, msList, this.ctx.clock.now()));
       return;
     }
     return this.rollout(md, msList);
@@ -110,8 +116,14 @@ export class MachineDeploymentReconciler implements Controller {
   /** rolloutRollingUpdate / rolloutOnDelete: init the planner, plan, apply, status, cleanup. */
   private async rollout(md: MachineDeployment, msList: MachineSet[]): Promise<Result | void> {
     const live = msList.filter((ms) => !isDeleting(ms));
-    const existingNew = findNewMachineSet(md, live);
-    const oldMSs = sortByCreation(live.filter((ms) => ms !== existingNew));
+    const now = this.ctx.clock.now();
+    const existingNew = findNewMachineSet(md, live, now);
+    // FindOldMachineSets keeps FindNewMachineSet's order: decreasing spec.replicas, then oldest, then name.
+    const oldMSs = sortByDecreasingReplicas(live.filter((ms) => ms !== existingNew));
+    // Upstream has no timer for rolloutAfter: the next reconcile after it (any event, or the manager's
+    // 10 min resync) starts the rollout. The model requeues at that instant instead (docs/capi.md).
+    const after = rolloutAfterMs(md);
+    const rolloutAt: Result | undefined = after !== undefined && after > now ? { requeueAfter: after - now } : undefined;
 
     let missing: string | undefined;
     if (!existingNew) missing = await this.missingTemplate(md);
@@ -137,20 +149,30 @@ export class MachineDeploymentReconciler implements Controller {
       newName = machineSetNameFor(md, suffix);
       newRollout.name = newName;
     }
-    const decision = plan(rd, newRollout, oldMSs.map(toRolloutMachineSet));
+    const onDelete = rd.strategy === 'OnDelete';
+    const oldInput: RolloutMachineSet[] = [];
+    for (const ms of oldMSs) oldInput.push(onDelete ? { ...toRolloutMachineSet(ms), liveMachines: await this.liveMachines(ms) } : toRolloutMachineSet(ms));
+    const decision = plan(rd, newRollout, oldInput);
     for (const n of decision.notes) this.log.info(n, { machinedeployment: keyFor(md) });
 
-    // Apply: old MachineSets first (as upstream's createOrUpdateMachineSets), then the new one.
-    const applied: MachineSet[] = [];
-    for (const ms of oldMSs) applied.push(await this.applyMachineSet(md, ms, decision.scaleIntents[ms.metadata.name], false));
+    // Apply: the new MachineSet first (getNewMachineSet, then reconcileNewMachineSet), then the old ones.
     const newMS = existingNew
-      ? await this.applyMachineSet(md, existingNew, decision.scaleIntents[newName], true, maxRevision(oldMSs))
+      ? await this.applyNewMachineSet(md, existingNew, decision.scaleIntents[newName], maxRevision(oldMSs))
       : await this.createMachineSet(md, newName, suffix, decision.scaleIntents[newName] ?? 0, maxRevision(oldMSs));
     await this.setDeploymentRevision(md, newMS.metadata.annotations?.[ANN_REVISION] ?? String(revisionOf(newMS)));
+    const applied: MachineSet[] = [];
+    for (const ms of oldMSs) applied.push(await this.applyOldMachineSet(md, ms, decision.scaleIntents[ms.metadata.name], onDelete));
 
     const fresh = (await this.ctx.mgmt.get<MachineDeployment>({ kind: 'MachineDeployment', namespace: md.metadata.namespace, name: md.metadata.name })) ?? md;
     const synced = await this.syncStatus(fresh, [...applied, newMS], newMS);
     if (this.deploymentComplete(synced)) await this.cleanupDeployment(applied, synced);
+    return rolloutAt;
+  }
+
+  /** The Machines matching the MachineSet's selector that are not being deleted (reconcileOldMachineSetsOnDelete lists them). */
+  private async liveMachines(ms: MachineSet): Promise<number> {
+    const machines = await listShared<Machine>(this.ctx.mgmt, 'Machine', { namespace: ms.metadata.namespace, labelSelector: ms.spec.selector.matchLabels ?? {} });
+    return machines.filter((m) => !isDeleting(m)).length;
   }
 
   private async missingTemplate(md: MachineDeployment): Promise<string | undefined> {
@@ -162,8 +184,8 @@ export class MachineDeploymentReconciler implements Controller {
     return undefined;
   }
 
-  /** computeDesiredMS: the fields propagated in place from the deployment to one of its MachineSets. */
-  private desiredInPlace(md: MachineDeployment, ms: MachineSet, isNew: boolean): MachineSet {
+  /** computeDesiredMachineSet: the fields propagated in place from the deployment to its new MachineSet. */
+  private desiredInPlace(md: MachineDeployment, ms: MachineSet): MachineSet {
     const next = structuredClone(ms);
     const hash = ms.metadata.labels?.[LABEL_MACHINE_TEMPLATE_HASH] ?? ms.spec.selector.matchLabels?.[LABEL_MACHINE_TEMPLATE_HASH] ?? '';
     const tplLabels = { ...(md.spec.template.metadata?.labels ?? {}), [LABEL_MACHINE_TEMPLATE_HASH]: hash };
@@ -177,7 +199,8 @@ export class MachineDeploymentReconciler implements Controller {
     const replicas = md.spec.replicas ?? 1;
     ann[ANN_DESIRED_REPLICAS] = String(replicas);
     ann[ANN_MAX_REPLICAS] = String(replicas + maxSurge(md));
-    ann[ANN_DISABLE_MACHINE_CREATE] = !isNew && md.spec.strategy?.type === 'OnDelete' ? 'true' : 'false';
+    // cleanupDisableMachineCreateAnnotation: the new MachineSet may create Machines.
+    delete ann[ANN_DISABLE_MACHINE_CREATE];
     next.metadata.annotations = ann;
     next.spec.template = {
       ...next.spec.template,
@@ -199,9 +222,33 @@ export class MachineDeploymentReconciler implements Controller {
     return next;
   }
 
-  private async applyMachineSet(md: MachineDeployment, ms: MachineSet, intent: number | undefined, isNew: boolean, maxOldRevision = 0): Promise<MachineSet> {
-    const next = this.desiredInPlace(md, ms, isNew);
-    if (isNew) setNewMachineSetAnnotations(md, next, maxOldRevision + 1, true);
+  /** updateMachineSet (computeDesiredMachineSet), then reconcileNewMachineSet's scaleMachineSet. */
+  private async applyNewMachineSet(md: MachineDeployment, ms: MachineSet, intent: number | undefined, maxOldRevision: number): Promise<MachineSet> {
+    const next = this.desiredInPlace(md, ms);
+    setNewMachineSetAnnotations(md, next, maxOldRevision + 1, true);
+    return this.write(md, ms, next, intent);
+  }
+
+  /**
+   * An old MachineSet is only touched by scaleMachineSet (spec.replicas and
+   * the desired/max replicas annotations) and, with OnDelete while it has
+   * replicas, by the disable-machine-create annotation.
+   */
+  private async applyOldMachineSet(md: MachineDeployment, ms: MachineSet, intent: number | undefined, onDelete: boolean): Promise<MachineSet> {
+    const next = structuredClone(ms);
+    const ann = { ...(next.metadata.annotations ?? {}) };
+    if (onDelete && (ms.spec.replicas ?? 0) > 0 && !(ANN_DISABLE_MACHINE_CREATE in ann)) ann[ANN_DISABLE_MACHINE_CREATE] = 'true';
+    // scaleMachineSet is called for every old MachineSet with replicas under OnDelete, only on a scale otherwise.
+    if (intent !== undefined || (onDelete && (ms.spec.replicas ?? 0) > 0)) {
+      const replicas = md.spec.replicas ?? 1;
+      ann[ANN_DESIRED_REPLICAS] = String(replicas);
+      ann[ANN_MAX_REPLICAS] = String(replicas + maxSurge(md));
+    }
+    next.metadata.annotations = ann;
+    return this.write(md, ms, next, intent);
+  }
+
+  private async write(md: MachineDeployment, ms: MachineSet, next: MachineSet, intent: number | undefined): Promise<MachineSet> {
     const from = ms.spec.replicas ?? 0;
     if (intent !== undefined) next.spec.replicas = intent;
     if (sameJson({ m: next.metadata, s: next.spec }, { m: ms.metadata, s: ms.spec })) return ms;
@@ -225,7 +272,7 @@ export class MachineDeploymentReconciler implements Controller {
       },
     };
     base.metadata.labels = { [LABEL_MACHINE_TEMPLATE_HASH]: hash };
-    const ms = this.desiredInPlace(md, base, true);
+    const ms = this.desiredInPlace(md, base);
     setNewMachineSetAnnotations(md, ms, maxOldRevision + 1, false);
     const created = await this.ctx.mgmt.create(ms);
     const revision = created.metadata.annotations?.[ANN_REVISION];
@@ -318,9 +365,17 @@ export class MachineDeploymentReconciler implements Controller {
     return s.updatedReplicas === r && s.replicas === r && s.availableReplicas === r && (s.observedGeneration ?? 0) >= (md.metadata.generation ?? 0);
   }
 
-  /** cleanupDeployment (v1.11+): delete every old MachineSet that has no replicas left and whose status is current. */
+  /**
+   * cleanupDeployment (v1.10): of the old MachineSets not being deleted, the
+   * oldest beyond spec.revisionHistoryLimit (defaulted to 1) are deleted when
+   * they have no replicas left and their status is current. No limit: keep all.
+   */
   private async cleanupDeployment(oldMSs: MachineSet[], md: MachineDeployment): Promise<void> {
-    for (const ms of sortByCreation(oldMSs.filter((x) => !isDeleting(x)))) {
+    const limit = md.spec.revisionHistoryLimit;
+    if (limit === undefined) return;
+    const alive = sortByCreation(oldMSs.filter((x) => !isDeleting(x)));
+    const diff = alive.length - limit;
+    for (const ms of alive.slice(0, Math.max(diff, 0))) {
       if ((ms.status?.replicas ?? 0) !== 0 || (ms.spec.replicas ?? 0) !== 0 || (ms.metadata.generation ?? 0) > (ms.status?.observedGeneration ?? 0)) continue;
       try {
         await this.ctx.mgmt.delete({ kind: 'MachineSet', namespace: ms.metadata.namespace, name: ms.metadata.name });

@@ -1,6 +1,6 @@
 /**
- * MachineSet controller, modelled on cluster-api
- * internal/controllers/machineset/machineset_controller.go (v1beta1):
+ * MachineSet controller, modelled on cluster-api v1.10.10
+ * internal/controllers/machineset/machineset_controller.go:
  * - lists Machines by selector, skips those controlled by someone else and
  *   adopts orphans;
  * - syncReplicas: creates Machines named `<ms>-<5 random chars>` after cloning
@@ -13,8 +13,11 @@
  *   workload cluster (Ready for minReadySeconds), requeue 15s until all ready.
  * Machines being deleted still count towards replicas (as upstream): a
  * replacement is created only when spec.replicas asks for one. No Machine is
- * created while the annotation cluster.x-k8s.io/disable-machine-create is "true"
- * (old MachineSets of an OnDelete MachineDeployment).
+ * created while the annotation cluster.x-k8s.io/disable-machine-create is
+ * present (old MachineSets of an OnDelete MachineDeployment), nor while a
+ * scale-up preflight check fails (machineset-preflight.ts,
+ * machineset_preflight.go: control plane provisioning or upgrading, version
+ * skew), re-checked every 15 s.
  */
 import { BOOTSTRAP_VERSION, CAPI_VERSION, LABEL_CLUSTER_NAME, LABEL_DEPLOYMENT_NAME, LABEL_SET_NAME } from '../api/capi.js';
 import type { Cluster, Machine, MachineSet, MachineSetStatus, ObjectReference } from '../api/capi.js';
@@ -30,6 +33,7 @@ import { objectFilter } from '../kube/selectors.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
 import { machinesToDelete } from './delete-policy.js';
+import { PREFLIGHT_FAILED_REQUEUE_MS, scaleUpPreflightChecks, type ControlPlaneView } from './machineset-preflight.js';
 import { CAPI_DEPLOYMENT, sameJson, groupOf, keyFor, markFalse, markTrue, splitKey } from './util.js';
 
 /** Upstream DisableMachineCreateAnnotation: set to "true" by the MachineDeployment on old MachineSets with the OnDelete strategy. */
@@ -144,9 +148,10 @@ export type NodeLookup = (m: Readonly<Machine>, name: string) => Readonly<Node> 
 /**
  * The full status walk: every Machine, its Node. A Machine is fully labelled
  * when it carries the template's labels; ready when its Node is Ready;
- * available when ready, not being deleted (deviation, docs/capi.md: a Machine
- * being deleted, its Node cordoned and drained, is not available) and Ready
- * for minReadySeconds.
+ * available when ready for minReadySeconds, being deleted or not (v1.10.10
+ * machineset_controller.go updateStatus counts a Machine being deleted, its
+ * Node cordoned and drained but still Ready, as ready and available; the
+ * v1beta2 counters of later versions do not).
  */
 export async function walkStatusCounts(machines: readonly Readonly<Machine>[], tplLabels: Record<string, string>, minReadyMs: number, now: number, nodeOf: NodeLookup): Promise<MachineSetCounts> {
   // labelsMatch(m.metadata.labels, tplLabels), with the template's labels listed once per walk.
@@ -169,7 +174,6 @@ export async function walkStatusCounts(machines: readonly Readonly<Machine>[], t
     const node = r instanceof Promise ? await r : r;
     if (!node || !nodeReady(node)) continue;
     c.ready++;
-    if (isDeleting(m)) continue;
     if (minReadyMs === 0) {
       c.available++;
       continue;
@@ -180,7 +184,7 @@ export async function walkStatusCounts(machines: readonly Readonly<Machine>[], t
   return c;
 }
 
-/** What one Machine adds to its MachineSet's counts (minReadySeconds 0: available = ready and not deleting). */
+/** What one Machine adds to its MachineSet's counts (minReadySeconds 0: available = ready). */
 interface Contribution {
   fully: boolean;
   ready: boolean;
@@ -210,7 +214,7 @@ class SetCounts {
     if (c.fully) n.fullyLabeled += sign;
     if (c.deleting) n.deleting += sign;
     if (c.ready) n.ready += sign;
-    if (c.ready && !c.deleting) n.available += sign;
+    if (c.ready) n.available += sign;
     if (c.node === undefined) return;
     let refs = this.nodeRefs.get(c.node);
     if (sign > 0) {
@@ -435,7 +439,7 @@ export class MachineSetReconciler implements Controller {
     const status: MachineSetStatus = structuredClone(ms.status ?? {});
     let result: Result | void = undefined;
     try {
-      await this.syncReplicas(ms, have ?? { count: machines.length, deleting: 0, machines }, status);
+      result = await this.syncReplicas(ms, cluster, have ?? { count: machines.length, deleting: 0, machines }, status);
     } catch (e) {
       if (!(e instanceof TemplateMissingError)) throw e;
       const reason = e.what === 'bootstrap' ? 'BootstrapTemplateCloningFailed' : 'InfrastructureTemplateCloningFailed';
@@ -454,13 +458,15 @@ export class MachineSetReconciler implements Controller {
     if (status.readyReplicas !== replicas) return { requeueAfter: 15_000 };
   }
 
-  private async syncReplicas(ms: MachineSet, have: Replicas, status: MachineSetStatus): Promise<void> {
+  private async syncReplicas(ms: MachineSet, cluster: Cluster | undefined, have: Replicas, status: MachineSetStatus): Promise<Result | void> {
     const want = ms.spec.replicas ?? 0;
     const diff = have.count - want;
     const now = this.ctx.clock.now();
-    if (diff < 0 && ms.metadata.annotations?.[ANN_DISABLE_MACHINE_CREATE] === 'true') {
-      // Old MachineSet of an OnDelete deployment: Machines deleted by the user are not replaced here.
+    if (diff < 0 && ms.metadata.annotations && ANN_DISABLE_MACHINE_CREATE in ms.metadata.annotations) {
+      // Old MachineSet of an OnDelete deployment: Machines deleted by the user are not replaced here (upstream checks presence only).
       this.log.info('Machine creation disabled by annotation', { machineset: keyFor(ms), need: want, have: have.count });
+    } else if (diff < 0 && (await this.preflightBlocks(ms, cluster, status))) {
+      return { requeueAfter: PREFLIGHT_FAILED_REQUEUE_MS };
     } else if (diff < 0) {
       this.log.info('Too few replicas', { machineset: keyFor(ms), need: want, creating: -diff });
       for (let i = 0; i < -diff; i++) await this.createMachine(ms);
@@ -483,6 +489,37 @@ export class MachineSetReconciler implements Controller {
         await this.ctx.recorder.record('capi', 'machineset-controller', ms, 'Normal', 'SuccessfulDelete', `Deleted machine "${m.metadata.name}"`);
       }
     }
+  }
+
+  /**
+   * runPreflightChecks("Scale up"): true when a check fails; then
+   * MachinesCreated is False with reason PreflightCheckFailed and the
+   * messages, as upstream. A control plane that cannot be read is an error.
+   */
+  private async preflightBlocks(ms: MachineSet, cluster: Cluster | undefined, status: MachineSetStatus): Promise<boolean> {
+    const ref = cluster?.spec.controlPlaneRef;
+    let view: ControlPlaneView | undefined;
+    if (ref?.kind) {
+      const namespace = ref.namespace ?? ms.metadata.namespace ?? 'default';
+      const cp = await getShared<KubeObject & { spec?: { version?: string }; status?: { version?: string } }>(this.ctx.mgmt, { kind: ref.kind, namespace, name: ref.name });
+      if (!cp) throw new Error(`failed to perform "Scale up": failed to perform preflight checks: failed to get ControlPlane ${namespace}/${ref.name}: not found`);
+      view = { kind: ref.kind, namespace, name: ref.name, specVersion: cp.spec?.version, statusVersion: cp.status?.version };
+    }
+    const failed = scaleUpPreflightChecks(ms, view);
+    if (failed.length === 0) return false;
+    const message = failed.join('; ');
+    const was = status.conditions?.find((c) => c.type === 'MachinesCreated');
+    if (was?.reason !== 'PreflightCheckFailed' || was.message !== message) {
+      this.log.info(`Scale up on hold because ${message}. The operation will continue after the preflight check(s) pass`, { machineset: keyFor(ms) });
+      this.ctx.events.record({
+        source: 'capi',
+        type: 'machineset.preflight-failed',
+        message: `MachineSet ${keyFor(ms)} scale up on hold: ${message}`,
+        data: { machineset: ms.metadata.name, checks: failed.map((f) => /"(\w+)" preflight check failed/.exec(f)?.[1] ?? '').join(',') },
+      });
+    }
+    status.conditions = markFalse(status.conditions, 'MachinesCreated', 'PreflightCheckFailed', 'Error', message, this.ctx.clock.now());
+    return true;
   }
 
   private async createMachine(ms: MachineSet): Promise<void> {

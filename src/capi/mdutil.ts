@@ -1,5 +1,5 @@
 /**
- * MachineDeployment helpers, modelled on cluster-api v1beta1
+ * MachineDeployment helpers, modelled on cluster-api v1.10.10
  * internal/controllers/machinedeployment/mdutil/util.go (itself derived from
  * kubernetes/pkg/controller/deployment/util): fenceposts, replica sums,
  * new/old MachineSet selection, template equality and hashing.
@@ -147,19 +147,37 @@ export function sortByCreation(mss: MachineSet[]): MachineSet[] {
   return [...mss].sort(creationOrder);
 }
 
-/**
- * mdutil.FindNewMachineSet: among the MachineSets sorted by decreasing
- * spec.replicas (then oldest first, then name), the first whose template is up
- * to date with the deployment's. A rollback therefore re-uses the matching old
- * MachineSet while it still exists.
- */
-export function findNewMachineSet(md: MachineDeployment, mss: MachineSet[]): MachineSet | undefined {
-  const sorted = [...mss].sort((a, b) => {
+/** MachineSetsByDecreasingReplicas: most spec.replicas first, then oldest, then name. */
+export function sortByDecreasingReplicas(mss: MachineSet[]): MachineSet[] {
+  return [...mss].sort((a, b) => {
     const ra = a.spec.replicas ?? 0;
     const rb = b.spec.replicas ?? 0;
     return ra !== rb ? rb - ra : creationOrder(a, b);
   });
-  return sorted.find((ms) => equalMachineTemplate(ms.spec.template, md.spec.template));
+}
+
+/**
+ * mdutil.FindNewMachineSet (v1.10.10): among the MachineSets sorted by
+ * decreasing spec.replicas (then oldest first, then name), the first whose
+ * template is up to date with the deployment's. A rollback therefore re-uses
+ * the matching old MachineSet while it still exists. With spec.rolloutAfter
+ * reached (`nowMs` ≥ it), only a matching MachineSet created at or after
+ * rolloutAfter is new; when there is none, a new one is created, which rolls
+ * every Machine out.
+ */
+export function findNewMachineSet(md: MachineDeployment, mss: MachineSet[], nowMs?: number): MachineSet | undefined {
+  const matching = sortByDecreasingReplicas(mss).filter((ms) => equalMachineTemplate(ms.spec.template, md.spec.template));
+  const after = rolloutAfterMs(md);
+  if (after === undefined || nowMs === undefined || nowMs < after) return matching[0];
+  return matching.find((ms) => ms.metadata.creationTimestamp !== undefined && Date.parse(ms.metadata.creationTimestamp) >= after);
+}
+
+/** spec.rolloutAfter in ms, when set and valid. */
+export function rolloutAfterMs(md: MachineDeployment): number | undefined {
+  const v = md.spec.rolloutAfter;
+  if (v === undefined) return undefined;
+  const t = Date.parse(v);
+  return Number.isFinite(t) ? t : undefined;
 }
 
 export function revisionOf(o: { metadata: { annotations?: Record<string, string> } }): number {

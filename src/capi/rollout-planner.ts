@@ -1,24 +1,29 @@
 /**
- * The MachineDeployment rollout planner as a pure function: given the
+ * The MachineDeployment rollout decisions as a pure function: given the
  * deployment's replicas and strategy and, for every MachineSet, its
  * spec.replicas, status.replicas and status.availableReplicas, it returns the
  * scale decision ("scale intent") for each MachineSet. The controller
  * (machinedeployment.ts) applies the intents; table tests replay upstream's
- * golden sequences with it step by step (test/capi/planner.test.ts).
+ * unit tables with it (test/capi/planner.test.ts).
  *
- * Behaviour follows cluster-api v1.12 (kubernetes-sigs/cluster-api, read, not
- * copied):
- * - internal/controllers/machinedeployment/machinedeployment_rollout_rollingupdate.go
- *   planRollingUpdate → reconcileNewMachineSet, reconcileOldMachineSetsRollingUpdate
- *   (two passes of scaleDownOldMSs: unavailable replicas first, then any),
- *   reconcileDeadlockBreaker. In-place updates (feature gate InPlaceUpdates)
- *   are not modelled: reconcileReplicasPendingAcknowledgeMove and
- *   reconcileInPlaceUpdateIntent are no-ops with the gate off.
+ * Behaviour follows cluster-api v1.10.10, the version tools/capi builds
+ * (kubernetes-sigs/cluster-api, read, not copied; docs/capi.md "Upstream
+ * version followed"):
+ * - internal/controllers/machinedeployment/machinedeployment_rolling.go
+ *   rolloutRolling → reconcileNewMachineSet, then reconcileOldMachineSets
+ *   (cleanupUnhealthyReplicas, then scaleDownOldMachineSetsForRollingUpdate).
+ *   Each step sees the spec.replicas the previous one set (upstream's
+ *   scaleMachineSet writes the new value into the object it was given).
+ *   There is no deadlock breaker and no pending-deletion bookkeeping: both
+ *   came with the v1.12 rollout planner (machinedeployment_rollout_planner.go).
  * - internal/controllers/machinedeployment/machinedeployment_rollout_ondelete.go
- *   planOnDelete → reconcileNewMachineSet, reconcileOldMachineSetsOnDelete.
+ *   rolloutOnDelete → reconcileNewMachineSetOnDelete, reconcileOldMachineSetsOnDelete,
+ *   over the old MachineSets in the order the caller gives (upstream:
+ *   FindOldMachineSets keeps mdutil.FindNewMachineSet's sort, decreasing
+ *   spec.replicas, then oldest, then name; see byDecreasingReplicas).
  * - internal/controllers/machinedeployment/mdutil/util.go: ResolveFenceposts,
  *   MaxSurge, MaxUnavailable, NewMSNewReplicas, TotalMachineSetsReplicaSum,
- *   MachineSetsByCreationTimestamp.
+ *   MachineSetsByCreationTimestamp, MachineSetsByDecreasingReplicas.
  */
 import { scaledValue, type IntOrString } from './util.js';
 
@@ -42,17 +47,26 @@ export interface RolloutMachineSet {
   statusReplicas: number;
   /** status.availableReplicas */
   availableReplicas: number;
+  /**
+   * OnDelete only: the Machines matching the MachineSet's selector that are
+   * not being deleted (upstream lists them in reconcileOldMachineSetsOnDelete).
+   * Defaults to statusReplicas.
+   */
+  liveMachines?: number;
 }
 
 export interface RolloutPlan {
   md: RolloutDeployment;
   newMS: RolloutMachineSet;
   oldMSs: RolloutMachineSet[];
-  /** MachineSet name → new spec.replicas. Only MachineSets whose replicas must change are listed. */
+  /** MachineSet name → new spec.replicas. Only MachineSets whose replicas change are listed. */
   scaleIntents: Record<string, number>;
-  /** One line per decision, in the words of upstream's V(5) log lines. */
+  /** One line per decision. */
   notes: string[];
 }
+
+/** An impossible scale request upstream refuses with an error (the reconcile fails and is retried). */
+export class InvalidScaleError extends Error {}
 
 /** mdutil.ResolveFenceposts: surge rounds up, unavailable rounds down; both zero → unavailable 1. */
 export function resolveFenceposts(maxSurge: IntOrString | undefined, maxUnavailable: IntOrString | undefined, desired: number): { surge: number; unavailable: number } {
@@ -86,172 +100,158 @@ export function newMSNewReplicas(md: RolloutDeployment, allMSs: RolloutMachineSe
     if (current >= md.replicas) return newMSReplicas;
     return newMSReplicas + (md.replicas - current);
   }
-  // Note: the raw maxSurge value (not the fencepost-resolved one), as upstream.
+  // The raw maxSurge value (not the fencepost-resolved one), as upstream.
   const maxTotal = md.replicas + scaledValue(md.maxSurge ?? 0, md.replicas, true);
   if (current >= maxTotal) return newMSReplicas;
   return newMSReplicas + Math.min(maxTotal - current, md.replicas - newMSReplicas);
 }
 
-/** mdutil.MachineSetsByCreationTimestamp. */
+function compareNames(a: RolloutMachineSet, b: RolloutMachineSet): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/** mdutil.MachineSetsByCreationTimestamp: oldest first, name as tie-break. */
 export function byCreation(a: RolloutMachineSet, b: RolloutMachineSet): number {
   if (a.created !== b.created) return a.created - b.created;
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  return compareNames(a, b);
+}
+
+/** mdutil.MachineSetsByDecreasingReplicas: most spec.replicas first, then oldest, then name. */
+export function byDecreasingReplicas(a: RolloutMachineSet, b: RolloutMachineSet): number {
+  if (a.specReplicas !== b.specReplicas) return b.specReplicas - a.specReplicas;
+  return byCreation(a, b);
 }
 
 export function newPlan(md: RolloutDeployment, newMS: RolloutMachineSet, oldMSs: RolloutMachineSet[], scaleIntents: Record<string, number> = {}): RolloutPlan {
   return { md, newMS, oldMSs: [...oldMSs], scaleIntents: { ...scaleIntents }, notes: [] };
 }
 
+/** spec.replicas as the steps so far left it. */
+function current(p: RolloutPlan, ms: RolloutMachineSet): number {
+  return p.scaleIntents[ms.name] ?? ms.specReplicas;
+}
+
+/** The MachineSet as the steps so far left it (for the sums over spec.replicas). */
+function withIntent(p: RolloutPlan, ms: RolloutMachineSet): RolloutMachineSet {
+  return { ...ms, specReplicas: current(p, ms) };
+}
+
+/** scaleMachineSet: record the new spec.replicas (no entry when it does not change). */
+function scale(p: RolloutPlan, ms: RolloutMachineSet, to: number, why: string): void {
+  const from = current(p, ms);
+  if (to === from) return;
+  if (to === ms.specReplicas) delete p.scaleIntents[ms.name];
+  else p.scaleIntents[ms.name] = to;
+  p.notes.push(`Scaled MachineSet ${ms.name}: ${from} -> ${to} (${why})`);
+}
+
 /** reconcileNewMachineSet: scale the new MachineSet down to spec.replicas at once, or up within maxSurge. */
 export function reconcileNewMachineSet(p: RolloutPlan): void {
   const want = p.md.replicas;
-  const have = p.newMS.specReplicas;
+  const have = current(p, p.newMS);
   if (have === want) return;
   if (have > want) {
-    // Upstream does not weigh availability here (a scale-down of the MD may breach maxUnavailable; see docs/capi.md).
-    p.scaleIntents[p.newMS.name] = want;
-    p.notes.push(`Setting scale down intent for MachineSet ${p.newMS.name} to ${want} replicas`);
+    scale(p, p.newMS, want, 'new MachineSet above the deployment replicas');
     return;
   }
-  const next = newMSNewReplicas(p.md, [...p.oldMSs, p.newMS], have);
-  if (next < have) {
-    p.scaleIntents[p.newMS.name] = next;
-    p.notes.push(`Setting scale down intent for MachineSet ${p.newMS.name} to ${next} replicas (-${have - next})`);
-  } else if (next > have) {
-    p.scaleIntents[p.newMS.name] = next;
-    p.notes.push(`Setting scale up intent for MachineSet ${p.newMS.name} to ${next} replicas (+${next - have})`);
-  }
-}
-
-/** reconcileOldMachineSetsRollingUpdate: scale old MachineSets down within the availability budget. */
-export function reconcileOldMachineSetsRollingUpdate(p: RolloutPlan): void {
-  const all = [...p.oldMSs, p.newMS];
-  if (p.oldMSs.reduce((n, ms) => n + ms.specReplicas, 0) === 0) return;
-
-  const minAvailable = Math.max(p.md.replicas - mdMaxUnavailable(p.md), 0);
-  const totalSpecReplicas = all.reduce((n, ms) => n + ms.specReplicas, 0);
-  let totalAvailable = all.reduce((n, ms) => n + ms.availableReplicas, 0);
-
-  // Pending scale-down of existing Machines, from earlier reconciles (spec < status) and from this one (intents):
-  // deleting them may cost availability, since the MachineSet controller may pick available Machines first.
-  let totalPendingScaleDown = 0;
-  for (const ms of all) {
-    let intent = ms.specReplicas;
-    const v = p.scaleIntents[ms.name];
-    if (v !== undefined) intent = Math.min(intent, v);
-    if (intent < ms.statusReplicas) totalPendingScaleDown += Math.max(ms.statusReplicas - intent, 0);
-  }
-
-  let totalScaleDown = Math.max(totalSpecReplicas - totalPendingScaleDown - minAvailable, 0);
-  if (totalScaleDown <= 0) return;
-
-  p.oldMSs.sort(byCreation);
-  // First pass: only unavailable replicas; second pass: any replica. Both keep checking availability.
-  [totalScaleDown, totalAvailable] = scaleDownOldMSs(p, totalScaleDown, totalAvailable, minAvailable, true);
-  scaleDownOldMSs(p, totalScaleDown, totalAvailable, minAvailable, false);
-}
-
-function scaleDownOldMSs(p: RolloutPlan, totalScaleDown: number, totalAvailable: number, minAvailable: number, onlyUnavailable: boolean): [number, number] {
-  for (const ms of p.oldMSs) {
-    if (totalScaleDown <= 0) break;
-    const replicas = p.scaleIntents[ms.name] ?? ms.specReplicas;
-    if (replicas <= 0) continue;
-
-    const maxScaleDown = onlyUnavailable ? Math.max(replicas - ms.availableReplicas, 0) : replicas;
-    let scaleDown = Math.min(maxScaleDown, totalScaleDown);
-    if (scaleDown === 0) continue;
-
-    // Worst case: every existing Machine this deletes is an available one.
-    if (ms.availableReplicas > 0) {
-      const newSpec = Math.max(replicas - scaleDown, 0);
-      let existingToDelete = Math.max(ms.statusReplicas - newSpec, 0);
-      if (existingToDelete > 0) {
-        if (totalAvailable - minAvailable < existingToDelete) {
-          const maxDeletable = Math.max(totalAvailable - minAvailable, 0);
-          const revisited = Math.min(ms.statusReplicas - maxDeletable, replicas);
-          scaleDown = Math.max(replicas - revisited, 0);
-          existingToDelete = Math.max(ms.statusReplicas - revisited, 0);
-        }
-        totalAvailable -= Math.min(ms.availableReplicas, existingToDelete);
-      }
-    }
-
-    if (scaleDown > 0) {
-      const intent = Math.max(replicas - scaleDown, 0);
-      p.scaleIntents[ms.name] = intent;
-      p.notes.push(`Setting scale down intent for MachineSet ${ms.name} to ${intent} replicas (-${scaleDown})`);
-      totalScaleDown = Math.max(totalScaleDown - scaleDown, 0);
-    }
-  }
-  return [totalScaleDown, totalAvailable];
+  const all = [...p.oldMSs, p.newMS].map((ms) => withIntent(p, ms));
+  scale(p, p.newMS, newMSNewReplicas(p.md, all, have), 'new MachineSet scale up');
 }
 
 /**
- * reconcileDeadlockBreaker: when unavailable Machines sit on old MachineSets, nothing is scaling, and the new
- * MachineSet is fully available, scale the first such old MachineSet down by one, even though that formally
- * breaches maxUnavailable (the deleted Machine is likely the unavailable one; old MachineSets are not remediated).
+ * reconcileOldMachineSets (rolling): at most Σ spec − minAvailable − the new
+ * MachineSet's unavailable replicas (spec − available) may go; first the old
+ * MachineSets' unavailable replicas (cleanupUnhealthyReplicas), then, while
+ * the available Machines of all MachineSets exceed minAvailable, any
+ * (scaleDownOldMachineSetsForRollingUpdate); oldest MachineSet first.
  */
-export function reconcileDeadlockBreaker(p: RolloutPlan): void {
-  const all = [...p.oldMSs, p.newMS];
-  const oldActual = p.oldMSs.reduce((n, ms) => n + ms.statusReplicas, 0);
-  if (oldActual === 0) return;
-  if (oldActual === p.oldMSs.reduce((n, ms) => n + ms.availableReplicas, 0)) return;
-  for (const ms of all) {
-    if (ms.specReplicas !== ms.statusReplicas) return;
-    if (p.scaleIntents[ms.name] !== undefined) return;
-  }
-  if (p.newMS.availableReplicas !== p.newMS.statusReplicas) return;
-  for (const ms of p.oldMSs) {
-    if (ms.availableReplicas === ms.statusReplicas || ms.specReplicas === 0) continue;
-    const intent = Math.max(ms.specReplicas - 1, 0);
-    p.scaleIntents[ms.name] = intent;
-    p.notes.push(`Setting scale down intent for MachineSet ${ms.name} to ${intent} replicas (-1) to unblock rollout stuck due to unavailable Machine on oldMS`);
-    return;
-  }
+export function reconcileOldMachineSetsRollingUpdate(p: RolloutPlan): void {
+  if (p.oldMSs.reduce((n, ms) => n + current(p, ms), 0) === 0) return;
+  const allCount = [...p.oldMSs, p.newMS].reduce((n, ms) => n + current(p, ms), 0);
+  const minAvailable = p.md.replicas - mdMaxUnavailable(p.md);
+  const newUnavailable = current(p, p.newMS) - p.newMS.availableReplicas;
+  const maxScaledDown = allCount - minAvailable - newUnavailable;
+  if (maxScaledDown <= 0) return;
+  cleanupUnhealthyReplicas(p, maxScaledDown);
+  scaleDownOldMachineSetsForRollingUpdate(p);
 }
 
-/** planRollingUpdate (in-place updates off). */
+/** cleanupUnhealthyReplicas: remove the old MachineSets' unavailable replicas (spec − available), oldest first, up to maxCleanup. */
+export function cleanupUnhealthyReplicas(p: RolloutPlan, maxCleanup: number): number {
+  p.oldMSs.sort(byCreation);
+  let total = 0;
+  for (const ms of p.oldMSs) {
+    if (total >= maxCleanup) break;
+    const replicas = current(p, ms);
+    if (replicas === 0 || replicas === ms.availableReplicas) continue;
+    const n = Math.min(maxCleanup - total, replicas - ms.availableReplicas);
+    const next = replicas - n;
+    // More available Machines than spec.replicas (a scale-down still in progress) makes this a scale up: upstream refuses it.
+    if (next > replicas) throw new InvalidScaleError(`when cleaning up unhealthy replicas, got invalid request to scale down ${ms.name}: ${replicas} -> ${next}`);
+    scale(p, ms, next, 'cleanup of unhealthy replicas');
+    total += n;
+  }
+  return total;
+}
+
+/** scaleDownOldMachineSetsForRollingUpdate: while Σ available > minAvailable, take the difference from the old MachineSets, oldest first. */
+export function scaleDownOldMachineSetsForRollingUpdate(p: RolloutPlan): number {
+  const minAvailable = p.md.replicas - mdMaxUnavailable(p.md);
+  const available = [...p.oldMSs, p.newMS].reduce((n, ms) => n + ms.availableReplicas, 0);
+  if (available <= minAvailable) return 0;
+  p.oldMSs.sort(byCreation);
+  const want = available - minAvailable;
+  let total = 0;
+  for (const ms of p.oldMSs) {
+    if (total >= want) break;
+    const replicas = current(p, ms);
+    if (replicas === 0) continue;
+    const n = Math.min(replicas, want - total);
+    scale(p, ms, replicas - n, 'rolling update scale down');
+    total += n;
+  }
+  return total;
+}
+
+/** rolloutRolling's scale decisions. */
 export function planRollingUpdate(md: RolloutDeployment, newMS: RolloutMachineSet, oldMSs: RolloutMachineSet[]): RolloutPlan {
   const p = newPlan(md, newMS, oldMSs);
   reconcileNewMachineSet(p);
   reconcileOldMachineSetsRollingUpdate(p);
-  reconcileDeadlockBreaker(p);
   return p;
 }
 
-/** reconcileOldMachineSetsOnDelete: align old MachineSets to their existing Machines, then to the deployment's replicas. */
+/**
+ * reconcileOldMachineSetsOnDelete: first align each old MachineSet to the
+ * Machines it still has that are not being deleted (the user deletes
+ * Machines), counting that towards the surplus Σ spec − replicas; then take
+ * what surplus is left from the old MachineSets, in the given order.
+ */
 export function reconcileOldMachineSetsOnDelete(p: RolloutPlan): void {
-  const oldCount = p.oldMSs.reduce((n, ms) => n + ms.specReplicas, 0);
-  if (oldCount === 0) return;
-  const newReplicas = p.scaleIntents[p.newMS.name] ?? p.newMS.specReplicas;
-  let totalScaleDown = Math.max(oldCount + newReplicas - p.md.replicas, 0);
-  p.oldMSs.sort(byCreation);
+  let surplus = [...p.oldMSs, p.newMS].reduce((n, ms) => n + current(p, ms), 0) - p.md.replicas;
   for (const ms of p.oldMSs) {
-    if (ms.specReplicas <= 0) continue;
-    const n = Math.max(ms.specReplicas - ms.statusReplicas, 0);
-    if (n > 0) {
-      const intent = Math.max(ms.specReplicas - n, 0);
-      p.scaleIntents[ms.name] = intent;
-      p.notes.push(`Setting scale down intent for MachineSet ${ms.name} to ${intent} replicas (-${n}): scale down to align to existing Machines`);
-      totalScaleDown -= n;
-    }
+    const replicas = current(p, ms);
+    if (replicas <= 0) continue;
+    const live = ms.liveMachines ?? ms.statusReplicas;
+    surplus -= replicas - live;
+    scale(p, ms, live, 'align to the Machines not being deleted');
   }
   for (const ms of p.oldMSs) {
-    if (totalScaleDown <= 0) break;
-    const intentNow = p.scaleIntents[ms.name] ?? ms.specReplicas;
-    if (intentNow <= 0) continue;
-    const n = Math.min(intentNow, totalScaleDown);
-    if (n > 0) {
-      // Upstream computes the new intent from spec.replicas here (not from the intent of the first loop).
-      const intent = Math.max(ms.specReplicas - n, 0);
-      p.scaleIntents[ms.name] = intent;
-      p.notes.push(`Setting scale down intent for MachineSet ${ms.name} to ${intent} replicas (-${n}): scale down to align MachineSet spec.replicas to MachineDeployment spec.replicas`);
-      totalScaleDown -= n;
+    if (surplus <= 0) break;
+    let replicas = current(p, ms);
+    if (replicas <= 0) continue;
+    if (replicas >= surplus) {
+      replicas -= surplus;
+      surplus = 0;
+    } else {
+      surplus -= replicas;
+      replicas = 0;
     }
+    scale(p, ms, replicas, 'align to the deployment replicas');
   }
 }
 
-/** planOnDelete. */
+/** rolloutOnDelete's scale decisions. */
 export function planOnDelete(md: RolloutDeployment, newMS: RolloutMachineSet, oldMSs: RolloutMachineSet[]): RolloutPlan {
   const p = newPlan(md, newMS, oldMSs);
   reconcileNewMachineSet(p);

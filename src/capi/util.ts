@@ -89,17 +89,17 @@ export function fnv32a(s: string): number {
 export type IntOrString = number | string;
 
 /**
- * intstr.GetScaledValueFromIntOrPercent: ints are taken as is; "N%" of `total`
- * rounds up or down as asked.
+ * intstr.GetScaledValueFromIntOrPercent (k8s.io/apimachinery pkg/util/intstr,
+ * as cluster-api v1.10 mdutil calls it): ints are taken as is; "N%" of
+ * `total` rounds up or down as asked; any other string, a bare-digit one
+ * ("1") included, is an error, not an integer.
  */
 export function scaledValue(v: IntOrString | undefined, total: number, roundUp: boolean): number {
   if (v === undefined) return 0;
   if (typeof v === 'number') return v;
-  const m = /^(\d+)%$/.exec(v.trim());
-  if (!m) {
-    if (/^\d+$/.test(v.trim())) return Number(v.trim());
-    throw new Error(`invalid value for IntOrString: invalid type: string is not a percentage: "${v}"`);
-  }
+  if (!v.endsWith('%')) throw new Error(`invalid value for IntOrString: invalid type: string is not a percentage: ${JSON.stringify(v)}`);
+  const m = /^(\d+)%$/.exec(v);
+  if (!m) throw new Error(`invalid value for IntOrString: invalid value ${JSON.stringify(v)}`);
   const exact = (Number(m[1]) * total) / 100;
   return roundUp ? Math.ceil(exact) : Math.floor(exact);
 }

@@ -271,9 +271,9 @@ describe('rolling update (MD-1, MD-2, MD-5)', () => {
     expect(newMS).toBeDefined();
     expect(newMS.metadata.annotations?.[ANN_REVISION]).toBe('2');
     expect(newMS.spec.replicas).toBe(3);
-    // v1.11+ cleanupDeployment: once complete, old MachineSets without replicas are deleted (no revisionHistoryLimit).
-    expect(w.mgmt.getSync<MachineSet>({ kind: 'MachineSet', namespace: NS, name: oldMS.metadata.name })).toBeUndefined();
-    expect(mss).toHaveLength(1);
+    // v1.10.10 cleanupDeployment: the empty old MachineSet is kept, revisionHistoryLimit defaults to 1.
+    expect(w.mgmt.getSync<MachineSet>({ kind: 'MachineSet', namespace: NS, name: oldMS.metadata.name })?.spec.replicas).toBe(0);
+    expect(mss).toHaveLength(2);
     for (const m of machines(w)) {
       expect(m.metadata.labels?.[LABEL_SET_NAME]).toBe(newMS.metadata.name);
       const hm = w.mgmt.getSync<HCSMachine>({ kind: 'HCSMachine', namespace: NS, name: m.metadata.name })!;

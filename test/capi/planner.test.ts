@@ -1,13 +1,17 @@
 /**
- * Table tests for the pure rollout planner (src/capi/rollout-planner.ts),
- * reproducing kubernetes-sigs/cluster-api v1.12
- * internal/controllers/machinedeployment/machinedeployment_rollout_rollingupdate_test.go
- * (TestReconcileNewMachineSet, Test_reconcileOldMachineSetsRollingUpdate,
- * Test_reconcileDeadlockBreaker, Test_RollingUpdateSequences with the default
- * controller order). The expected sequences are the "Result of rollout
- * planner" states of upstream's golden logs
- * (testdata/rollingupdate/regular rollout, ….test.log.golden), one line per
- * MachineDeployment reconcile: `md <status>/<spec> | <ms> <status>/<spec> (<machines>)`.
+ * Table tests for the pure rollout decisions (src/capi/rollout-planner.ts),
+ * which follow kubernetes-sigs/cluster-api v1.10.10 (the version tools/capi
+ * builds): internal/controllers/machinedeployment/machinedeployment_rolling_test.go
+ * (TestReconcileNewMachineSet, TestReconcileOldMachineSets) and
+ * machinedeployment_rollout_ondelete.go. Where v1.10 and the v1.12 planner
+ * differ, the case says so.
+ *
+ * The regular-rollout sequences are the "Result of rollout planner" states
+ * of v1.12's golden logs (machinedeployment_rollout_rollingupdate_test.go
+ * Test_RollingUpdateSequences, testdata/rollingupdate/regular rollout,
+ * ….test.log.golden), one line per MachineDeployment reconcile: with every
+ * Machine available at once, v1.10's algorithm gives exactly the same
+ * sequences (v1.12's rewrite kept them), so they stay as a cross-check.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -15,7 +19,9 @@ import {
   mdMaxUnavailable,
   newPlan,
   planOnDelete,
-  reconcileDeadlockBreaker,
+  InvalidScaleError,
+  byDecreasingReplicas,
+  planRollingUpdate,
   reconcileNewMachineSet,
   reconcileOldMachineSetsRollingUpdate,
   resolveFenceposts,
@@ -58,77 +64,75 @@ describe('reconcileNewMachineSet (TestReconcileNewMachineSet)', () => {
   }
 });
 
-describe('reconcileOldMachineSetsRollingUpdate (Test_reconcileOldMachineSetsRollingUpdate)', () => {
-  const cases: { name: string; md: RolloutDeployment; intents?: Record<string, number>; newMS: RolloutMachineSet; old: RolloutMachineSet[]; want: Record<string, number>; skipAvailabilityCheck?: boolean }[] = [
-    { name: 'no op if there are no replicas on old machinesets', md: md(10, 1, 0), newMS: ms('ms2', 10), old: [ms('ms1', 0)], want: {} },
+describe('reconcileOldMachineSets, rolling (v1.10.10 machinedeployment_rolling.go, TestReconcileOldMachineSets)', () => {
+  const cases: { name: string; md: RolloutDeployment; newMS: RolloutMachineSet; old: RolloutMachineSet[]; want: Record<string, number> }[] = [
+    // The two cases of upstream's v1.10.10 TestReconcileOldMachineSets.
+    { name: 'scale down old MachineSets when all new replicas are available', md: md(2, 3, 1), newMS: ms('bar', 0, 0, 2), old: [ms('2replicas', 2), ms('1replicas', 1)], want: { '2replicas': 0, '1replicas': 0 } },
+    { name: 'does not scale down old MachineSets when above maxUnavailable', md: md(10, 3, 2), newMS: ms('bar', 5, 5, 0), old: [ms('8replicas', 8, 10, 8)], want: {} },
+    // maxScaledDown = Σ spec − minAvailable − (new spec − new available): the new MachineSet's
+    // unavailable replicas are subtracted (the rule cluster-api PR #13020 restored in the v1.12 planner).
+    { name: "the new MachineSet's unavailable replicas hold back the old ones' scale down", md: md(5, 0, 2), newMS: ms('ms2', 2, 2, 0), old: [ms('ms1', 3)], want: {} },
+    { name: 'unavailability on the new MachineSet blocks', md: md(3, 1, 0), newMS: ms('ms2', 1, 1, 0), old: [ms('ms1', 3)], want: {} },
+    { name: 'no op if there are no replicas on old MachineSets', md: md(10, 1, 0), newMS: ms('ms2', 10), old: [ms('ms1', 0)], want: {} },
     { name: 'no scale down if available == minAvailable', md: md(3, 1, 0), newMS: ms('ms2', 1), old: [ms('ms1', 2)], want: {} },
-    { name: 'no scale down if available < minAvailable', md: md(3, 1, 0), newMS: ms('ms2', 1), old: [ms('ms1', 2, 2, 1)], want: {}, skipAvailabilityCheck: true },
-    { name: 'pending scale down from a previous reconcile takes the budget', md: md(3, 1, 0), newMS: ms('ms2', 1), old: [ms('ms1', 2, 3, 3)], want: {} },
-    { name: 'pending scale down on another MS takes the budget', md: md(6, 3, 1), newMS: ms('ms3', 3, 0, 0), old: [ms('ms1', 2, 3, 3), ms('ms2', 3)], want: {} },
-    { name: 'scale down intent of this reconcile on newMS takes the budget', md: md(3, 1, 0), intents: { ms2: 1 }, newMS: ms('ms2', 2), old: [ms('ms1', 2)], want: { ms2: 1 } },
-    { name: 'scale down intent of this reconcile on oldMS takes the budget', md: md(3, 1, 0), intents: { ms1: 1 }, newMS: ms('ms2', 2), old: [ms('ms1', 2)], want: { ms1: 1 } },
-    { name: 'unavailability on newMS blocks', md: md(3, 1, 0), newMS: ms('ms2', 1, 1, 0), old: [ms('ms1', 3)], want: {} },
-    { name: 'unavailability on oldMS blocks', md: md(3, 1, 0), newMS: ms('ms2', 1), old: [ms('ms1', 3, 3, 2)], want: {} },
+    { name: 'a scale down of an earlier reconcile still in progress leaves no budget', md: md(3, 1, 0), newMS: ms('ms2', 1), old: [ms('ms1', 2, 3, 3)], want: {} },
     { name: 'all available: scale down by one', md: md(3, 1, 0), newMS: ms('ms2', 1), old: [ms('ms1', 3)], want: { ms1: 2 } },
-    { name: 'unavailable replicas are scaled down first', md: md(3, 1, 0), newMS: ms('ms4', 1), old: [ms('ms1', 2), ms('ms2', 1, 1, 0), ms('ms3', 2, 2, 0)], want: { ms2: 0, ms3: 0 } },
-    { name: 'unavailable first, then available ones', md: md(3, 1, 0), newMS: ms('ms4', 1), old: [ms('ms1', 3), ms('ms2', 1, 1, 0), ms('ms3', 2, 2, 0)], want: { ms2: 0, ms3: 0, ms1: 2 } },
-    { name: 'unavailable first, replicas without machines do not count', md: md(3, 1, 0), newMS: ms('ms4', 1), old: [ms('ms1', 4, 3, 3), ms('ms2', 2, 1, 0), ms('ms3', 5, 2, 0)], want: { ms2: 0, ms3: 0, ms1: 2 } },
-    { name: 'stops before breaching minAvailable', md: md(3, 1, 0), newMS: ms('ms4', 1), old: [ms('ms1', 1), ms('ms2', 1, 1, 0), ms('ms3', 2, 2, 1)], want: { ms2: 0 } },
-    { name: 'stops before breaching minAvailable, replicas without machines', md: md(3, 1, 0), newMS: ms('ms4', 1), old: [ms('ms1', 2, 1, 1), ms('ms2', 3, 1, 0), ms('ms3', 3, 2, 1)], want: { ms1: 1, ms2: 0, ms3: 2 } },
-    { name: 'keeps scale downs of a previous reconcile into account', md: md(3, 1, 0), newMS: ms('ms2', 2), old: [ms('ms1', 3, 4, 4)], want: { ms1: 2 } },
-    { name: 'keeps scale down of this reconcile on newMS into account', md: md(3, 1, 0), intents: { ms2: 1 }, newMS: ms('ms2', 2), old: [ms('ms1', 3)], want: { ms2: 1, ms1: 2 } },
-    { name: 'keeps scale down of this reconcile on oldMS into account', md: md(3, 1, 0), intents: { ms1: 2 }, newMS: ms('ms2', 2), old: [ms('ms1', 3)], want: { ms1: 1 } },
+    // cleanupUnhealthyReplicas first (oldest first), then scaleDownOldMachineSetsForRollingUpdate on Σ available − minAvailable.
+    { name: 'unavailable replicas of old MachineSets go first, then available ones', md: md(3, 1, 0), newMS: ms('ms4', 1), old: [ms('ms1', 3), ms('ms2', 1, 1, 0), ms('ms3', 2, 2, 0)], want: { ms2: 0, ms3: 0, ms1: 2 } },
+    // Here v1.10 and v1.12 differ: v1.12 keeps an unavailable old Machine until its deadlock breaker; v1.10 removes it at once.
+    { name: 'an unavailable old Machine is removed within the budget (v1.12 would wait)', md: md(3, 1, 0), newMS: ms('ms2', 1), old: [ms('ms1', 3, 3, 2)], want: { ms1: 2 } },
+    { name: 'removes unavailable replicas up to the budget, then stops at minAvailable', md: md(3, 1, 0), newMS: ms('ms4', 1), old: [ms('ms1', 1), ms('ms2', 1, 1, 0), ms('ms3', 2, 2, 1)], want: { ms2: 0, ms3: 1 } },
   ];
   for (const c of cases) {
     it(c.name, () => {
-      const p = newPlan(c.md, c.newMS, c.old, c.intents);
+      const p = newPlan(c.md, c.newMS, c.old);
       reconcileOldMachineSetsRollingUpdate(p);
       expect(p.scaleIntents).toEqual(c.want);
-      // Worst case (every deletion hits an available Machine) still honours maxUnavailable.
-      let available = c.newMS.availableReplicas;
-      for (const o of c.old) {
-        const intent = p.scaleIntents[o.name];
-        available += intent === undefined ? o.availableReplicas : Math.max(o.availableReplicas - Math.max(o.statusReplicas - intent, 0), 0);
-      }
-      if (!c.skipAvailabilityCheck) expect(available).toBeGreaterThanOrEqual(c.md.replicas - mdMaxUnavailable(c.md));
     });
   }
+
+  it('sees the spec.replicas reconcileNewMachineSet set in the same reconcile (scaleMachineSet updates the object in memory)', () => {
+    // new 0 → 1 first; then Σ spec = 4, minAvailable 3, new unavailable 1: no old scale down yet.
+    expect(planRollingUpdate(md(3, 1, 0), ms('ms2', 0, 0, 0), [ms('ms1', 3)]).scaleIntents).toEqual({ ms2: 1 });
+    // Without the new MachineSet's scale up (already 1, available) the old one goes down by one.
+    expect(planRollingUpdate(md(3, 1, 0), ms('ms2', 1), [ms('ms1', 3)]).scaleIntents).toEqual({ ms1: 2 });
+  });
+
+  it('refuses a "scale down" that would raise spec.replicas (more available Machines than replicas), as upstream errors', () => {
+    // ms1 spec 3 with 4 available Machines (a scale down still in progress): cleanupUnhealthyReplicas computes 3 → 4.
+    expect(() => reconcileOldMachineSetsRollingUpdate(newPlan(md(3, 1, 0), ms('ms2', 2), [ms('ms1', 3, 4, 4)]))).toThrow(InvalidScaleError);
+    expect(() => reconcileOldMachineSetsRollingUpdate(newPlan(md(3, 1, 0), ms('ms2', 2), [ms('ms1', 3, 4, 4)]))).toThrow(/invalid request to scale down ms1: 3 -> 4/);
+  });
+
+  it('removes an unavailable old Machine within the budget, and with no budget nothing moves (no deadlock breaker, added in v1.12)', () => {
+    // maxUnavailable 0, new MachineSet full and available: Σ spec 6 − 5 − 0 = 1, cleanup removes the unavailable one.
+    expect(planRollingUpdate(md(5, 1, 0), ms('ms2', 5), [ms('ms1', 1, 1, 0)]).scaleIntents).toEqual({ ms1: 0 });
+    // The new MachineSet has an unavailable Machine: Σ spec 6 − 5 − 1 = 0, nothing moves (v1.12's breaker would not fire either).
+    expect(planRollingUpdate(md(5, 1, 0), ms('ms2', 5, 5, 4), [ms('ms1', 1, 1, 0)]).scaleIntents).toEqual({});
+  });
 });
 
-describe('reconcileDeadlockBreaker (Test_reconcileDeadlockBreaker)', () => {
-  const m = md(5, 1, 0);
-  const cases: { name: string; intents?: Record<string, number>; newMS: RolloutMachineSet; old: RolloutMachineSet[]; want: Record<string, number> }[] = [
-    { name: 'no replicas on old machinesets', newMS: ms('ms2', 10), old: [ms('ms1', 0)], want: {} },
-    { name: 'all old replicas available', newMS: ms('ms2', 5), old: [ms('ms1', 5)], want: {} },
-    { name: 'newMS still scaling from a previous reconcile', newMS: ms('ms2', 6, 5, 5), old: [ms('ms1', 5, 5, 4)], want: {} },
-    { name: 'oldMS still scaling from a previous reconcile', newMS: ms('ms2', 5), old: [ms('ms1', 4, 5, 4)], want: {} },
-    { name: 'newMS scaling in this reconcile', intents: { ms2: 6 }, newMS: ms('ms2', 5), old: [ms('ms1', 5, 5, 4)], want: { ms2: 6 } },
-    { name: 'oldMS scaling in this reconcile', intents: { ms1: 4 }, newMS: ms('ms2', 5), old: [ms('ms1', 5, 5, 4)], want: { ms1: 4 } },
-    { name: 'wait for unavailable replicas on the newMS', newMS: ms('ms2', 5, 5, 3), old: [ms('ms1', 5, 5, 4)], want: {} },
-    { name: 'unblock a deadlock', newMS: ms('ms2', 5), old: [ms('ms1', 5, 5, 3)], want: { ms1: 4 } },
-  ];
-  for (const c of cases) {
-    it(c.name, () => {
-      const p = newPlan(m, c.newMS, c.old, c.intents);
-      reconcileDeadlockBreaker(p);
-      expect(p.scaleIntents).toEqual(c.want);
-    });
-  }
-});
-
-describe('OnDelete planner (machinedeployment_rollout_ondelete.go)', () => {
+describe('OnDelete (v1.10.10 machinedeployment_rollout_ondelete.go)', () => {
   const od = (replicas: number): RolloutDeployment => ({ replicas, strategy: 'OnDelete' });
   it('does nothing until a user deletes an old Machine', () => {
     expect(planOnDelete(od(3), ms('ms2', 0, 0, 0), [ms('ms1', 3)]).scaleIntents).toEqual({});
   });
-  it('aligns the old MachineSet to the Machines left, then the new one takes the freed replica', () => {
-    const p1 = planOnDelete(od(3), ms('ms2', 0, 0, 0), [ms('ms1', 3, 2, 2)]);
-    expect(p1.scaleIntents).toEqual({ ms1: 2 });
-    // next reconcile: ms1 is 2/2, total 2 < 3 → new MachineSet +1.
+  it('aligns an old MachineSet to its Machines not being deleted, then the new one takes the freed replica', () => {
+    // ms1 has 3 Machines, one of them being deleted: spec 3 → 2 at once (upstream lists the Machines).
+    expect(planOnDelete(od(3), ms('ms2', 0, 0, 0), [{ ...ms('ms1', 3, 3, 2), liveMachines: 2 }]).scaleIntents).toEqual({ ms1: 2 });
+    // next reconcile: the Machine is gone, ms1 is 2/2, total 2 < 3 → new MachineSet +1.
     expect(planOnDelete(od(3), ms('ms2', 0, 0, 0), [ms('ms1', 2)]).scaleIntents).toEqual({ ms2: 1 });
   });
-  it('a scale down of the deployment is taken from the old MachineSets, oldest first', () => {
-    expect(planOnDelete(od(2), ms('ms3', 1), [ms('ms1', 2), ms('ms2', 2)]).scaleIntents).toEqual({ ms1: 0, ms2: 1 });
+  it("takes a scale down of the deployment from the old MachineSets in decreasing-replicas order (FindOldMachineSets keeps FindNewMachineSet's sort)", () => {
+    const older = ms('ms1', 1);
+    const newer = ms('ms2', 3);
+    // MachineSetsByDecreasingReplicas: ms2 (3) before ms1 (1) although ms1 is older.
+    const old = [older, newer].sort(byDecreasingReplicas);
+    expect(old.map((x) => x.name)).toEqual(['ms2', 'ms1']);
+    // surplus = 3 + 1 + 1 − 3 = 2, all from ms2.
+    expect(planOnDelete(od(3), ms('ms3', 1), old).scaleIntents).toEqual({ ms2: 1 });
+    // Equal replicas: oldest first.
+    expect(planOnDelete(od(2), ms('ms5', 1), [ms('ms3', 2), ms('ms4', 2)].sort(byDecreasingReplicas)).scaleIntents).toEqual({ ms3: 0, ms4: 1 });
   });
 });
 
@@ -249,7 +253,7 @@ const SEQUENCES: { name: string; start: SeqScope; desired: string[]; results: st
   },
 ];
 
-describe('rolling update sequences (Test_RollingUpdateSequences, golden logs)', () => {
+describe('rolling update sequences (v1.12 Test_RollingUpdateSequences golden logs, which v1.10 reproduces)', () => {
   for (const s of SEQUENCES) {
     it(s.name, () => {
       const r = runSequence(s.name, s.start, s.desired);

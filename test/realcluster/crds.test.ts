@@ -76,7 +76,9 @@ const CASES: [string, KubeObject, { rule: string; field: string } | undefined][]
   ['valid MD strategy', md('ok', { maxSurge: 0, maxUnavailable: 1 }), undefined],
   ['valid MD percentages', md('pct', { maxSurge: '25%', maxUnavailable: '0%' }), undefined],
   ['MD-1 both zero', md('zero', { maxSurge: 0, maxUnavailable: 0 }), { rule: 'MD-1', field: 'spec.strategy.rollingUpdate' }],
-  ['MD-1 both zero as strings', md('zeros', { maxSurge: '0%', maxUnavailable: '0' }), { rule: 'MD-1', field: 'spec.strategy.rollingUpdate' }],
+  ['MD-1 both zero as percentages', md('zeros', { maxSurge: '0%', maxUnavailable: '0%' }), { rule: 'MD-1', field: 'spec.strategy.rollingUpdate' }],
+  // intstr.GetScaledValueFromIntOrPercent, as cluster-api v1.10's webhook applies it: a string must be a percentage.
+  ['MD-1 a bare-digit string is not an integer', md('digits', { maxSurge: '1' }), { rule: 'MD-1', field: 'spec.strategy.rollingUpdate.maxSurge' }],
   ['MD-1 maxSurge 0, maxUnavailable defaulted to 0', md('zerodef', { maxSurge: 0 }), { rule: 'MD-1', field: 'spec.strategy.rollingUpdate' }],
   ['MD-1 not a number or percentage', md('bad', { maxSurge: 'lots' }), { rule: 'MD-1', field: 'spec.strategy.rollingUpdate.maxSurge' }],
   // Not in CEL: enforced on the real apiserver by the admission webhook.

@@ -457,8 +457,8 @@ const machineDeployment = crd(CAPI, 'MachineDeployment', 'machinedeployments', {
             // sets maxSurge 1 / maxUnavailable 0: an absent maxSurge is not zero, an absent maxUnavailable is).
             'x-kubernetes-validations': [
               ...(['maxSurge', 'maxUnavailable'] as const).map((k) => ({
-                rule: `!has(self.${k}) || (type(self.${k}) == int ? int(self.${k}) >= 0 : string(self.${k}).matches('^[0-9]+%?$'))`,
-                message: 'MD-1: must be a non-negative integer or a percentage',
+                rule: `!has(self.${k}) || (type(self.${k}) == int ? int(self.${k}) >= 0 : string(self.${k}).matches('^[0-9]+%$'))`,
+                message: 'MD-1: must be either an int or a percentage (a string must end in %)',
                 fieldPath: `.${k}`,
               })),
               {
@@ -472,6 +472,7 @@ const machineDeployment = crd(CAPI, 'MachineDeployment', 'machinedeployments', {
         revisionHistoryLimit: int(),
         paused: bool(),
         progressDeadlineSeconds: int(),
+        rolloutAfter: dateTime('Roll out every Machine created before this time (MachineDeployment spec.rolloutAfter).'),
       },
       ['clusterName', 'template'],
     ),
