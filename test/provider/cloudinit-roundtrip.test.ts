@@ -85,6 +85,7 @@ describe('cloud-init round trip: provider injection -> guest (BOOT-2)', () => {
     const kc = parseKubeadmConfig(guest.files.find((f) => f.path === cmd.configPath)!.content);
     expect(kc).toEqual({
       kind: 'JoinConfiguration',
+      controlPlane: false, // a worker join: no kubeadm mark-control-plane phase
       nodeName: 'worker-7',
       kubeletExtraArgs: { 'volume-plugin-dir': '/opt/libexec/x/', v: '2', 'provider-id': 'hcs://demo/md-0-x7k2p' },
       patchesDirectory: '/etc/kubernetes/patches',
@@ -172,7 +173,7 @@ describe('cloud-init YAML: kubeadm configuration files', () => {
     const inline = patchJoinConfiguration('kind: Other\n--- {kind: JoinConfiguration, nodeRegistration: {name: old}}\n', 'n1', 'p1');
     expect(inline).toBe('kind: Other\n---\nkind: JoinConfiguration\nnodeRegistration:\n  name: n1\n  kubeletExtraArgs:\n    provider-id: p1\n');
     const ended = patchJoinConfiguration('kind: Other\n...\nkind: JoinConfiguration\n', 'n2', 'p2');
-    expect(parseKubeadmConfig(ended)).toEqual({ kind: 'JoinConfiguration', nodeName: 'n2', kubeletExtraArgs: { 'provider-id': 'p2' } });
+    expect(parseKubeadmConfig(ended)).toEqual({ kind: 'JoinConfiguration', controlPlane: false, nodeName: 'n2', kubeletExtraArgs: { 'provider-id': 'p2' } });
   });
 
   it('the v1beta4 list form keeps its order and other entries', () => {
