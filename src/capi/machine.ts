@@ -16,8 +16,12 @@
  *   infrastructure machine and wait until the latter is gone, delete the Node
  *   (give up after nodeDeletionTimeout, default 10s), remove the finalizer.
  *
- * Drain is simulated: cordon marks the Node unschedulable; the drain completes
- * at once unless the Node has the annotation testbed.hcs/drain-blocked: "true".
+ * Drain: cordon marks the Node unschedulable, then the Node's pods are evicted
+ * through the workload cluster as upstream's drain helper does (DaemonSet and
+ * mirror pods skipped; src/workload/drain.ts, after cluster-api
+ * internal/controllers/machine/drain); the ReplicaSets' replacements land on
+ * other Nodes. The Node annotation testbed.hcs/drain-blocked: "true" makes the
+ * evictions fail (a PodDisruptionBudget that allows none).
  */
 import { FINALIZER_MACHINE, LABEL_CLUSTER_NAME } from '../api/capi.js';
 import type { Cluster, Condition, KubeadmConfig, Machine, MachineAddress, MachinePhase, MachineStatus } from '../api/capi.js';
@@ -29,6 +33,7 @@ import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { isDeleting, ownerRef } from '../kube/types.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
+import { drainNode } from '../workload/drain.js';
 import { ANN_DRAIN_BLOCKED, ANN_EXCLUDE_NODE_DRAINING, ANN_EXCLUDE_WAIT_FOR_VOLUME_DETACH, CAPI_DEPLOYMENT, sameJson, getCondition, keyFor, markFalse, markTrue, msSince, splitKey } from './util.js';
 
 export const MACHINE_CONTROLLER = 'capi-machine';
@@ -273,8 +278,22 @@ export class MachineReconciler implements Controller {
             await this.writeStatus(m, status);
             return { requeueAfter: timeout > 0 ? Math.min(DRAIN_RETRY_MS, Math.max(1, timeout - msSince(started, now) + 1)) : DRAIN_RETRY_MS };
           }
+          // Evict the Node's pods through the workload cluster (DaemonSet and mirror pods stay; src/workload/drain.ts).
+          const drain = await drainNode(workload, nodeName);
+          if (drain.waiting.length) {
+            status.conditions = markFalse(status.conditions, 'DrainingSucceeded', 'Draining', 'Info', `Drain not completed yet: Pods ${drain.waiting.join(', ')}: deletionTimestamp set, but still not removed from the Node`, now);
+            await this.writeStatus(m, status);
+            return { requeueAfter: DRAIN_RETRY_MS };
+          }
           status.conditions = markTrue(status.conditions, 'DrainingSucceeded', now);
-          this.ctx.events.record({ source: 'capi', type: 'machine.node-drained', message: `Machine ${keyFor(m)}: drained Node ${nodeName}`, data: { machine: m.metadata.name, node: nodeName }, rules: ['MD-4'] });
+          this.ctx.events.record({
+            source: 'capi',
+            type: 'machine.node-drained',
+            message: `Machine ${keyFor(m)}: drained Node ${nodeName}: evicted ${drain.evicted.length} pod(s)${drain.evicted.length ? ` (${drain.evicted.join(', ')})` : ''}, skipped ${drain.skipped.length} (DaemonSet-managed and mirror pods)`,
+            data: { machine: m.metadata.name, node: nodeName, evicted: drain.evicted, skipped: drain.skipped.length },
+            rules: ['MD-4'],
+          });
+          if (drain.evicted.length) this.log.info(`evicted pods from Node ${nodeName}`, { machine: keyFor(m), node: nodeName, pods: drain.evicted, warnings: drain.warnings });
           await this.ctx.recorder.record('capi', 'machine-controller', m, 'Normal', 'SuccessfulDrainNode', `success draining Machine's node "${nodeName}"`);
         } else {
           status.conditions = markTrue(status.conditions, 'DrainingSucceeded', now);

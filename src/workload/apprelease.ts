@@ -24,6 +24,7 @@ import { isConflict } from '../kube/errors.js';
 import type { Typed, WatchEvent } from '../kube/types.js';
 import { EventRecorder, type ControllerContext, type Logger } from '../runtime/context.js';
 import type { Controller, Result } from '../runtime/manager.js';
+import { kubeOvnHealth } from './kube-ovn-health.js';
 import type { OsSupportMatrix } from './matrix.js';
 
 export const APPRELEASE_API_VERSION = 'app.alauda.io/v1';
@@ -81,6 +82,8 @@ export interface AppReleaseTimings {
   healthCheckMs: number;
   syncMs: number;
 }
+/** HealthChecking re-verifies the Kube-OVN pods this often while some are not Ready. */
+export const HEALTH_RECHECK_MS = 5_000;
 export const DEFAULT_APPRELEASE_TIMINGS: AppReleaseTimings = { downloadMs: 5_000, installMs: 20_000, upgradeMs: 25_000, healthCheckMs: 30_000, syncMs: 5_000 };
 
 // ---- helpers ---------------------------------------------------------------------------
@@ -224,6 +227,8 @@ export class AppReleaseController implements Controller {
     const fail = ar.metadata.annotations?.[ANN_APPRELEASE_FAIL] as AppReleasePhase | undefined;
     const valuesHash = hashValues(ar.spec.values);
     let next: AppReleaseChartStatus | undefined;
+    /** HealthChecking past its time with pods not Ready: same phase, message naming them. */
+    let waiting: AppReleaseChartStatus | undefined;
     let requeue: number | undefined;
 
     const since = cur?.lastTransitionTime ? Date.parse(cur.lastTransitionTime) : now;
@@ -285,7 +290,19 @@ export class AppReleaseController implements Controller {
         case 'HealthChecking':
           if (elapsed < this.timings.healthCheckMs) requeue = this.timings.healthCheckMs - elapsed;
           else if (fail === 'NotReady') next = start('NotReady', cur.installedRevision, `kube-ovn pods not Ready after ${Math.round(this.timings.healthCheckMs / 1000)}s: kube-ovn-cni 2/3 Ready (injected by annotation ${ANN_APPRELEASE_FAIL})`);
-          else next = start('Success', cur.installedRevision);
+          else {
+            // Verify the Kube-OVN pods in the workload cluster (kube-ovn-health.ts): a pod not Ready keeps the release here.
+            const health = await kubeOvnHealth(client);
+            if (health.ready) next = start('Success', cur.installedRevision);
+            else {
+              const msg = `verifying kube-ovn pods of ${source.releaseName} ${target}: ${health.summary}; not Ready: ${health.notReady.join(', ')}`;
+              if (cur.message !== msg) {
+                this.ctx.events.record({ source: 'workload', type: 'apprelease.pods-not-ready', message: `AppRelease ${objKey} in ${clusterKey}: ${msg}`, data: { cluster: clusterKey, appRelease: objKey, notReady: health.notReady }, rules: ['OVN-4'] });
+              }
+              waiting = { ...cur, message: msg };
+              requeue = HEALTH_RECHECK_MS;
+            }
+          }
           break;
         case 'Syncing':
           if (elapsed < this.timings.syncMs) requeue = this.timings.syncMs - elapsed;
@@ -302,7 +319,8 @@ export class AppReleaseController implements Controller {
       }
     }
 
-    const eff = next ?? cur!;
+    if (waiting) charts[source.name] = waiting;
+    const eff = next ?? waiting ?? cur!;
     if (next) {
       charts[source.name] = next;
       this.log.info(`AppRelease ${objKey} (cluster ${clusterKey}) chart ${source.name}: ${cur?.phase ?? '(new)'} -> ${next.phase}`, { appRelease: objKey, cluster: clusterKey, installedRevision: next.installedRevision, targetRevision: target, phase: next.phase, rules: ['OVN-4'] });

@@ -14,6 +14,8 @@ export * from './versions.js';
 export * from './pods.js';
 export * from './system-pods.js';
 export * from './management.js';
+export * from './drain.js';
+export * from './kube-ovn-health.js';
 
 export interface WorkloadControllers {
   appRelease: AppReleaseController;

@@ -8,13 +8,14 @@
  *   kube-controller-manager and kube-scheduler as mirror pods;
  * - per cluster: Deployments coredns (2 replicas, k8s-app=kube-dns),
  *   ovn-central and kube-ovn-controller (Kube-OVN; replicas = the number of
- *   `kube-ovn/role=master` Nodes, at most 3, at least 1), each through a
- *   ReplicaSet, placed by a tiny scheduler: Ready, schedulable Nodes whose
- *   taints the pod tolerates and that match its nodeSelector, fewest pods of
- *   the same ReplicaSet first, then by name. Kube-OVN's install labels the
+ *   `kube-ovn/role=master` Nodes, at most 3), each through a ReplicaSet,
+ *   placed by a tiny scheduler: Ready, schedulable Nodes whose taints the pod
+ *   tolerates and that match its nodeSelector, fewest pods of the same
+ *   ReplicaSet first, then by name. Kube-OVN's install labels the
  *   control-plane Nodes `kube-ovn/role=master`; a cluster without
- *   control-plane Nodes (its control plane is outside the model) places them
- *   on any Node.
+ *   control-plane Nodes (a Cluster without controlPlaneRef: its control plane
+ *   is outside the model) has no ovn-central / kube-ovn-controller pods in
+ *   the model (they run on that outside control plane).
  *
  * Pods are Ready when their Node is Ready (and not annotated
  * `testbed.hcs/pod-not-ready`). A Node that goes away takes its pods with it
@@ -113,7 +114,7 @@ export const SYSTEM_DEPLOYMENTS: readonly DeploymentDef[] = [
     selector: { app: 'ovn-central' },
     extraLabels: { component: 'network', type: 'infra' },
     containers: (v) => [{ name: 'ovn-central', image: KUBE_OVN_IMAGE(v) }],
-    replicas: (m) => Math.max(1, Math.min(3, m)),
+    replicas: (m) => Math.min(3, m),
     nodeSelector: masterSel,
     antiAffinity: true,
     tolerations: tolerateAll,
@@ -124,7 +125,7 @@ export const SYSTEM_DEPLOYMENTS: readonly DeploymentDef[] = [
     selector: { app: 'kube-ovn-controller' },
     extraLabels: { component: 'network', type: 'infra' },
     containers: (v) => [{ name: 'kube-ovn-controller', image: KUBE_OVN_IMAGE(v) }],
-    replicas: (m) => Math.max(1, Math.min(3, m)),
+    replicas: (m) => Math.min(3, m),
     nodeSelector: masterSel,
     antiAffinity: true,
     tolerations: tolerateAll,
@@ -251,6 +252,8 @@ export class SystemPodsController implements Controller {
         return;
       }
       c.pods.set(k, p);
+      // A pod whose status no longer fits its Node (a new pod from kubectl, the fault annotation set or removed): its kubelet reports.
+      if (p.spec.nodeName && !p.metadata.deletionTimestamp && statusOutdated(p, c.nodes.get(p.spec.nodeName))) enqueue(`node/${p.spec.nodeName}`);
       if (p.spec.nodeName) {
         let s = c.byNode.get(p.spec.nodeName);
         if (!s) c.byNode.set(p.spec.nodeName, (s = new Set()));
@@ -494,8 +497,7 @@ export class SystemPodsController implements Controller {
     const all = [...c.nodes.values()].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
     const reasons = new Map<string, number>();
     const no = (r: string): void => void reasons.set(r, (reasons.get(r) ?? 0) + 1);
-    // A cluster without master-labelled Nodes has its control plane outside the model: any Node will do.
-    const useSelector = d.nodeSelector && all.some((n) => Object.entries(d.nodeSelector!).every(([k, v]) => n.metadata.labels?.[k] === v));
+    const useSelector = !!d.nodeSelector;
     const fit: Readonly<Node>[] = [];
     for (const n of all) {
       if (!nodeReady(n)) no("node(s) had untolerated taint {node.kubernetes.io/not-ready: }");
@@ -530,7 +532,7 @@ export class SystemPodsController implements Controller {
     for (const [o, st] of [[rs, rsStatus], [dep, depStatus]] as const) {
       let cur = (await c.client.get<KubeObject & { spec?: { replicas?: number }; status?: unknown }>({ kind: o.kind, namespace: SYSTEM_NAMESPACE, name: o.metadata.name }))!;
       if (!cur) continue;
-      if (spec(cur).replicas !== replicas && o.kind === 'ReplicaSet') cur = await c.client.update({ ...cur, spec: { ...cur.spec, replicas } });
+      if (spec(cur).replicas !== replicas) cur = await c.client.update({ ...cur, spec: { ...cur.spec, replicas } });
       if (JSON.stringify(cur.status ?? {}) !== JSON.stringify(st)) await c.client.updateStatus({ ...cur, status: st });
     }
   }
