@@ -547,7 +547,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
   const url = address.replace('[::1]', '127.0.0.1').replace('//localhost:', '//127.0.0.1:');
   const clusterUrl = (namespace: string, name: string): string => `${url}/clusters/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
   // The <cluster>-kubeconfig Secrets point here while the facade serves (src/capi/kubeconfig.ts).
-  workloads?.setEndpoints((namespace, name) => ({ server: clusterUrl(namespace, name), insecureSkipTlsVerify: true }));
+  workloads?.setEndpoints((namespace, name) => ({ server: clusterUrl(namespace, name), ...(tls ? { certificateAuthorityData: tls.ca.certPem } : { insecureSkipTlsVerify: true }), token }));
 
   let defaultDir = opts.kubeconfigDir;
   const writeKubeconfig = (dir?: string): KubeconfigFiles => {

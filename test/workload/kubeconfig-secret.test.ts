@@ -70,7 +70,9 @@ describe('<cluster>-kubeconfig of a worker-only Cluster (written by the Cluster 
       const r = await tb.sim.runUntil(async () => kubeconfigOf(secret(tb)!).clusters[0]!.cluster.server === facade.clusterUrl(NS, 'demo'), 60_000);
       expect(r.ok).toBe(true);
       const kc = kubeconfigOf(secret(tb)!);
-      expect(kc.clusters[0]!.cluster['insecure-skip-tls-verify']).toBe(true);
+      // The facade's CA (it serves TLS) and its bearer token, beside the client certificate upstream puts there.
+      expect(Buffer.from(kc.clusters[0]!.cluster['certificate-authority-data']!, 'base64').toString()).toContain('BEGIN CERTIFICATE');
+      expect((kc.users[0]!.user as { token?: string }).token).toBe(facade.token);
       const client = await clientFromText(secretValue(secret(tb)!, 'value')!);
       const nodes = await client.list<Node>('Node');
       expect(nodes.map((n) => n.metadata.name).sort()).toEqual(['demo-worker-1', 'demo-worker-2', 'demo-worker-3']);
