@@ -106,7 +106,9 @@ export interface FiredFault {
   effect: FaultEffect;
 }
 
-const EFFECTS = ['error', 'latency', 'jobFail', 'stuck', 'partial', 'capacity', 'quota'] as const;
+/** Effect types (scenario validation suggests the nearest one for a misspelt type). */
+export const FAULT_EFFECTS = ['error', 'latency', 'jobFail', 'stuck', 'partial', 'capacity', 'quota'] as const;
+const EFFECTS = FAULT_EFFECTS;
 const OPTS = new Set(['service', 'operation', 'match', 'effect', 'probability', 'count', 'after', 'atMs', 'description', 'id', 'seen', 'fired']);
 
 function bad(path: string, reason: string): never {

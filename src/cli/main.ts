@@ -11,7 +11,7 @@ import { writeJsonReports } from '../report/json.js';
 import { writeJunit } from '../report/junit.js';
 import { coverageText, specCoverage } from '../report/coverage.js';
 import { writeHtml } from '../report/html.js';
-import { loadScenario } from '../scenario/parse.js';
+import { loadScenario, ScenarioErrors } from '../scenario/parse.js';
 import { runScenario, type ScenarioResult } from '../scenario/runner.js';
 import type { Scenario } from '../scenario/types.js';
 import { BACKENDS, openBackend, type BackendName, type OpenBackend } from '../testbed/backends.js';
@@ -26,7 +26,8 @@ const HELP = `hcs-testbed — a simulated Huawei Cloud Stack provider and Cluste
 
 Usage:
   hcs-testbed run [PATH...] [options]    replay scenarios (files, or directories of *.yaml)
-  hcs-testbed validate [PATH...]         parse and check scenario files without running them
+  hcs-testbed validate [PATH...]         check scenario files (and their manifests) without running them:
+                                         every error at once, with "did you mean" suggestions
   hcs-testbed explore SCENARIO [opts]    seeds x random fault/crash schedules, shrunk findings (explore --help)
   hcs-testbed kind up|down [--name N]    a kind cluster with the CRDs (needs Docker; see kind --help)
   hcs-testbed serve [--preset NAME]      a live testbed for the real kubectl and a browser (serve --help)
@@ -48,6 +49,9 @@ Run options:
                            address the apiserver can reach: kind needs the Docker gateway);
                            on by default (127.0.0.1) for --backend apiserver
   --no-webhook             do not serve the admission webhook (only the CRDs' CEL rules hold)
+  --manifests DIR          another place a relative manifest path of an apply step is looked up
+                           (repeatable; after the scenario's own manifestPath, before the library;
+                           library:NAME always means the library's scenarios/manifests/NAME)
   --report LIST            comma-separated: console,json,junit,html (default: console)
   --out DIR                where json/junit/html reports go (default: out/)
   --jobs N                 run scenarios on N processes (default: the machine's cores; embedded backend
@@ -121,6 +125,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
         'no-webhook': { type: 'boolean', default: false },
         jobs: { type: 'string' },
         plugin: { type: 'string' },
+        manifests: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -176,11 +181,29 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     write(`error: --plugin goes with --backend embedded (got --backend ${backendName})\n`);
     return 2;
   }
-  let scenarios: Scenario[];
+  // Every file is checked and every error printed (validate and run refuse the same input, exit 2).
+  const scenarios: Scenario[] = [];
+  let files: string[];
   try {
-    scenarios = scenarioFiles(parsed.positionals).map((f) => loadScenario(relative(process.cwd(), resolve(f)) || f));
+    files = scenarioFiles(parsed.positionals);
   } catch (e) {
     write(`error: ${errorMessage(e)}\n`);
+    return 2;
+  }
+  if (o.manifests?.length) process.env.HCS_TESTBED_MANIFESTS = o.manifests.map((d) => resolve(d)).join(':'); // for --jobs workers
+  const loadOpts = o.manifests?.length ? { manifestDirs: o.manifests } : {};
+  let errors = 0;
+  for (const f of files) {
+    try {
+      scenarios.push(loadScenario(relative(process.cwd(), resolve(f)) || f, undefined, loadOpts));
+    } catch (e) {
+      const list = e instanceof ScenarioErrors ? e.errors : [e];
+      errors += list.length;
+      for (const x of list) write(`error: ${errorMessage(x)}\n`);
+    }
+  }
+  if (errors) {
+    write(`${errors} error${errors === 1 ? '' : 's'} in ${files.length - scenarios.length} of ${files.length} scenario file${files.length === 1 ? '' : 's'}\n`);
     return 2;
   }
   if (command === 'validate') {

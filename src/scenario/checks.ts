@@ -25,7 +25,18 @@ export interface ParamSpec {
   type: 'string' | 'number' | 'boolean' | 'scalar';
   required?: boolean;
   doc: string;
+  /** The only values allowed (validate suggests the nearest one). */
+  values?: readonly string[];
+  /** An absolute path is required. */
+  absolute?: boolean;
 }
+
+/** Machine phases (Cluster API), as the `machines` check compares them. */
+export const MACHINE_PHASES = ['Pending', 'Provisioning', 'Provisioned', 'Running', 'Deleting', 'Deleted', 'Failed', 'Unknown'] as const;
+/** ECS server statuses of the fake cloud (mock-hcs). */
+export const SERVER_STATUSES = ['BUILD', 'ACTIVE', 'SHUTOFF', 'REBOOT', 'HARD_REBOOT', 'ERROR', 'DELETED'] as const;
+/** Event sources of the run's event log. */
+export const EVENT_SOURCES = ['scenario', 'cloud', 'kube', 'capi', 'provider', 'guest', 'workload', 'invariant', 'fault', 'runtime'] as const;
 
 export interface CheckDef {
   doc: string;
@@ -70,7 +81,7 @@ export const CHECKS: Record<string, CheckDef> = {
       namespace: { type: 'string', doc: 'namespace (default cpaas-system)' },
       deployment: { type: 'string', doc: 'MachineDeployment name (label cluster.x-k8s.io/deployment-name)' },
       cluster: { type: 'string', doc: 'cluster name' },
-      phase: { type: 'string', doc: 'Machine phase, e.g. Running' },
+      phase: { type: 'string', doc: 'Machine phase, e.g. Running', values: MACHINE_PHASES },
       count: { type: 'number', required: true, doc: 'expected number' },
     },
     async run(w, p) {
@@ -105,7 +116,7 @@ export const CHECKS: Record<string, CheckDef> = {
     doc: 'Count ECS servers in the fake cloud (optionally in one status).',
     rules: ['HCS-1'],
     params: {
-      status: { type: 'string', doc: 'ECS status, e.g. ACTIVE' },
+      status: { type: 'string', doc: 'ECS status, e.g. ACTIVE', values: SERVER_STATUSES },
       count: { type: 'number', required: true, doc: 'expected number' },
     },
     async run(w, p) {
@@ -186,7 +197,7 @@ export const CHECKS: Record<string, CheckDef> = {
       'otherwise straight from its (detached) persistent volume. Markers on non-persistent storage are expected lost after replacement.',
     rules: ['DISK-8'],
     params: {
-      path: { type: 'string', doc: 'only markers at this path' },
+      path: { type: 'string', doc: 'only markers at this path', absolute: true },
     },
     async run(w, p) {
       const markers = w.markers.filter((m) => !p.path || m.path === p.path);
@@ -213,13 +224,16 @@ export const CHECKS: Record<string, CheckDef> = {
     doc: "A file on a node's filesystem has this content (or is absent when content is omitted and absent: true).",
     params: {
       hostname: { type: 'string', required: true, doc: 'node hostname' },
-      path: { type: 'string', required: true, doc: 'absolute path' },
+      path: { type: 'string', required: true, doc: 'absolute path', absolute: true },
       content: { type: 'string', doc: 'expected content' },
       absent: { type: 'boolean', doc: 'expect the file not to exist' },
     },
     async run(w, p) {
+      // A hostname no running node has reads nothing: that is not "absent", it is the wrong host.
+      if (w.guests.mounts(p.hostname as string).length === 0) return { ok: false, detail: `no running node with hostname ${String(p.hostname)}` };
       const got = w.guests.readFile(p.hostname as string, p.path as string);
       if (p.absent) return { ok: got === undefined, detail: got === undefined ? 'absent' : `present: ${JSON.stringify(got)}` };
+      if (got === undefined) return { ok: false, detail: `${String(p.path)} does not exist on ${String(p.hostname)}, expected ${JSON.stringify(p.content)}` };
       return { ok: got === p.content, detail: `read ${JSON.stringify(got)}${got === p.content ? '' : `, expected ${JSON.stringify(p.content)}`}` };
     },
   },
@@ -229,7 +243,7 @@ export const CHECKS: Record<string, CheckDef> = {
       'with these mount options (as the node booted with them: a mountOptions change reaches a node only through a replacement).',
     params: {
       hostname: { type: 'string', required: true, doc: 'node hostname' },
-      path: { type: 'string', required: true, doc: 'mount point, e.g. /var/cpaas' },
+      path: { type: 'string', required: true, doc: 'mount point, e.g. /var/cpaas', absolute: true },
       persistent: { type: 'boolean', doc: 'backed by a pool-managed persistent disk (true) or not (false)' },
       options: { type: 'string', doc: 'comma-separated options that must all be among the mount options' },
       without: { type: 'string', doc: 'comma-separated options that must not be among them' },
@@ -272,7 +286,7 @@ export const CHECKS: Record<string, CheckDef> = {
   events: {
     doc: 'The run recorded an event (cloud call, controller decision, k8s Event) matching all given filters (OPS-2: stuck states are explained).',
     params: {
-      source: { type: 'string', doc: 'event source: cloud, kube, capi, provider, guest, workload, fault, invariant' },
+      source: { type: 'string', doc: 'event source: cloud, kube, capi, provider, guest, workload, fault, invariant', values: EVENT_SOURCES },
       type: { type: 'string', doc: 'event type or prefix ending in "*", e.g. event.* or server.active' },
       rule: { type: 'string', doc: 'a SPEC rule ID the event cites' },
       contains: { type: 'string', doc: 'text in the message' },
@@ -298,7 +312,7 @@ export const CHECKS: Record<string, CheckDef> = {
       name: { type: 'string', doc: 'object name (default: any object of the kind)' },
       namespace: { type: 'string', doc: 'namespace (default cpaas-system)' },
       type: { type: 'string', required: true, doc: 'condition type, e.g. Ready' },
-      status: { type: 'string', doc: 'True, False or Unknown' },
+      status: { type: 'string', doc: 'True, False or Unknown', values: ['True', 'False', 'Unknown'] },
       reason: { type: 'string', doc: 'condition reason' },
       contains: { type: 'string', doc: 'text in the condition message' },
       count: { type: 'number', doc: 'number of matching objects (default: at least one)' },
@@ -359,7 +373,7 @@ export const CHECKS: Record<string, CheckDef> = {
       cluster: { type: 'string', required: true, doc: 'Cluster name' },
       namespace: { type: 'string', doc: 'namespace (default cpaas-system)' },
       acpVersion: { type: 'string', required: true, doc: 'target row of the OS Support Matrix, e.g. v4.2' },
-      stage: { type: 'string', required: true, doc: 'controlPlane or workers' },
+      stage: { type: 'string', required: true, doc: 'controlPlane or workers', values: ['controlPlane', 'workers'] },
       unmet: { type: 'string', doc: 'comma-separated prerequisites expected to be unmet (default: none)' },
     },
     async run(w, p) {

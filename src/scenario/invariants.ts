@@ -14,6 +14,13 @@ const KUBELET_KEY = '/etc/kubernetes/pki/kubelet.key';
 import type { LogEvent } from '../core/events.js';
 import { getShared, listShared } from '../kube/client.js';
 import type { World } from './world.js';
+import { StrandedDataTracker } from './stranded.js';
+
+/**
+ * The rules the continuous invariants check, i.e. what `expectViolations` may
+ * name (a bug-reproduction scenario expects them to break).
+ */
+export const INVARIANT_RULES = ['DISK-8', 'DISK-9', 'POOL-4', 'TPL-3', 'TPL-4', 'BOOT-2', 'BOOT-3', 'BOOT-4', 'MD-1', 'MD-3', 'HCS-1'] as const;
 
 export interface Violation {
   rule: string;
@@ -52,11 +59,14 @@ export class InvariantMonitor {
   /** Persistent volumes ever seen: id -> name. */
   private readonly persistentSeen = new Map<string, string>();
   private readonly mds = new Map<string, MdTrack>();
+  private readonly stranded: StrandedDataTracker;
 
   constructor(
     private readonly world: World,
     private readonly events: () => readonly LogEvent[],
-  ) {}
+  ) {
+    this.stranded = new StrandedDataTracker(world);
+  }
 
   all(): Violation[] {
     return [...this.violations.values()].sort((a, b) => a.at - b.at || a.key.localeCompare(b.key));
@@ -64,7 +74,7 @@ export class InvariantMonitor {
 
   /** Check everything that must hold at any instant. Returns the new violations. */
   async check(): Promise<Violation[]> {
-    return this.record([...this.cloudFindings(), ...(await this.clusterFindings())]);
+    return this.record([...this.cloudFindings(), ...(await this.clusterFindings()), ...(await this.stranded.findings())]);
   }
 
   /** Checks that only make sense when the system is meant to be at rest (end of a run). */

@@ -379,13 +379,17 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
       return;
     }
     case 'read': {
+      // A hostname no running node has reads nothing: that is the wrong host, not an absent file.
+      if (world.guests.mounts(step.hostname).length === 0) throw new Error(`no running node with hostname "${step.hostname}" to read ${step.path} from`);
       const got = world.guests.readFile(step.hostname, step.path);
       if (step.absent) {
         if (got !== undefined) throw new Error(`${step.hostname}:${step.path} exists (${JSON.stringify(got)}), expected it absent`);
+      } else if (got === undefined) {
+        throw new Error(`${step.hostname}:${step.path} does not exist, expected ${JSON.stringify(step.content)}`);
       } else if (got !== step.content) {
         throw new Error(`${step.hostname}:${step.path} reads ${JSON.stringify(got)}, expected ${JSON.stringify(step.content)}`);
       }
-      res.detail.push(`${step.hostname}:${step.path} = ${JSON.stringify(got)}`);
+      res.detail.push(`${step.hostname}:${step.path} ${got === undefined ? 'absent' : `= ${JSON.stringify(got)}`}`);
       return;
     }
   }

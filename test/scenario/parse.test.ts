@@ -24,8 +24,9 @@ describe('scenario files: errors name the file, line and field', () => {
   it('unknown step action', () => {
     const e = err(() => loadScenario('s.yaml', 'name: x\nseed: 1\nsteps:\n  - wait: {machines: {count: 1}}\n    timeout: 1m\n  - bogus: 3\n'));
     expect(e.line).toBe(6);
-    expect(e.field).toBe('steps[1]');
-    expect(e.message).toContain('unknown step action "bogus"');
+    expect(e.field).toBe('steps[1].bogus');
+    expect(e.message).toContain('unknown field "bogus" (step fields: apply, kubectl,');
+    expect(e.message).toContain('field steps[1]: step has no action; use one of apply, kubectl,');
   });
 
   it('unknown check parameter, wrong type and missing required parameter', () => {
@@ -50,7 +51,7 @@ describe('scenario files: errors name the file, line and field', () => {
   });
 
   it('parses a valid scenario', () => {
-    const s = loadScenario('scenarios/x.yaml', 'name: x\nseed: 7\nrules: [DISK-3]\nsteps:\n  - apply: manifests/a.yaml\n  - kubectl: kubectl get machines -n cpaas-system\n    expectOutput: Running\n  - advance: 90s\n');
+    const s = loadScenario('scenarios/x.yaml', 'name: x\nseed: 7\nrules: [DISK-3]\nsteps:\n  - apply: manifests/worker-cluster/01-cluster.yaml\n  - kubectl: kubectl get machines -n cpaas-system\n    expectOutput: Running\n  - advance: 90s\n');
     expect(s.seed).toBe(7);
     expect(s.steps.map((x) => x.kind)).toEqual(['apply', 'kubectl', 'advance']);
     expect(s.steps[2]).toMatchObject({ kind: 'advance', ms: 90_000, line: 8 });

@@ -56,3 +56,19 @@ describe('scenario runner', () => {
     expect(failed?.error ?? '').toBe('');
   });
 });
+
+describe('read and file checks on a hostname no node has (issue 14)', () => {
+  it('read/file with absent: true fail on an unknown hostname; a missing file says so instead of "reads undefined"', async () => {
+    const bad = await runScenario(scenario(`  - read: {hostname: demo-worker-9, path: /var/cpaas/x, absent: true}
+`), embeddedTestbedFactory());
+    expect(bad.ok).toBe(false);
+    expect(bad.steps[2]!.error).toBe('no running node with hostname "demo-worker-9" to read /var/cpaas/x from');
+    const file = await runScenario(scenario(`  - expect:
+      - file: {hostname: demo-worker-9, path: /var/cpaas/x, absent: true}
+`), embeddedTestbedFactory());
+    expect(file.steps[2]!.error).toContain('no running node with hostname demo-worker-9');
+    const missing = await runScenario(scenario(`  - read: {hostname: demo-worker-1, path: /var/cpaas/none, content: hello}
+`), embeddedTestbedFactory());
+    expect(missing.steps[2]!.error).toBe('demo-worker-1:/var/cpaas/none does not exist, expected "hello"');
+  });
+});

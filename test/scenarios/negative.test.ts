@@ -112,7 +112,7 @@ describe('negative: every library scenario fails against a mutant', () => {
     const r = await run('rollback.yaml', { diskClaimer: forgetfulClaimer });
     expect(r.ok).toBe(false);
     const failed = r.steps.find((s) => !s.ok)!;
-    expect(failed.error).toMatch(/persistentDisks|markers|identity not reused|missing on node/);
+    expect(failed.error).toMatch(/stranded data|persistentDisks|markers|identity not reused|missing on node/);
   });
 
   it('rollback: a rollback that does not restore the etcd tag leaves a mismatch (RB-5, KCP-3)', async () => {
