@@ -24,6 +24,7 @@ import type { EmbeddedWorkloadClusters } from '../testbed/embedded.js';
 import { ANN_LOG_STREAM, ensureControllerObjects, ensureNamespaces, KNOWN_CONTROLLER_DEPLOYMENTS, CONTROLLER_NAMESPACE } from './controllers.js';
 import { apiGroupInfo, apiGroupList, apiResourceList, apiVersions, groupVersions, openApiV3, openApiV3Index, SERVER_VERSION } from './discovery.js';
 import { authenticated, loopbackTls, newToken, PUBLIC_PATHS, TOKEN_COOKIE, UNAUTHORIZED } from './auth.js';
+import { requireFieldManager, withApplyEntry, type ManagedFieldsEntry } from './managed-fields.js';
 import { SCALE_KINDS, serveScale } from './scale.js';
 import { checkCreate, checkWrite, jsonDepth, MAX_BODY_DEPTH, valueDepth } from './validate.js';
 import { toTable, type IncludeObject } from './tables.js';
@@ -407,7 +408,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
           if (info.group && info.group !== 'apps') throw unsupportedMedia(ct);
           return patchWith('merge');
         }
-        if (ct === 'application/apply-patch+yaml') return done(200, await serverSideApply(store, info, ref, parseBody(req) as KubeObject, wo));
+        if (ct === 'application/apply-patch+yaml') return done(200, await serverSideApply(store, info, ref, parseBody(req) as KubeObject, wo, requireFieldManager(q.fieldManager)));
         throw unsupportedMedia(ct);
       }
       case 'DELETE': {
@@ -453,16 +454,19 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
   }
 
   /** A simplified server-side apply: create, or merge the applied fields into the live object (no managedFields). */
-  async function serverSideApply(store: EmbeddedStore, info: ResourceInfo, ref: { kind: string; namespace?: string; name: string }, body: KubeObject, wo: WriteOptions): Promise<KubeObject> {
+  async function serverSideApply(store: EmbeddedStore, info: ResourceInfo, ref: { kind: string; namespace?: string; name: string }, body: KubeObject, wo: WriteOptions, manager: string): Promise<KubeObject> {
     checkBody(body, info, ref.namespace);
     const cur = store.getSync(ref);
+    type WithFields = { managedFields?: ManagedFieldsEntry[] };
     if (!cur) {
       checkCreate(body);
       checkWrite(body, info);
-      return store.create({ ...body, metadata: { ...body.metadata, name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) } }, wo);
+      const managedFields = withApplyEntry(undefined, manager, body, clock.now());
+      return store.create({ ...body, metadata: { ...body.metadata, name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}), managedFields } as KubeObject['metadata'] }, wo);
     }
     const { apiVersion: _a, kind: _k, ...rest } = body;
-    const p = applyMergePatch({}, rest);
+    const managedFields = withApplyEntry((cur.metadata as WithFields).managedFields, manager, body, clock.now());
+    const p = applyMergePatch({}, { ...rest, metadata: { ...(rest.metadata ?? {}), managedFields } });
     checkWrite(applyMergePatch(cur, p) as KubeObject, info);
     return store.patch(ref, 'merge', p, wo);
   }

@@ -445,6 +445,9 @@ export class EmbeddedStore implements KubeClient {
         finalizers: m.finalizers,
         ownerReferences: m.ownerReferences,
       };
+      // managedFields are the client's to send (the facade's server-side apply writes them; docs/kube.md).
+      const mf = (m as { managedFields?: unknown }).managedFields;
+      if (mf !== undefined) (next.metadata as { managedFields?: unknown }).managedFields = mf;
       for (const k of ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const) {
         if (next.metadata[k] === undefined) delete next.metadata[k];
       }

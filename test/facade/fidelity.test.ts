@@ -5,6 +5,8 @@
  * annotation / data values, deep or oversized bodies, bad URLs; the /scale
  * subresource (`kubectl scale`), `kubectl logs -f`, `get all` categories.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MachineDeployment } from '../../src/api/capi.js';
 import { startWorkerCluster, type FacadeBed } from './fixture.js';
@@ -150,5 +152,33 @@ describe('facade fidelity (raw HTTP and the real kubectl)', () => {
       await f.exited;
       expect(f.out()).toMatch(/machinedeployment|machineset/i);
     });
+  });
+});
+
+describe.skipIf(!haveKubectl)('server-side apply keeps managedFields (kubectl apply --server-side)', () => {
+  let bed: FacadeBed;
+  let k: KubectlRunner;
+  beforeAll(async () => {
+    bed = await startWorkerCluster();
+    k = new KubectlRunner(bed.facade.kubeconfigPath);
+  });
+  afterAll(async () => {
+    await bed?.close();
+  });
+
+  it('an Apply entry per field manager with the applied fields; fieldManager required', async () => {
+    const cm = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\n  namespace: cpaas-system\n  labels: {team: a}\ndata:\n  k: v\n';
+    writeFileSync(join(k.cwd, 'cm.yaml'), cm);
+    expect(await k.ok('kubectl apply --server-side -f cm.yaml')).toBe('configmap/ssa serverside-applied\n');
+    const out = await k.ok('kubectl get configmap ssa -n cpaas-system -o json --show-managed-fields');
+    const mf = (JSON.parse(out) as { metadata: { managedFields: { manager: string; operation: string; fieldsV1: Record<string, unknown> }[] } }).metadata.managedFields;
+    expect(mf).toHaveLength(1);
+    expect(mf[0]).toMatchObject({ manager: 'kubectl', operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:k': {} }, 'f:metadata': { 'f:labels': { 'f:team': {} } } } });
+    expect(await k.ok('kubectl apply --server-side --field-manager=other -f cm.yaml')).toContain('serverside-applied');
+    const again = JSON.parse(await k.ok('kubectl get configmap ssa -n cpaas-system -o json --show-managed-fields')) as { metadata: { managedFields: { manager: string }[] } };
+    expect(again.metadata.managedFields.map((e) => e.manager)).toEqual(['kubectl', 'other']);
+    const r = await raw(bed.facade, 'PATCH', '/api/v1/namespaces/cpaas-system/configmaps/ssa', { body: cm, contentType: 'application/apply-patch+yaml' });
+    expect(r.code).toBe(422);
+    expect(r.json.message).toMatch(/fieldManager: Required value/);
   });
 });
