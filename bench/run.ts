@@ -3,7 +3,7 @@
  * asserts a speed; targets are printed beside the measurements.
  *
  *   npm run bench                  # all
- *   npm run bench -- library       # one group: library | scale | mock-hcs | explore
+ *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore
  *   BENCH_SCALE_N=200 npm run bench -- scale
  */
 import { execFile } from 'node:child_process';
@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { benchExplore } from './explore.js';
 import { benchLibrary } from './library.js';
 import { benchMockHcs } from './mock-hcs.js';
+import { benchMockHcsGrowth } from './mock-hcs-growth.js';
 
 interface BenchResult {
   name: string;
@@ -44,6 +45,7 @@ function scaleInChild(n: number): Promise<BenchResult[]> {
 const groups: Record<string, () => Promise<BenchResult[]>> = {
   library: () => benchLibrary(),
   'mock-hcs': () => benchMockHcs(),
+  'mock-hcs-growth': () => benchMockHcsGrowth(),
   scale: () => scaleInChild(Number(process.env.BENCH_SCALE_N ?? 1000)),
   explore: () => benchExplore(),
 };

@@ -62,6 +62,9 @@ export const Codes = {
   iamBadBody: 'IAM.0011',
   imsBadRequest: 'IMG.0001',
   apiNotFound: 'APIGW.0101',
+  apiBadRequest: 'APIGW.0400',
+  apiTimeout: 'APIGW.0408',
+  apiHeadersTooLarge: 'APIGW.0431',
   authFailed: 'APIGW.0301',
   internal: 'Ecs.0002',
 } as const;

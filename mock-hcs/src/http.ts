@@ -4,7 +4,7 @@
  * x-request-id, and the `{"error":{"code","message"}}` error shape for every
  * failure.
  */
-import { timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock, Rng } from '../../src/core/index.js';
 import { holdOn } from '../../src/core/clock.js';
@@ -239,6 +239,29 @@ function authenticate(req: FastifyRequest, o: HttpLayerOptions): void {
  * parameter over maxParamLength): same error shape, 400. Hooks did not run,
  * so there is no request id.
  */
+/**
+ * Errors Node's HTTP parser raises before a request exists (oversized
+ * headers 431, malformed framing 400, a request not complete in time 408):
+ * answered in the cloud's error shape, with an x-request-id, and the
+ * connection closed (fastify's clientErrorHandler).
+ */
+export function clientErrorHandler(err: { code?: string; message?: string }, socket: import('node:stream').Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, text, code, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', Codes.apiHeadersTooLarge, 'Request header fields too large: the request line and headers must be at most 16 KiB']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', Codes.apiTimeout, 'Request timeout: the request (headers and body) did not arrive in time']
+        : [400, 'Bad Request', Codes.apiBadRequest, `Malformed HTTP request (${err.code ?? 'parse error'})`];
+  const body = JSON.stringify(errorBody(code, message));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${randomBytes(16).toString('hex')}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
 export function frameworkErrors(admin: boolean) {
   return (err: { code?: string; message?: string }, req: FastifyRequest, reply: FastifyReply): void => {
     const url = req.raw.url ?? req.url;

@@ -14,7 +14,7 @@ import { DEFAULT_VOLUME_TYPES, defaultCloudConfig, type CloudConfig } from './co
 import { dispatch, DispatchError, type DispatchRequest, type DispatchResponse } from './dispatch.js';
 import { CloudError, Codes } from './errors.js';
 import { FaultRegistry, parseFaultRule, type FaultRule } from './faults.js';
-import { frameworkErrors, installHttpLayer } from './http.js';
+import { clientErrorHandler, frameworkErrors, installHttpLayer } from './http.js';
 import { IamService } from './iam.js';
 import { NetworkService } from './network.js';
 import { ecsRoutes } from './routes/ecs.js';
@@ -69,6 +69,13 @@ export interface MockHcsOptions {
   authNow?: () => number;
   /** Request body limit in bytes (default 1 MiB); larger bodies get 413. */
   bodyLimit?: number;
+  /**
+   * Socket timeouts of a listening server (defaults: a request must be
+   * complete within 60 s, its headers within 30 s; an idle keep-alive
+   * connection is closed after 30 s; the server checks every 10 s), so no
+   * connection stays open past about 70 s without a request in progress.
+   */
+  timeouts?: HttpTimeouts;
   /** Serve HTTPS with this certificate and key (PEM); see tls.ts for making them. */
   https?: { cert: string; key: string };
 }
@@ -83,6 +90,15 @@ export interface FaultApi {
   /** Let every stuck transition (or those of one server/volume id) complete now. Returns how many. */
   releaseStuck(target?: string): number;
 }
+
+export interface HttpTimeouts {
+  requestMs?: number;
+  headersMs?: number;
+  keepAliveMs?: number;
+  checkIntervalMs?: number;
+}
+
+export const DEFAULT_HTTP_TIMEOUTS: Required<HttpTimeouts> = { requestMs: 60_000, headersMs: 30_000, keepAliveMs: 30_000, checkIntervalMs: 10_000 };
 
 export interface MockHcs {
   app: FastifyInstance;
@@ -125,6 +141,7 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
   const faults = new FaultRegistry(opts.rng);
   const createdMs = opts.clock.now();
   const admin = opts.admin ?? true;
+  const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...opts.timeouts };
   if (opts.adminToken !== undefined && opts.adminToken.length < 16) throw new CloudError(400, Codes.adminBadRequest, 'adminToken must be at least 16 characters');
   const adminToken = admin ? (opts.adminToken ?? randomBytes(24).toString('hex')) : undefined;
   const net = new NetworkService(engine);
@@ -149,6 +166,10 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
   const app = Fastify({
     logger: false,
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    http: { headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs), connectionsCheckingInterval: timeouts.checkIntervalMs },
+    clientErrorHandler,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
     frameworkErrors: frameworkErrors(admin),
     // HTTPS on request: the same app behind an https.Server (fastify's handler is the request listener).
