@@ -5,7 +5,7 @@
  * never asserted; other load on the machine shows in them.
  *
  *   npm run bench -- explore
- *   BENCH_EXPLORE_RUNS=24 npm run bench -- explore
+ *   BENCH_EXPLORE_RUNS=100 npm run bench -- explore   # default 40
  */
 import { availableParallelism, loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
@@ -34,7 +34,7 @@ async function libraryWall(jobs: number): Promise<{ s: number; code: number }> {
 }
 
 export async function benchExplore(): Promise<BenchResult[]> {
-  const runs = Number(process.env.BENCH_EXPLORE_RUNS ?? 12);
+  const runs = Number(process.env.BENCH_EXPLORE_RUNS ?? 40);
   const load = `load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores`;
   const one = await exploreRate(1, runs);
   const two = await exploreRate(2, runs);

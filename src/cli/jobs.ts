@@ -7,8 +7,9 @@
  * is the one the sequential run writes: a scenario's run depends on its
  * file and seed alone.
  *
- * Longest scenarios first (by an estimate from their steps), so the last
- * one to finish is a short one.
+ * This process starts at once and takes the longest scenarios first (by an
+ * estimate from their steps); the workers, which start a little later and
+ * run cold code at first, take the shortest from the other end.
  */
 import { errorMessage, InputError } from '../core/errors.js';
 import { embeddedFactory, loadPlugin } from '../explore/plugin.js';
@@ -41,7 +42,7 @@ export async function runParallel(scenarios: Scenario[], o: ParallelOptions, onO
   const plugin = o.plugin ? await loadPlugin(o.plugin) : undefined;
   const helpers = Math.min(o.jobs, scenarios.length) - 1;
   const pool = helpers > 0 ? new WorkerPool({ jobs: helpers, depth: 2, ...(o.plugin ? { plugin: o.plugin } : {}) }) : undefined;
-  const take = (): number | undefined => order.shift();
+  const take = (): number | undefined => order.pop();
   const inWorker = async (): Promise<void> => {
     for (let i = take(); i !== undefined; i = take()) {
       const s = scenarios[i]!;
@@ -50,8 +51,8 @@ export async function runParallel(scenarios: Scenario[], o: ParallelOptions, onO
     }
   };
   const here = async (): Promise<void> => {
-    // This process takes from the end of the queue (the short ones), the workers from the front.
-    for (let i = order.pop(); i !== undefined; i = order.pop()) {
+    // This process takes from the front of the queue (the long ones), the workers from the end.
+    for (let i = order.shift(); i !== undefined; i = order.shift()) {
       try {
         settle(i, { result: await runScenario(scenarios[i]!, embeddedFactory(plugin), o.seed !== undefined ? { seed: o.seed } : {}) });
       } catch (e) {

@@ -104,7 +104,11 @@ export async function explore(o: ExploreOptions): Promise<ExploreReport> {
   const wall0 = performance.now();
   try {
     // 1. Baseline: what the scenario exercises.
-    const base = summaryOf(await pool.run({ type: 'explore', file: o.file, seed: scenario.seed, schedule: [], profile: true }));
+    // On every worker at once: it warms them all up (the runs/s that follow are those of warm workers) and checks
+    // that the scenario is deterministic (the same event log everywhere) before any finding is trusted.
+    const bases = await Promise.all(Array.from({ length: pool.size }, () => pool.run({ type: 'explore', file: o.file, seed: scenario.seed, schedule: [], profile: true })));
+    const base = summaryOf(bases[0]!);
+    if (bases.some((b) => summaryOf(b).eventsHash !== base.eventsHash)) log(`explore: WARNING: the baseline's event log differs between workers — the scenario is not deterministic; findings may not replay`);
     if (!base.profile) throw new Error(`the baseline run of ${o.file} did not complete: ${base.failure?.error ?? 'no profile'}`);
     const profile = base.profile;
     log(`explore ${scenario.name}: baseline ${base.ok ? 'passed' : `FAILED (${base.failure!.signature})`}; ${profile.calls.length} cloud operations (${profile.calls.reduce((s, c) => s + c.count, 0)} calls), ${profile.controllers.length} controllers, ${profile.anchors.length} event types to crash after; ${runs} runs on ${pool.size} workers`);
