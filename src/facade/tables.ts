@@ -150,6 +150,10 @@ function builtinColumns(kind: string): Col[] {
         AGE,
         col('Version', 'string', (o) => at(o, '.status.nodeInfo.kubeletVersion') ?? ''),
         col('Internal-IP', 'string', (o) => (at(o, '.status.addresses') as { type: string; address: string }[] | undefined)?.find((a) => a.type === 'InternalIP')?.address ?? '<none>', '', '', 1),
+        col('External-IP', 'string', (o) => (at(o, '.status.addresses') as { type: string; address: string }[] | undefined)?.find((a) => a.type === 'ExternalIP')?.address ?? '<none>', '', '', 1),
+        col('OS-Image', 'string', (o) => (at(o, '.status.nodeInfo.osImage') as string | undefined) || '<unknown>', '', '', 1),
+        col('Kernel-Version', 'string', (o) => (at(o, '.status.nodeInfo.kernelVersion') as string | undefined) || '<unknown>', '', '', 1),
+        col('Container-Runtime', 'string', (o) => (at(o, '.status.nodeInfo.containerRuntimeVersion') as string | undefined) || '<unknown>', '', '', 1),
       ];
     case 'Pod':
       return [
@@ -159,9 +163,21 @@ function builtinColumns(kind: string): Col[] {
           const total = (at(o, '.spec.containers') as unknown[] | undefined)?.length ?? cs.length;
           return `${cs.filter((c) => c.ready).length}/${total}`;
         }),
-        col('Status', 'string', (o) => at(o, '.status.phase') ?? 'Unknown'),
+        col('Status', 'string', (o) => {
+          // As kubectl prints it: a waiting container's reason (CrashLoopBackOff) before the phase.
+          const waiting = ((at(o, '.status.containerStatuses') as { state?: { waiting?: { reason?: string } } }[] | undefined) ?? []).find((c) => c.state?.waiting?.reason)?.state?.waiting?.reason;
+          return waiting ?? at(o, '.status.phase') ?? 'Unknown';
+        }),
         col('Restarts', 'string', (o) => String(((at(o, '.status.containerStatuses') as { restartCount?: number }[] | undefined) ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0))),
         AGE,
+        // kubectl get pods -o wide (the apiserver's priority-1 columns).
+        col('IP', 'string', (o) => (at(o, '.status.podIP') as string | undefined) ?? '<none>', '', '', 1),
+        col('Node', 'string', (o) => (at(o, '.spec.nodeName') as string | undefined) ?? '<none>', '', '', 1),
+        col('Nominated Node', 'string', (o) => (at(o, '.status.nominatedNodeName') as string | undefined) ?? '<none>', '', '', 1),
+        col('Readiness Gates', 'string', (o) => {
+          const gates = (at(o, '.spec.readinessGates') as unknown[] | undefined) ?? [];
+          return gates.length ? `0/${gates.length}` : '<none>';
+        }, '', '', 1),
       ];
     case 'Deployment':
       return [
