@@ -4,7 +4,7 @@
  * machinedeployment_sync.go, machinedeployment_rolling.go,
  * machinedeployment_rollout_ondelete.go}:
  * - defaults as the upstream webhook (RollingUpdate, maxSurge 1,
- *   maxUnavailable 0, replicas 1, deletePolicy Random, revisionHistoryLimit 1,
+ *   maxUnavailable 0, replicas 1, no deletePolicy (Random at the MachineSet), revisionHistoryLimit 1,
  *   selector/template labels cluster-name + deployment-name);
  * - getAllMachineSetsAndSyncRevision: the new MachineSet is the first
  *   up-to-date one by decreasing replicas (a rollback re-uses a matching old

@@ -23,7 +23,7 @@ export function applyMachineDeploymentDefaults(md: MachineDeployment): boolean {
     s.strategy.rollingUpdate = s.strategy.rollingUpdate ?? {};
     if (s.strategy.rollingUpdate.maxSurge === undefined) s.strategy.rollingUpdate.maxSurge = 1;
     if (s.strategy.rollingUpdate.maxUnavailable === undefined) s.strategy.rollingUpdate.maxUnavailable = 0;
-    if (s.strategy.rollingUpdate.deletePolicy === undefined) s.strategy.rollingUpdate.deletePolicy = 'Random';
+    // No deletePolicy default: v1.10.10's webhook leaves it unset (the MachineSet treats "" as Random); test/upstream/managers.test.ts compares.
   }
   s.selector = s.selector ?? {};
   s.selector.matchLabels = { ...(s.selector.matchLabels ?? {}), [LABEL_DEPLOYMENT_NAME]: md.metadata.name, [LABEL_CLUSTER_NAME]: s.clusterName };

@@ -65,14 +65,14 @@ export async function freePort(): Promise<number> {
   });
 }
 
-interface Proc {
+export interface Proc {
   name: string;
   child: ChildProcess;
   log: string;
   exited: Promise<number | null>;
 }
 
-function start(name: string, bin: string, args: string[], dir: string): Proc {
+export function start(name: string, bin: string, args: string[], dir: string): Proc {
   const log = join(dir, `${name}.log`);
   const fd = openSync(log, 'a');
   // detached: own process group, so stop() can kill it and anything it forked.
@@ -85,7 +85,7 @@ function start(name: string, bin: string, args: string[], dir: string): Proc {
   return { name, child, log, exited };
 }
 
-async function killGroup(p: Proc, graceMs = 5000): Promise<void> {
+export async function killGroup(p: Proc, graceMs = 5000): Promise<void> {
   if (p.child.exitCode !== null || p.child.signalCode !== null || p.child.pid === undefined) return;
   const signal = (s: NodeJS.Signals): void => {
     try {
@@ -102,7 +102,7 @@ async function killGroup(p: Proc, graceMs = 5000): Promise<void> {
   }
 }
 
-function tail(file: string, lines = 30): string {
+export function tail(file: string, lines = 30): string {
   try {
     return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
   } catch {
@@ -115,7 +115,7 @@ interface Got {
   body: string;
 }
 
-function get(url: string, opts: https.RequestOptions & { method?: string } = {}, body?: string): Promise<Got> {
+export function get(url: string, opts: https.RequestOptions & { method?: string } = {}, body?: string): Promise<Got> {
   const mod = url.startsWith('https:') ? https : http;
   return new Promise((resolve, reject) => {
     const req = mod.request(url, { timeout: 5000, ...opts }, (res) => {
@@ -131,7 +131,7 @@ function get(url: string, opts: https.RequestOptions & { method?: string } = {},
   });
 }
 
-async function waitFor(what: string, p: Proc, deadline: number, probe: () => Promise<boolean>): Promise<void> {
+export async function waitFor(what: string, p: Proc, deadline: number, probe: () => Promise<boolean>): Promise<void> {
   let last = '';
   for (;;) {
     if (p.child.exitCode !== null) throw new Error(`${p.name} exited with ${p.child.exitCode} before ${what}; last log lines:\n${tail(p.log)}`);

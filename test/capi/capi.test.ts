@@ -69,7 +69,8 @@ describe('MachineDeployment → MachineSet → Machine (walking skeleton)', () =
     // Defaults and selector.
     const md = await getMD(w);
     expect(md.spec.selector?.matchLabels).toEqual({ [LABEL_DEPLOYMENT_NAME]: MD, [LABEL_CLUSTER_NAME]: CLUSTER });
-    expect(md.spec.strategy?.rollingUpdate?.deletePolicy).toBe('Random');
+    // v1.10.10's defaulting webhook leaves deletePolicy unset (the MachineSet treats it as Random).
+    expect(md.spec.strategy?.rollingUpdate?.deletePolicy).toBeUndefined();
     expect(md.spec.revisionHistoryLimit).toBe(1);
     expect(md.metadata.annotations?.[ANN_REVISION]).toBe('1');
     expect(md.status).toMatchObject({ replicas: 3, updatedReplicas: 3, readyReplicas: 3, availableReplicas: 3, unavailableReplicas: 0, phase: 'Running' });

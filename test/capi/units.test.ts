@@ -66,7 +66,9 @@ describe('MachineDeployment fenceposts (MD-1)', () => {
   it('defaults as the upstream webhook', () => {
     const md = { apiVersion: CAPI_VERSION, kind: 'MachineDeployment', metadata: { name: 'md' }, spec: { clusterName: 'c', template: { spec: { clusterName: 'c', version: '1.30.4', bootstrap: {}, infrastructureRef: { name: 't' } } } } } as MachineDeployment;
     expect(mdutil.applyMachineDeploymentDefaults(md)).toBe(true);
-    expect(md.spec).toMatchObject({ replicas: 1, minReadySeconds: 0, revisionHistoryLimit: 1, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0, deletePolicy: 'Random' } } });
+    expect(md.spec).toMatchObject({ replicas: 1, minReadySeconds: 0, revisionHistoryLimit: 1, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } });
+    // v1.10.10's defaulting webhook sets no deletePolicy (checked against it in test/upstream/managers.test.ts).
+    expect(md.spec.strategy?.rollingUpdate?.deletePolicy).toBeUndefined();
     expect(md.spec.template.spec.version).toBe('v1.30.4');
     expect(mdutil.applyMachineDeploymentDefaults(md)).toBe(false);
   });

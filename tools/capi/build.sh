@@ -14,7 +14,8 @@
 #   kubeadm-control-plane-manager, clusterctl, <binary>.stamp, and
 #   crds/*.yaml (the upstream CRD bases; the CABPK and KCP ones carry the
 #   contract label cluster.x-k8s.io/v1beta1: v1beta1 that upstream's
-#   kustomization adds). src/realcluster/capi-binaries.ts looks there (or in
+#   kustomization adds), webhooks/{core,bootstrap,controlplane}.yaml (each
+#   manager's config/webhook/manifests.yaml). src/realcluster/capi-binaries.ts looks there (or in
 #   $HCS_TESTBED_CAPI_BIN).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -67,8 +68,8 @@ build clusterctl sigs.k8s.io/cluster-api/cmd/clusterctl
 # provider's API version for the v1beta1 contract through that label. The
 # core CRDs carry no such label upstream.
 t0="$(now)"
-crd_stamp="sigs.k8s.io/cluster-api ${CAPI_VERSION} crds"
-if [ "$force" = 0 ] && [ "$(cat "$out/crds.stamp" 2>/dev/null)" = "$crd_stamp" ] && [ -d "$out/crds" ]; then
+crd_stamp="sigs.k8s.io/cluster-api ${CAPI_VERSION} crds webhooks"
+if [ "$force" = 0 ] && [ "$(cat "$out/crds.stamp" 2>/dev/null)" = "$crd_stamp" ] && [ -d "$out/crds" ] && [ -d "$out/webhooks" ]; then
   echo "crds: cached ($(elapsed "$t0") s) $out/crds" >&2
 else
   src="$(cd "$here/managers" && go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)"
@@ -85,6 +86,12 @@ else
   done
   chmod 0644 "$tmpd"/*.yaml
   rm -rf "$out/crds" && mv "$tmpd" "$out/crds"
+  # The managers' webhook configurations (clientConfig.service is rewritten to a URL when installed).
+  rm -rf "$out/webhooks" && mkdir -p "$out/webhooks"
+  cp "$src/config/webhook/manifests.yaml" "$out/webhooks/core.yaml"
+  cp "$src/bootstrap/kubeadm/config/webhook/manifests.yaml" "$out/webhooks/bootstrap.yaml"
+  cp "$src/controlplane/kubeadm/config/webhook/manifests.yaml" "$out/webhooks/controlplane.yaml"
+  chmod 0644 "$out/webhooks"/*.yaml
   echo "$crd_stamp" > "$out/crds.stamp"
   echo "crds: extracted $(ls "$out/crds" | wc -l) files in $(elapsed "$t0") s $out/crds" >&2
 fi
