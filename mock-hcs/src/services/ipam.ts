@@ -76,11 +76,20 @@ export class Ipam {
   freeIp(subnet: SubnetInfo, batchTaken: Set<string>): string | undefined {
     const { first, last } = subnet.cidr;
     // Skip the network address, the gateway and the first few addresses the platform reserves (.1 - .3 on HCS-like clouds).
-    for (let n = first + 4; n < last; n++) {
+    // The lowest free address, searched from where every address below is known to be held (O(1) amortised).
+    const id = subnet.cfg.id;
+    let firstUnheld: number | undefined;
+    for (let n = Math.max(first + 4, this.store.freeSearchStart(id) ?? 0); n < last; n++) {
       if (n === subnet.gateway) continue;
       const ip = intToIp(n);
-      if (this.store.ipHolder(subnet.cfg.id, ip) === undefined && !batchTaken.has(`${subnet.cfg.id}|${ip}`)) return ip;
+      if (this.store.ipHolder(id, ip) !== undefined) continue;
+      if (firstUnheld === undefined) {
+        firstUnheld = n;
+        this.store.noteHeldBelow(id, n);
+      }
+      if (!batchTaken.has(`${id}|${ip}`)) return ip;
     }
+    if (firstUnheld === undefined) this.store.noteHeldBelow(id, last);
     return undefined;
   }
 }
