@@ -10,6 +10,7 @@ import type { KubeObject } from '../kube/types.js';
 import { CHECKS, describeCheck, type CheckResult } from './checks.js';
 import type { CheckSpec, Scenario, Step } from './types.js';
 import { InvariantMonitor, type Violation } from './invariants.js';
+import { explainFailure } from './explain.js';
 import type { World } from './world.js';
 import { armSchedule } from '../explore/schedule.js';
 
@@ -149,6 +150,7 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
     for (const step of scenario.steps) {
       opts.onStep?.('start', step);
       const start = rel();
+      const stepSeq = tb.events.size() + 1;
       tb.events.record({ source: 'scenario', type: 'step.start', message: `step ${step.index}: ${stepTitle(step)}`, data: { step: step.index } });
       const res: StepResult = { index: step.index, kind: step.kind, title: stepTitle(step), line: step.line, ok: true, startMs: start, endMs: start, detail: [], rules: step.rules ?? [] };
       try {
@@ -161,6 +163,7 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
         if (e instanceof InputError) res.inputError = true;
       }
       res.endMs = rel();
+      if (!res.ok && !res.inputError) res.detail.push(...(await explainFailure(tb.world, tb.events.all(), stepSeq).catch((e: unknown) => [`(no explanation: ${errorMessage(e)})`])));
       if (step.kind === 'wait' || step.kind === 'advance' || !res.ok) res.summary = await worldSummary(tb.world).catch((e: unknown) => `(no summary: ${errorMessage(e)})`);
       tb.events.record({
         source: 'scenario',

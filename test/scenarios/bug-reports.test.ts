@@ -15,7 +15,13 @@ describe('bug report 1: worker infrastructure upgrade with maxSurge 1 strands th
     expect(failed.error).toMatch(
       /invariant violated: MD-3: stranded data: hostname demo-worker-\d \(pool cpaas-system\/demo-worker-pool\) was retired with its slot 0 volume demo-demo-worker-\d-pd0 \([0-9a-f-]{36}\) available and holding data, while machine \S+ took the fresh entry demo-worker-4/,
     );
-    // The stranded disk really holds the marker the user wrote.
+    // The failure explains itself: Warning events, non-True conditions and the cloud at the failure (also in the JSON report's detail).
+    expect(failed.detail).toContain('Warning events during the step:');
+    expect(failed.detail.some((l) => /HCSMachine \S+: PersistentDiskReuse=False MaxSurgeTookAnotherEntry/.test(l))).toBe(true);
+    expect(failed.detail).toContain('cloud at the failure:');
+    expect(failed.detail.some((l) => /persistent volume demo-demo-worker-\d-pd0 \(\w{8}\) demo-worker-\d\/slot0: available$/.test(l))).toBe(true);
+    expect(failed.detail.some((l) => /persistent volume demo-demo-worker-4-pd0 .* in-use on demo-md-0-/.test(l))).toBe(true);
+    expect(failed.detail.some((l) => /^ {2}pool demo-worker-pool: .*demo-worker-\d free/.test(l))).toBe(true);
     const v = r.violations.find((x) => x.rule === 'MD-3')!;
     expect(v).toBeDefined();
   }, 120_000);
