@@ -220,6 +220,23 @@ export class CloudEngine implements Hypervisor {
     return this.core.volumeRec(projectId, id);
   }
 
+  /**
+   * One page of the project's servers in serversOf order, and how many there
+   * are: O(start + count), not O(servers), for unfiltered ECS list pages.
+   */
+  serversPage(projectId: string, start: number, count: number): { total: number; servers: ServerRec[] } {
+    const ids = this.store.serversByProject.get(projectId);
+    const servers: ServerRec[] = [];
+    if (!ids || start >= ids.size) return { total: ids?.size ?? 0, servers };
+    let i = 0;
+    for (const id of ids) {
+      if (i >= start + count) break;
+      if (i >= start) servers.push(this.data.servers[id]!);
+      i++;
+    }
+    return { total: ids.size, servers };
+  }
+
   serversOf(projectId: string): ServerRec[] {
     const ids = this.store.serversByProject.get(projectId);
     const out: ServerRec[] = [];

@@ -32,9 +32,7 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       // ECS offset is a page number starting at 1 (0 behaves as 1), not an item offset.
       const page = Math.max(1, intParam(q(req, 'offset'), 'offset', 1, 0, 1_000_000));
       const name = q(req, 'name');
-      // A name pattern narrows the servers to look at through the store's index (same servers, same order as the scan).
-      const candidates = (name ? engine.serverNameCandidates(req.hcs.projectId, name) : undefined) ?? engine.serversOf(req.hcs.projectId);
-      const matches = filterServers(candidates, {
+      const filter: ServerFilter = {
         name,
         status: q(req, 'status'),
         tags: q(req, 'tags'),
@@ -43,7 +41,15 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
         ip: q(req, 'ip'),
         ipEq: q(req, 'ip_eq'),
         serverId: q(req, 'server_id'),
-      });
+      };
+      if (Object.values(filter).every((v) => v === undefined || v === '')) {
+        // No filter: the page straight from the project's ordered index, O(offset + limit) (issue 13, scale).
+        const { total, servers } = engine.serversPage(req.hcs.projectId, (page - 1) * limit, limit);
+        return { count: total, servers: servers.map((s) => renderServer(engine, s)) };
+      }
+      // A name pattern narrows the servers to look at through the store's index (same servers, same order as the scan).
+      const candidates = (name ? engine.serverNameCandidates(req.hcs.projectId, name) : undefined) ?? engine.serversOf(req.hcs.projectId);
+      const matches = filterServers(candidates, filter);
       const slice = matches.slice((page - 1) * limit, page * limit);
       return { count: matches.length, servers: slice.map((s) => renderServer(engine, s)) };
     });
