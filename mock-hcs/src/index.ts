@@ -52,7 +52,7 @@ export interface MockHcsOptions {
   clock: Clock;
   rng: Rng;
   config?: CloudConfig;
-  /** lowdb JSON file; omit for in-memory state. */
+  /** JSON data file (atomic writes, persist.ts); omit for in-memory state. */
   dataFile?: string;
   events?: EventLog;
   /** Allowed |X-Sdk-Date - now| (default 15 minutes). */

@@ -1,6 +1,6 @@
 /**
- * Persistent state of the fake cloud (lowdb). Records are keyed by id, so the
- * lowdb document itself is the primary index; secondary indexes (per-project
+ * Persistent state of the fake cloud (a JSON data file written atomically, persist.ts). Records are keyed by id, so the
+ * document itself is the primary index; secondary indexes (per-project
  * sets, used IPs) live in memory and are rebuilt on load.
  *
  * Pending transitions are stored as tasks with absolute due times, so a fake
