@@ -110,14 +110,23 @@ describe('mock-hcs kill -9 durability (HCS-6)', () => {
     let cycles = 0;
     let running = true;
     void Promise.all(writers.map((w) => w.done)).then(() => (running = false));
+    // Kills are paced by the writers' progress, not by wall time, so every run makes all CYCLES
+    // kills whatever the machine's load: the i-th comes once i/(CYCLES+1) of the expected
+    // acknowledgements are in, after a seeded delay that lands it mid-request or mid-job.
+    const expectedAcks = WRITERS * PER_WRITER;
     while (running && cycles < CYCLES) {
-      await sleep(200 + rng.int(1200));
+      const due = Math.floor((expectedAcks * (cycles + 1)) / (CYCLES + 1));
+      const until = Date.now() + 120_000;
+      while (running && acks.length < due && Date.now() < until) await sleep(10);
+      if (!running) break;
+      await sleep(rng.int(150));
       await kill9(server);
       cycles++;
       server = await startServer(port);
     }
     const results = await Promise.race([Promise.all(writers.map((w) => w.done)), sleep(200_000).then(() => undefined)]);
     expect(results, 'writers finished within 200 s').toBeDefined();
+    expect(cycles, 'every planned kill -9 happened while the writers were running').toBe(CYCLES);
     for (const r of results!) expect(r.code, r.err).toBe(0);
 
     const cfg = defaultCloudConfig();
