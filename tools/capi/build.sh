@@ -21,18 +21,14 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck disable=SC1091
 source "$here/versions.env"
-force=0
-[ "${1:-}" = "--force" ] && force=1
-
-command -v go >/dev/null || { echo "tools/capi/build.sh: go is not installed (needs Go >= 1.24)" >&2; exit 2; }
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -trimpath"
+# shellcheck disable=SC1091
+source "$here/../go-build-env.sh"
+go_build_env tools/capi/build.sh "$@"
 
 cache_root="${HCS_TESTBED_CAPI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hcs-testbed/capi}"
 out="$cache_root/${CAPI_VERSION}"
 mkdir -p "$out"
 
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 t_all="$(now)"
 
 # build NAME PACKAGE
