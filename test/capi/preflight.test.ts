@@ -27,7 +27,7 @@ function msAt(version: string | undefined, annotations?: Record<string, string>,
 }
 const cp = (specVersion: string | undefined, statusVersion?: string): ControlPlaneView => ({ kind: 'KubeadmControlPlane', namespace: NS, name: 'cp', specVersion, statusVersion });
 
-describe('scaleUpPreflightChecks (machineset_preflight.go runPreflightChecks)', () => {
+describe('UPG-1: scaleUpPreflightChecks (machineset_preflight.go runPreflightChecks)', () => {
   it('passes without a control plane, without a control plane version, or with everything in step', () => {
     expect(scaleUpPreflightChecks(msAt('v1.31.6'), undefined)).toEqual([]);
     expect(scaleUpPreflightChecks(msAt('v1.31.6'), cp(undefined))).toEqual([]);
@@ -69,7 +69,7 @@ describe('scaleUpPreflightChecks (machineset_preflight.go runPreflightChecks)', 
   });
 });
 
-describe('MachineSet controller with preflight checks (upgrade order)', () => {
+describe('UPG-1, MD-5: MachineSet controller with preflight checks (upgrade order)', () => {
   function condition(ms: MachineSet | undefined) {
     return ms?.status?.conditions?.find((c) => c.type === 'MachinesCreated');
   }

@@ -10,7 +10,7 @@ import { secretValue, type Secret } from '../../src/api/core.js';
 import { startWorkerCluster, type FacadeBed } from '../facade/fixture.js';
 import { haveKubectl, KubectlRunner } from '../facade/kubectl.js';
 
-describe.skipIf(!haveKubectl)('real kubectl: the workload cluster through its <cluster>-kubeconfig Secret', () => {
+describe.skipIf(!haveKubectl)('OPS-1: real kubectl: the workload cluster through its <cluster>-kubeconfig Secret', () => {
   let bed: FacadeBed;
   let k: KubectlRunner;
 

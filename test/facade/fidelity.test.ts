@@ -16,7 +16,7 @@ import { haveKubectl, KubectlRunner } from './kubectl.js';
 const NS = 'cpaas-system';
 const MD = `/apis/cluster.x-k8s.io/v1beta1/namespaces/${NS}/machinedeployments/demo-md-0`;
 
-describe('facade fidelity (raw HTTP and the real kubectl)', () => {
+describe('OPS-1: facade fidelity (raw HTTP and the real kubectl)', () => {
   let bed: FacadeBed;
   const md = () => bed.tb.env.mgmt.getSync<MachineDeployment>({ kind: 'MachineDeployment', namespace: NS, name: 'demo-md-0' })!;
   const call = (method: string, path: string, body?: string, contentType = 'application/json') => raw(bed.facade, method, path, body !== undefined ? { body, contentType } : {});

@@ -14,7 +14,7 @@ import { timeMain } from '../../src/cli/time.js';
 import { REPO } from './fixture.js';
 import { raw } from './http.js';
 
-describe('serve: flags', () => {
+describe('OPS-1: serve: flags', () => {
   it('refuses bad values and unknown flags with a message naming the flag', () => {
     const bad: [string[], RegExp][] = [
       [['--port', 'abc'], /--port must be an integer from 0 to 65535, got "abc"/],
@@ -54,7 +54,7 @@ describe('serve: flags', () => {
   });
 });
 
-describe('serve --preset cluster: bring-up, banner, the time API and CLI', () => {
+describe('OPS-1: serve --preset cluster: bring-up, banner, the time API and CLI', () => {
   let s: Served;
   let o: ServeOptions;
   const out: string[] = [];

@@ -20,7 +20,7 @@ async function admin(method: 'GET' | 'POST', url: string, body?: unknown) {
   return { status: r.statusCode, json: JSON.parse(r.body) as unknown };
 }
 
-describe('mock-hcs: request values as keys', () => {
+describe('HCS-6: mock-hcs: request values as keys', () => {
   it('ListVolumes metadata whose value is not a string is 400 EVS.5400, not 500', async () => {
     env = await setup();
     const p = env.config.projects[0]!.id;
@@ -113,7 +113,7 @@ describe('mock-hcs: request values as keys', () => {
   });
 });
 
-describe('mock-hcs admin authentication', () => {
+describe('HCS-5, HCS-6: mock-hcs admin authentication', () => {
   it('every /_admin route is 401 Admin.0401 without the token, or with a wrong one; cloud credentials do not open it', async () => {
     env = await setup();
     const routes = [

@@ -50,7 +50,7 @@ function parse(out: string): { status: number; headers: Record<string, string>; 
 
 const cloudShape = { error: { code: expect.stringMatching(/^[A-Za-z]+\.\d{4}$/), message: expect.any(String) } };
 
-describe('mock-hcs HTTP layer errors', () => {
+describe('HCS-5: mock-hcs HTTP layer errors in the cloud\'s error shape', () => {
   it('431 for oversized headers, in the cloud error shape with a request id, connection closed', async () => {
     const r = await exchange(`GET /v1/p/cloudservers/detail HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     const p = parse(r.out);

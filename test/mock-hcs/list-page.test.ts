@@ -7,7 +7,7 @@ afterEach(async () => {
   await env?.hcs.close();
 });
 
-describe('mock-hcs ListServers pages without a filter (issue 13, scale: a page costs O(limit))', () => {
+describe('HCS-1: mock-hcs ListServers pages without a filter (issue 13, scale: a page costs O(limit))', () => {
   it('every page of the ordered index equals the same page of the full scan, with the total count, through deletes', async () => {
     env = await setup();
     const { client } = env;

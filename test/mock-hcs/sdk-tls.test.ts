@@ -35,7 +35,7 @@ function get(url: string, ca: string, headers: Record<string, string> = {}): Pro
   });
 }
 
-describe('mock-hcs --tls-dir', () => {
+describe('HCS-5: mock-hcs --tls-dir', () => {
   it('serves HTTPS with a certificate for 127.0.0.1 and localhost signed by the CA it writes out; the CA survives a restart', async () => {
     const lines: string[] = [];
     const first = await startServer(parseServerArgs(['--port', '0', '--tls-dir', dir]), (l) => lines.push(l));

@@ -36,7 +36,7 @@ function kubeconfigOf(s: Secret): Kubeconfig {
   return parse(secretValue(s, 'value')!) as Kubeconfig;
 }
 
-describe('<cluster>-kubeconfig of a worker-only Cluster (written by the Cluster controller)', () => {
+describe('OPS-1: <cluster>-kubeconfig of a worker-only Cluster (written by the Cluster controller)', () => {
   let tb: Testbed;
   beforeAll(async () => {
     tb = await bootWorkerCluster();
@@ -89,7 +89,7 @@ async function clientFromText(text: string): Promise<ClientNodeKube> {
   return new ClientNodeKube(kc);
 }
 
-describe('<cluster>-kubeconfig and kubeadm-config of a Cluster with a KubeadmControlPlane', () => {
+describe('OPS-1: <cluster>-kubeconfig and kubeadm-config of a Cluster with a KubeadmControlPlane', () => {
   let tb: Testbed;
   beforeAll(async () => {
     tb = await createTestbed({ seed: 5 });

@@ -19,7 +19,7 @@ function pods(tb: Testbed, cluster = 'demo'): Pod[] {
   return tb.env.workloads.store(NS, cluster).listSync<Pod>('Pod', { namespace: 'kube-system' });
 }
 
-describe('system pods of a worker-only cluster', () => {
+describe('OVN-4, MD-4: system pods of a worker-only cluster', () => {
   let tb: Testbed;
   beforeAll(async () => {
     tb = await bootWorkerCluster();
@@ -64,7 +64,7 @@ describe('system pods of a worker-only cluster', () => {
   });
 });
 
-describe('system pods of a cluster with a KubeadmControlPlane', () => {
+describe('OVN-4, MD-4: system pods of a cluster with a KubeadmControlPlane', () => {
   let tb: Testbed;
   beforeAll(async () => {
     tb = await createTestbed({ seed: 5 });
