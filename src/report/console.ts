@@ -1,5 +1,6 @@
 import type { ScenarioResult, StepResult } from '../scenario/runner.js';
-import type { Step } from '../scenario/types.js';
+import type { Scenario, Step } from '../scenario/types.js';
+import { countsText, plannedSteps, scenarioReport } from './model.js';
 
 /** hh:mm:ss of virtual time since the scenario started. */
 export function vtime(ms: number): string {
@@ -22,8 +23,9 @@ export class ConsoleReporter {
     return this.o.color ? `\x1b[${code}m${s}\x1b[0m` : s;
   }
 
-  scenarioStart(name: string, file: string, seed: number, steps: number): void {
-    this.o.write(`\n${this.c('1', `▶ ${name}`)}  ${this.c('2', `${file} · seed ${seed} · ${steps} steps`)}\n`);
+  /** The step count is the one every report uses (src/report/model.ts): the written steps and the invariants at rest. */
+  scenarioStart(s: Scenario, seed: number): void {
+    this.o.write(`\n${this.c('1', `▶ ${s.name}`)}  ${this.c('2', `${s.file} · seed ${seed} · ${plannedSteps(s)} steps (incl. invariants at rest)`)}\n`);
   }
 
   stepStart(_step: Step): void {}
@@ -46,10 +48,13 @@ export class ConsoleReporter {
     if (r.error) this.o.write(`               ${this.c('31', r.error)}\n`);
   }
 
-  scenarioEnd(r: ScenarioResult, replay: string): void {
+  /** The verdict with the shared step counts; steps not reached are listed with their full titles. */
+  scenarioEnd(r: ScenarioResult): void {
+    const m = scenarioReport(r);
+    for (const s of m.steps.filter((x) => x.status === 'skipped')) this.o.write(`  ${this.c('2', `[--:--:--] – ${String(s.index).padStart(2)} ${s.title} (not reached)`)}\n`);
     const verdict = r.ok ? this.c('32', 'PASS') : this.c('31', 'FAIL');
-    this.o.write(`  ${verdict} ${r.scenario.name}: ${r.steps.filter((s) => s.ok).length}/${r.scenario.steps.length + 1} steps (incl. invariants at rest), ${vtime(r.virtualMs)} virtual in ${(r.wallMs / 1000).toFixed(2)}s wall, ${r.events.length} events\n`);
-    if (!r.ok) this.o.write(`  ${this.c('33', `replay: ${replay}`)}\n`);
+    this.o.write(`  ${verdict} ${r.scenario.name}: ${countsText(m.counts)} (incl. invariants at rest), ${vtime(r.virtualMs)} virtual in ${(r.wallMs / 1000).toFixed(2)}s wall, ${r.events.length} events\n`);
+    if (!r.ok) this.o.write(`  ${this.c('33', `replay: ${m.replay}`)}\n`);
   }
 
   summary(results: ScenarioResult[]): void {

@@ -9,6 +9,7 @@ import type { LogEvent } from '../core/events.js';
 import type { ScenarioResult } from '../scenario/runner.js';
 import type { Coverage } from './coverage.js';
 import { vtime } from './console.js';
+import { countsText, scenarioReport } from './model.js';
 
 interface Segment {
   from: number;
@@ -152,21 +153,26 @@ function timeline(r: ScenarioResult): string {
 export function renderHtml(results: ScenarioResult[], coverage?: Coverage): string {
   const legend = Object.entries(COLORS).map(([k, c]) => `<span class="key"><i style="background:${c}"></i>${esc(k)}</span>`).join(' ');
   const sections = results.map((r) => {
-    const steps = r.steps.map((s) => `<tr class="${s.ok ? 'ok' : 'bad'}"><td>${s.index}</td><td>${vtime(s.endMs)}</td><td>${s.ok ? '✓' : '✗'}</td><td>${esc(s.title)}${s.rules.length ? ` <span class="rules">${esc(s.rules.join(' '))}</span>` : ''}${s.error ? `<div class="err">${esc(s.error)}</div>` : ''}</td></tr>`).join('');
+    const m = scenarioReport(r);
+    const mark = { passed: '✓', failed: '✗', skipped: '–' };
+    const steps = m.steps.map((s) => `<tr class="${s.status}"><td>${s.index}</td><td>${s.endMs !== undefined ? vtime(s.endMs) : ''}</td><td>${mark[s.status]}</td><td>${esc(s.title)}${s.status === 'skipped' ? ' <span class="meta">(not reached)</span>' : ''}${s.rules.length ? ` <span class="rules">${esc(s.rules.join(' '))}</span>` : ''}${s.error ? `<div class="err">${esc(s.error)}</div>` : ''}</td><td class="meta">${esc(s.file)}:${s.line}</td></tr>`).join('');
     return `<section id="${esc(r.scenario.name)}"><h2>${r.ok ? '✓' : '✗'} ${esc(r.scenario.name)}</h2>
 <p>${esc(r.scenario.description)}</p>
-<p class="meta">seed ${r.seed} · ${vtime(r.virtualMs)} virtual · ${(r.wallMs / 1000).toFixed(2)} s wall · ${r.events.length} events · replay: <code>npx hcs-testbed run ${esc(r.scenario.file)} --seed ${r.seed}</code></p>
+<p class="meta">${esc(countsText(m.counts))} · seed ${r.seed} · ${vtime(r.virtualMs)} virtual · ${(r.wallMs / 1000).toFixed(2)} s wall · ${r.events.length} events · replay: <code>${esc(m.replay)}</code></p>
 ${timeline(r)}
-<table class="steps"><tr><th>#</th><th>at</th><th></th><th>step</th></tr>${steps}</table></section>`;
+<table class="steps"><tr><th>#</th><th>at</th><th></th><th>step</th><th>written at</th></tr>${steps}</table></section>`;
   });
-  const rows = results.map((r) => `<tr class="${r.ok ? 'ok' : 'bad'}"><td><a href="#${esc(r.scenario.name)}">${esc(r.scenario.name)}</a></td><td>${r.ok ? 'PASS' : 'FAIL'}</td><td>${r.steps.filter((s) => s.ok).length}/${r.steps.length}</td><td>${vtime(r.virtualMs)}</td><td>${r.seed}</td></tr>`).join('');
+  const rows = results.map((r) => {
+    const c = scenarioReport(r).counts;
+    return `<tr class="${r.ok ? 'passed' : 'failed'}"><td><a href="#${esc(r.scenario.name)}">${esc(r.scenario.name)}</a></td><td>${r.ok ? 'PASS' : 'FAIL'}</td><td>${c.passed}/${c.total}</td><td>${c.failed}</td><td>${c.skipped}</td><td>${vtime(r.virtualMs)}</td><td>${r.seed}</td></tr>`;
+  }).join('');
   const cov = coverage ? `<h2>SPEC coverage</h2><p>${coverage.covered.length}/${coverage.total} rules exercised.${coverage.uncovered.length ? ` Not exercised: ${esc(coverage.uncovered.map((u) => u.id).join(' '))}` : ''}</p>` : '';
   return `<!doctype html><html><head><meta charset="utf-8"><title>hcs-testbed report</title><style>
 body{font:14px system-ui,sans-serif;margin:24px;color:#1f2328}table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 8px;text-align:left;vertical-align:top}
-tr.bad td{background:#ffebe9}.err{color:#cf222e}.rules{color:#0969da;font-size:12px}.meta{color:#57606a}.lbl{font:11px monospace;fill:#1f2328}
+tr.failed td{background:#ffebe9}tr.skipped td{color:#8c959f}.err{color:#cf222e}.rules{color:#0969da;font-size:12px}.meta{color:#57606a}.lbl{font:11px monospace;fill:#1f2328}
 .step{stroke:#8c959f;stroke-dasharray:2 3}.steplbl{font:10px monospace;fill:#57606a}.key{margin-right:10px;font-size:12px}.key i{display:inline-block;width:10px;height:10px;margin-right:4px}
 svg{border:1px solid #d0d7de;background:#fff;margin:8px 0}</style></head><body>
-<h1>hcs-testbed report</h1><table><tr><th>scenario</th><th>verdict</th><th>steps</th><th>virtual</th><th>seed</th></tr>${rows}</table>
+<h1>hcs-testbed report</h1><table><tr><th>scenario</th><th>verdict</th><th>steps passed</th><th>failed</th><th>not reached</th><th>virtual</th><th>seed</th></tr>${rows}</table>
 <p>${legend} <span class="key"><i style="background:#fb8f44;border-radius:5px"></i>fault</span> <span class="key"><i style="background:#cf222e;border-radius:5px"></i>invariant violation</span></p>
 ${cov}${sections.join('\n')}</body></html>\n`;
 }

@@ -39,6 +39,8 @@ export interface StepResult {
   /** State of the world when the step ended: machines by phase, servers, nodes (shown live on the console). */
   summary?: string;
   error?: string;
+  /** Wall-clock milliseconds the step took (the reports' JUnit `time`). */
+  wallMs?: number;
   /** The failure comes from bad input (a manifest or scenario field), not from the system under test. */
   inputError?: boolean;
   rules: string[];
@@ -69,7 +71,11 @@ export interface RunOptions {
   progressEveryMs?: number;
 }
 
-function stepTitle(s: Step): string {
+/** The extra step every run ends with once all written steps passed (counted as a step by every report). */
+export const AT_REST_TITLE = 'invariants at rest (no orphan servers or volumes, DISK-9, POOL-4, TPL-4, BOOT-4)';
+
+/** The title of a step as the reports show it (its `name`, else generated from its action). */
+export function stepTitle(s: Step): string {
   if (s.name) return s.name;
   switch (s.kind) {
     case 'apply': return `apply ${[...s.files.map((f) => f.split('/').slice(-2).join('/')), ...(s.inline.length ? [`${s.inline.length} inline`] : [])].join(', ')}`;
@@ -150,6 +156,7 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
     for (const step of scenario.steps) {
       opts.onStep?.('start', step);
       const start = rel();
+      const wallStart = performance.now();
       const stepSeq = tb.events.size() + 1;
       tb.events.record({ source: 'scenario', type: 'step.start', message: `step ${step.index}: ${stepTitle(step)}`, data: { step: step.index } });
       const res: StepResult = { index: step.index, kind: step.kind, title: stepTitle(step), line: step.line, ok: true, startMs: start, endMs: start, detail: [], rules: step.rules ?? [] };
@@ -165,6 +172,7 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
       res.endMs = rel();
       if (!res.ok && !res.inputError) res.detail.push(...(await explainFailure(tb.world, tb.events.all(), stepSeq).catch((e: unknown) => [`(no explanation: ${errorMessage(e)})`])));
       if (step.kind === 'wait' || step.kind === 'advance' || !res.ok) res.summary = await worldSummary(tb.world).catch((e: unknown) => `(no summary: ${errorMessage(e)})`);
+      res.wallMs = performance.now() - wallStart;
       tb.events.record({
         source: 'scenario',
         type: res.ok ? 'step.pass' : 'step.fail',
@@ -182,7 +190,8 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
     }
     if (ok) {
       const start = rel();
-      const res: StepResult = { index: scenario.steps.length + 1, kind: 'expect', title: 'invariants at rest (no orphan servers or volumes, DISK-9, POOL-4, TPL-4, BOOT-4)', line: 0, ok: true, startMs: start, endMs: start, detail: [], rules: [] };
+      const wallStart = performance.now();
+      const res: StepResult = { index: scenario.steps.length + 1, kind: 'expect', title: AT_REST_TITLE, line: 0, ok: true, startMs: start, endMs: start, detail: [], rules: [] };
       let bad: Violation[] = [];
       let crashed: string | undefined;
       try {
@@ -203,6 +212,7 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
         res.error = `the scenario expects violations of ${missing.join(', ')}, but none occurred`;
       }
       res.detail.push(...monitor.all().map((v) => `${expected.has(v.rule) ? '! expected' : '✗'} ${v.rule}: ${v.message}`));
+      res.wallMs = performance.now() - wallStart;
       steps.push(res);
       opts.onStep?.('end', { kind: 'expect', index: res.index, line: 0, checks: [] }, res);
       ok = res.ok;
