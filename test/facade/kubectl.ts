@@ -101,6 +101,13 @@ export class KubectlRunner {
     return r.stdout;
   }
 
+  /** Run and expect success with nothing on stderr (no warning either), as a user reading the terminal would want. */
+  async clean(command: string, extraEnv: Record<string, string> = {}): Promise<string> {
+    const r = await this.run(command, extraEnv);
+    if (r.code !== 0 || r.stderr !== '') throw new Error(`"${command}" ${r.code === 0 ? 'printed on stderr' : `failed (${r.code})`}: ${r.stderr}${r.stdout}`);
+    return r.stdout;
+  }
+
   /** Run and expect failure; returns stderr. */
   async fails(command: string, extraEnv: Record<string, string> = {}): Promise<string> {
     const r = await this.run(command, extraEnv);
