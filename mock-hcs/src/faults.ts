@@ -14,6 +14,10 @@
  * - `jobFail`  the call is accepted, its transitions end in failure and the job ends FAIL with error_code / fail_reason.
  * - `stuck`    the call is accepted, its transitions never complete (server stays BUILD, volume stays
  *              detaching, ...) until `releaseStuck()` / `POST /_admin/faults/release`.
+ * - `timeout`  the call is accepted and its job stays RUNNING (volume `detaching`, server `BUILD`, ...) for `ms`
+ *              of injected-clock time, then the transition is given up as the cloud gives up a job that did not
+ *              finish: the job ends FAIL with error_code / fail_reason and the resource is back where it was (a
+ *              detach leaves the volume `in-use` on its server) — see TIMEOUT_DEFAULTS for the sources.
  *
  * Options: `probability` (0..1, drawn from the seeded Rng stream `mock-hcs/faults`), `count` (fire at most N
  * times), `after` (let the first N matching calls through), `atMs` (active from that injected-clock time).
@@ -58,6 +62,7 @@ export type FaultEffect =
   | { type: 'latency'; ms: number; mode?: 'job' | 'response' }
   | { type: 'jobFail'; errorCode?: string; failReason?: string }
   | { type: 'stuck' }
+  | { type: 'timeout'; ms?: number; errorCode?: string; failReason?: string }
   | { type: 'partial'; status?: number; code?: string; message?: string }
   | { type: 'capacity'; flavor?: string; az?: string; message?: string }
   | { type: 'quota'; resource: QuotaResource };
@@ -106,8 +111,25 @@ export interface FiredFault {
   effect: FaultEffect;
 }
 
+/**
+ * The `timeout` effect as ECS behaves (HCS-6): DetachServerVolume
+ * (`DELETE /v1/{project_id}/cloudservers/{server_id}/detachvolume/{volume_id}`)
+ * is asynchronous — it returns a job_id, and only the job status SUCCESS means
+ * the disk is detached (ECS API reference, "Detaching an EVS Disk from an ECS",
+ * support.huaweicloud.com/eu/api-ecs/ecs_02_0606.html). The job is INIT, then
+ * RUNNING, and ends SUCCESS or FAIL with error_code and fail_reason ("Querying
+ * Job Execution Status", support.huaweicloud.com/api-ecs/ecs_03_0702.html). A detach from a running
+ * Linux ECS fails when the guest still has the disk mounted or in use ("you
+ * need to ... run the umount command ... Otherwise, the detachment will fail",
+ * support.huaweicloud.com/intl/tr-tr/api-ecs/ecs_03_0904.html), and the disk then stays attached (`in-use`). Public documents
+ * give no figure for how long the job runs before it gives up, nor a code for
+ * that failure: the testbed's defaults are 10 minutes and the stand-in
+ * Ecs.0002 (mock-hcs/README.md lists stand-in codes).
+ */
+export const TIMEOUT_DEFAULTS = { ms: 10 * 60_000, errorCode: Codes.internal } as const;
+
 /** Effect types (scenario validation suggests the nearest one for a misspelt type). */
-export const FAULT_EFFECTS = ['error', 'latency', 'jobFail', 'stuck', 'partial', 'capacity', 'quota'] as const;
+export const FAULT_EFFECTS = ['error', 'latency', 'jobFail', 'stuck', 'timeout', 'partial', 'capacity', 'quota'] as const;
 const EFFECTS = FAULT_EFFECTS;
 const OPTS = new Set(['service', 'operation', 'match', 'effect', 'probability', 'count', 'after', 'atMs', 'description', 'id', 'seen', 'fired']);
 
@@ -195,6 +217,14 @@ export function parseFaultRule(input: unknown): FaultRuleInput {
       allow([]);
       effect = { type };
       break;
+    case 'timeout': {
+      allow(['ms', 'errorCode', 'failReason']);
+      const ms = optNum(e, 'ms', 'effect.', 1, 7 * 24 * 3600_000, true);
+      const errorCode = optStr(e, 'errorCode', 'effect.', 64);
+      const failReason = optStr(e, 'failReason', 'effect.');
+      effect = { type, ...(ms !== undefined ? { ms } : {}), ...(errorCode !== undefined ? { errorCode } : {}), ...(failReason !== undefined ? { failReason } : {}) };
+      break;
+    }
     case 'partial': {
       allow(['status', 'code', 'message']);
       const status = optNum(e, 'status', 'effect.', 500, 599, true);
@@ -218,7 +248,7 @@ export function parseFaultRule(input: unknown): FaultRuleInput {
       effect = { type: 'quota', resource: e.resource };
     }
   }
-  if ((effect.type === 'jobFail' || effect.type === 'stuck') && operation !== '*' && !JOB_OPERATIONS.has(operation)) {
+  if ((effect.type === 'jobFail' || effect.type === 'stuck' || effect.type === 'timeout') && operation !== '*' && !JOB_OPERATIONS.has(operation)) {
     bad('effect.type', `${effect.type} only applies to operations that start a job (${[...JOB_OPERATIONS].join(', ')})`);
   }
   const probability = optNum(input, 'probability', '', 0, 1, false);
@@ -302,7 +332,7 @@ export class FaultRegistry {
       if (!matches(rule.match, resource)) continue;
       const e = rule.effect;
       if (e.type === 'capacity' && (operation !== 'createServers' || (e.flavor !== undefined && e.flavor !== resource.flavor) || (e.az !== undefined && e.az !== resource.az))) continue;
-      if ((e.type === 'jobFail' || e.type === 'stuck') && !JOB_OPERATIONS.has(operation)) continue;
+      if ((e.type === 'jobFail' || e.type === 'stuck' || e.type === 'timeout') && !JOB_OPERATIONS.has(operation)) continue;
       if (e.type === 'quota' && operation !== 'createServers' && operation !== 'createVolume') continue;
       rule.seen++;
       if (rule.after !== undefined && rule.seen <= rule.after) continue;

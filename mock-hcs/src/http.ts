@@ -11,7 +11,7 @@ import { holdOn } from '../../src/core/clock.js';
 import { verifySignature } from './auth.js';
 import type { CallEffects, CloudEngine } from './cloud.js';
 import { CloudError, Codes, errorBody } from './errors.js';
-import { JOB_OPERATIONS, type FaultRegistry, type FaultService, type ResourceInfo } from './faults.js';
+import { JOB_OPERATIONS, TIMEOUT_DEFAULTS, type FaultRegistry, type FaultService, type ResourceInfo } from './faults.js';
 import type { IamService } from './iam.js';
 import { setOwn } from './validate.js';
 
@@ -523,6 +523,13 @@ async function applyFaults(req: FastifyRequest, op: string, o: HttpLayerOptions)
       case 'stuck':
         effects.stuck = true;
         break;
+      case 'timeout': {
+        // The job runs until the timeout, then fails; the transition is undone (a detach leaves the volume in-use).
+        const ms = effect.ms ?? TIMEOUT_DEFAULTS.ms;
+        effects.durationMs = Math.max(effects.durationMs ?? 0, ms);
+        effects.fail ??= { code: effect.errorCode ?? TIMEOUT_DEFAULTS.errorCode, reason: effect.failReason ?? `${op} timed out after ${ms / 1000}s: the job did not finish (injected fault ${rule.id})` };
+        break;
+      }
       case 'partial':
         req.hcs.partial ??= {
           status: effect.status ?? 500,

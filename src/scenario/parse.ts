@@ -394,6 +394,17 @@ function parseStep(r: Reader, raw: unknown, index: number, file: string, base: s
   }
 }
 
+/**
+ * The cloud's "X is not a field of a timeout effect (fields: ms, errorCode)" /
+ * "is not a known field (known: ...)" with a "did you mean" for a misspelt field.
+ */
+function withSuggestion(field: string, reason: string): string {
+  const m = /^(is not a (?:field of an? \w+ effect|known field)) \((?:fields|known): ([^)]*)\)$/.exec(reason);
+  if (!m) return reason;
+  const known = m[2]!.split(',').map((x) => x.trim()).filter((x) => x && x !== 'none');
+  return known.length ? `${m[1]}${didYouMean(field, known, 'fields')}` : reason;
+}
+
 /** A fault rule, checked as the fake cloud will check it (HCS-6), with suggestions for misspelt services, operations and effects. */
 function parseFault(r: Reader, v: unknown, path: FieldPath): { add: Record<string, unknown> } | { clear: true } | { release: string | true } {
   const f = r.obj(v, path, 'a mock-hcs fault rule {service, operation, effect, ...}, or {clear: true}, or {release: stuck}');
@@ -434,7 +445,7 @@ function parseFault(r: Reader, v: unknown, path: FieldPath): { add: Record<strin
     // "Invalid fault rule: effect.ms must be ..." -> point at that field.
     const m = /^Invalid fault rule: (\S+) (.*)$/s.exec(errorMessage(e));
     const field = m?.[1] && m[1] !== 'body' ? m[1].split('.') : [];
-    throw r.fail([...path, ...field], m ? `${m[2]} (HCS-6)` : errorMessage(e));
+    throw r.fail([...path, ...field], m ? `${withSuggestion(field.at(-1) ?? '', m[2]!)} (HCS-6)` : errorMessage(e));
   }
   return { add: f };
 }

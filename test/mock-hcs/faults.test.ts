@@ -134,6 +134,47 @@ describe('mock-hcs fault injection (HCS-6)', () => {
     expect((await env.client.showJob(j.job_id)).status).toBe('SUCCESS');
   });
 
+  it('timeout: the detach job stays RUNNING (volume detaching) for ms, then ends FAIL and the volume is still in-use on its server (HCS-2, HCS-6)', async () => {
+    env = await setup();
+    const id = await activeServer(env);
+    const dataVol = env.hcs.hypervisor.server(id)!.volumes.find((v) => v.bootIndex === undefined)!.volumeId;
+    env.hcs.faults.add({ service: 'ecs', operation: 'detachVolume', match: { id: dataVol }, effect: { type: 'timeout', ms: 600_000 }, count: 1 });
+    const j = await env.client.detachVolume(id, dataVol);
+    settle(env, 599_000);
+    expect((await env.client.showVolume(dataVol))?.status).toBe('detaching');
+    expect((await env.client.showJob(j.job_id)).status).toBe('RUNNING');
+    settle(env, 2_000);
+    const job = await env.client.showJob(j.job_id);
+    expect([job.status, job.error_code]).toEqual(['FAIL', 'Ecs.0002']);
+    expect(job.fail_reason).toMatch(/^detachVolume timed out after 600s/);
+    const v = await env.client.showVolume(dataVol);
+    expect(v?.status).toBe('in-use');
+    expect(v?.attachments?.map((a) => a.server_id)).toEqual([id]);
+    expect(env.events.all().some((e) => e.type === 'volume.detach-failed' && e.message.includes('still in-use'))).toBe(true);
+    // The rule is used up: a retried detach is a new job and completes.
+    const j2 = await env.client.detachVolume(id, dataVol);
+    settle(env);
+    expect((await env.client.showJob(j2.job_id)).status).toBe('SUCCESS');
+    expect((await env.client.showVolume(dataVol))?.status).toBe('available');
+  });
+
+  it('timeout: defaults (10 min, Ecs.0002), own code and reason; only on operations that start a job', async () => {
+    env = await setup();
+    const id = await activeServer(env);
+    const dataVol = env.hcs.hypervisor.server(id)!.volumes.find((v) => v.bootIndex === undefined)!.volumeId;
+    env.hcs.faults.add({ service: 'ecs', operation: 'detachVolume', effect: { type: 'timeout', errorCode: 'Ecs.0108', failReason: 'guest did not release the disk' } });
+    const j = await env.client.detachVolume(id, dataVol);
+    settle(env, 9 * 60_000);
+    expect((await env.client.showJob(j.job_id)).status).toBe('RUNNING');
+    settle(env, 61_000);
+    const job = await env.client.showJob(j.job_id);
+    expect([job.status, job.error_code, job.fail_reason]).toEqual(['FAIL', 'Ecs.0108', 'guest did not release the disk']);
+    expect(() => env.hcs.faults.add({ service: 'ecs', operation: 'showServer', effect: { type: 'timeout' } })).toThrow(/effect.type timeout only applies to operations that start a job/);
+    expect(() => env.hcs.faults.add({ service: 'ecs', operation: 'detachVolume', effect: { type: 'timeout', ms: 0 } })).toThrow(/effect.ms must be between 1/);
+    // Deliberately ill-typed input, as it would arrive from JSON.
+    expect(() => env.hcs.faults.add({ service: 'ecs', operation: 'detachVolume', effect: { type: 'timeout', after: 5 } as unknown as { type: 'timeout' } })).toThrow(/effect.after is not a field of a timeout effect/);
+  });
+
   it('stuck: a server stays BUILD; deleting it still works', async () => {
     env = await setup();
     env.hcs.faults.add({ service: 'ecs', operation: 'createServers', match: { name: 'stuck' }, effect: { type: 'stuck' } });

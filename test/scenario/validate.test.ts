@@ -59,8 +59,25 @@ describe('validate rejects everything run would, all errors at once, with sugges
     expect(e[1]).toContain('unknown cloud service "evz" (did you mean "evs"?)');
     expect(e[2]).toContain('unknown fault effect "latncy" (did you mean "latency"?)');
     expect(e[3]).toMatch(/field steps\[3\]\.fault\.effect\.ms: is required \(HCS-6\)/);
-    expect(e[4]).toContain('steps[4].fault.probablity: is not a known field');
+    expect(e[4]).toContain('steps[4].fault.probablity: is not a known field (did you mean "probability"?)');
     expect(e).toHaveLength(5);
+  });
+
+  it('the timeout fault effect (a detach job that times out, HCS-6): type, fields and the operations it applies to', () => {
+    const e = errors(`${head}  - fault: {service: ecs, operation: detachVolume, effect: {type: timout, ms: 600000}}
+  - fault: {service: ecs, operation: detachVolume, effect: {type: timeout, ms: 600000, errorCod: Ecs.0108}}
+  - fault: {service: ecs, operation: detachVolume, effect: {type: timeout, msec: 600000}}
+  - fault: {service: ecs, operation: showServer, effect: {type: timeout}}
+  - fault: {service: ecs, operation: detachVolume, effect: {type: timeout, ms: -5}}
+  - fault: {service: ecs, operation: detachVolume, effect: {type: timeout, ms: 600000, errorCode: Ecs.0108, failReason: guest busy}}
+`);
+    expect(e).toEqual([
+      expect.stringContaining('field steps[0].fault.effect.type: unknown fault effect "timout" (did you mean "timeout"?)'),
+      expect.stringContaining('field steps[1].fault.effect.errorCod: is not a field of a timeout effect (did you mean "errorCode"?) (HCS-6)'),
+      expect.stringContaining('field steps[2].fault.effect.msec: is not a field of a timeout effect (fields: ms, errorCode, failReason) (HCS-6)'),
+      expect.stringContaining('field steps[3].fault.effect.type: timeout only applies to operations that start a job (createServers, deleteServers, attachVolume, detachVolume'),
+      expect.stringContaining('field steps[4].fault.effect.ms: must be between 1 and'),
+    ]);
   });
 
   it('crash targets and controller names, edit kinds', () => {

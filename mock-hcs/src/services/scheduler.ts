@@ -15,6 +15,8 @@ import type { Recorder } from './jobs.js';
  */
 export interface CallEffects {
   extraDelayMs?: number;
+  /** The transition takes this long instead of its configured duration (fault `timeout`: then it fails). */
+  durationMs?: number;
   stuck?: boolean;
   fail?: { code: string; reason: string };
 }
@@ -93,7 +95,7 @@ export class TaskScheduler {
   schedule(kind: TaskKind, target: string, delayMs: number): TaskRec {
     const seq = ++this.data.taskSeq;
     const fx = this.effects;
-    const t: TaskRec = { seq, kind, due: this.clock.now() + delayMs + (fx?.extraDelayMs ?? 0), target };
+    const t: TaskRec = { seq, kind, due: this.clock.now() + (fx?.durationMs ?? delayMs) + (fx?.extraDelayMs ?? 0), target };
     if (fx?.fail) t.fail = { ...fx.fail };
     if (fx?.stuck) {
       t.stuck = true;
