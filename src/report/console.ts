@@ -42,9 +42,9 @@ export class ConsoleReporter {
     const rules = r.rules.length ? this.c('36', ` [${r.rules.join(' ')}]`) : '';
     this.o.write(`  ${this.c('2', `[${vtime(r.endMs)}]`)} ${mark} ${String(r.index).padStart(2)} ${r.title}${rules}${dur}\n`);
     if (r.summary) this.o.write(`               ${this.c('36', r.summary)}\n`);
+    // Whole: -v shows a step's output uncut (a `describe` is long), and a failure's explanation is never cut off.
     const lines = r.ok ? (this.o.verbose ? r.detail : []) : r.detail;
-    for (const l of lines.slice(0, 40)) this.o.write(`               ${this.c('2', l)}\n`);
-    if (lines.length > 40) this.o.write(`               ${this.c('2', `… ${lines.length - 40} more lines`)}\n`);
+    for (const l of lines) this.o.write(`               ${this.c('2', l)}\n`);
     if (r.error) this.o.write(`               ${this.c('31', r.error)}\n`);
   }
 
