@@ -1,7 +1,7 @@
 /**
  * The other long-running entry points as subcommands of `hcs-testbed`:
- * `apiserver` (src/realcluster/serve.ts), `crds` (src/kube/crds/dump.ts) and
- * `mock-hcs` (mock-hcs/src/server.ts). Bad flags: exit 2 with a message.
+ * `apiserver` (src/realcluster/serve.ts), `crds` (src/kube/crds/dump.ts),
+ * `mock-hcs` (mock-hcs/src/server.ts) and `provider` (src/cli/provider.ts). Bad flags: exit 2 with a message.
  */
 import { parseArgs } from 'node:util';
 import { errorMessage } from '../core/errors.js';
@@ -85,4 +85,5 @@ export const SUBCOMMANDS: Record<string, (argv: string[], write: (s: string) => 
   apiserver: apiserverMain,
   crds: crdsMain,
   'mock-hcs': (argv) => mockHcsCommand(argv),
+  provider: async (argv, write) => (await import('./provider.js')).providerMain(argv, write),
 };

@@ -14,7 +14,8 @@ import { writeHtml } from '../report/html.js';
 import { LIBRARY_DIR, loadScenario, ScenarioErrors } from '../scenario/parse.js';
 import { runScenario, type ScenarioResult } from '../scenario/runner.js';
 import type { Scenario } from '../scenario/types.js';
-import { BACKENDS, openBackend, type BackendName, type OpenBackend } from '../testbed/backends.js';
+import { BACKENDS, CAPI_MODES, PROVIDER_MODES, openBackend, type BackendName, type CapiMode, type OpenBackend, type ProviderMode } from '../testbed/backends.js';
+import { parseDuration } from '../core/clock.js';
 import { SUBCOMMANDS } from './entrypoints.js';
 import { kindMain } from './kind.js';
 import { exploreMain } from './explore.js';
@@ -35,6 +36,7 @@ Usage:
   hcs-testbed apiserver                  a real kube-apiserver + etcd with the CRDs (apiserver --help)
   hcs-testbed crds                       print the CRDs as YAML
   hcs-testbed mock-hcs [--port N]        the fake HCS cloud alone (mock-hcs --help)
+  hcs-testbed provider --kubeconfig F --cloud-url U   the HCS provider as a standalone controller process (provider --help)
   hcs-testbed --help
 
 Run options:
@@ -49,6 +51,20 @@ Run options:
                            address the apiserver can reach: kind needs the Docker gateway);
                            on by default (127.0.0.1) for --backend apiserver
   --no-webhook             do not serve the admission webhook (only the CRDs' CEL rules hold)
+  --capi MODE              the Cluster API: embedded (default: the testbed's, in this process),
+                           upstream (the upstream managers; issue 16), external (none started: the
+                           cluster has its own, e.g. kind after clusterctl init); not with --backend embedded
+  --provider MODE          the HCS provider: embedded (default, in this process) or external (none
+                           started: your provider reconciles against this run's mock-hcs; its URL, AK/SK,
+                           CA and the kubeconfig are written to --external-dir; docs/real-clusters.md §7)
+  --external-dir DIR       --provider external: where provider.env/provider.json/cloud-ca.pem go (default out/external)
+  --cloud-port N           --provider external: the port of the run's mock-hcs address (default: a free one)
+  --provider-log FILE      --provider external: your provider's log (one JSON or text line per entry), read
+                           by controllerLog checks and kubectl logs deployment/hcs-controller-manager
+  --provider-health URL    --provider external: wait until URL answers 200 before the first scenario
+  --provider-wait DUR      how long to wait for it (default 2m)
+  --speed X                with anything external: virtual seconds per wall second (default 10); time is
+                           paced by the wall clock so that the outside controllers have time to act
   --manifests DIR          another place a relative manifest path of an apply step is looked up
                            (repeatable; after the scenario's own manifestPath, before the library;
                            library:NAME always means the library's scenarios/manifests/NAME)
@@ -70,6 +86,7 @@ Examples:
   hcs-testbed run scenarios/scale-out-workers.yaml -v
   hcs-testbed run scenarios/scale-out-workers.yaml --seed 7 --report console,json,junit --out out/
   hcs-testbed run --backend apiserver                    # the library on a real kube-apiserver
+  hcs-testbed run --backend apiserver --provider external --provider-log out/provider.log   # your own provider
   hcs-testbed kind up && hcs-testbed run --backend kubeconfig --kubeconfig out/kind/kubeconfig --webhook-host 172.18.0.1
 `;
 
@@ -135,6 +152,14 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
         context: { type: 'string' },
         'webhook-host': { type: 'string' },
         'no-webhook': { type: 'boolean', default: false },
+        capi: { type: 'string' },
+        provider: { type: 'string' },
+        'external-dir': { type: 'string' },
+        'cloud-port': { type: 'string' },
+        'provider-log': { type: 'string' },
+        'provider-health': { type: 'string' },
+        'provider-wait': { type: 'string' },
+        speed: { type: 'string' },
         jobs: { type: 'string' },
         plugin: { type: 'string' },
         manifests: { type: 'string', multiple: true },
@@ -177,6 +202,60 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
   if (backendName !== 'kubeconfig' && (o.kubeconfig !== undefined || o.context !== undefined)) {
     write(`error: --kubeconfig and --context go with --backend kubeconfig (got --backend ${backendName})\n`);
     return 2;
+  }
+
+  const capi = o.capi ?? 'embedded';
+  if (!(CAPI_MODES as readonly string[]).includes(capi)) {
+    write(`error: --capi: unknown mode "${capi}" (known: ${CAPI_MODES.join(', ')})\n`);
+    return 2;
+  }
+  const provider = o.provider ?? 'embedded';
+  if (!(PROVIDER_MODES as readonly string[]).includes(provider)) {
+    write(`error: --provider: unknown mode "${provider}" (known: ${PROVIDER_MODES.join(', ')})\n`);
+    return 2;
+  }
+  if (backendName === 'embedded' && capi !== 'embedded') {
+    write(`error: --capi ${capi} needs a real management cluster (--backend apiserver or kubeconfig); the embedded backend always runs the testbed's own Cluster API\n`);
+    return 2;
+  }
+  if (backendName === 'embedded' && provider !== 'embedded') {
+    write(`error: --provider ${provider} needs a real management cluster the outside provider can reach (--backend apiserver or kubeconfig)\n`);
+    return 2;
+  }
+  const externalOnly = ['external-dir', 'cloud-port', 'provider-log', 'provider-health', 'provider-wait'] as const;
+  const misplaced = externalOnly.filter((f) => o[f] !== undefined);
+  if (provider !== 'external' && misplaced.length) {
+    write(`error: --${misplaced[0]} goes with --provider external\n`);
+    return 2;
+  }
+  let speed: number | undefined;
+  if (o.speed !== undefined) {
+    speed = Number(o.speed);
+    if (o.speed.trim() === '' || !Number.isFinite(speed) || speed <= 0 || speed > 10_000) {
+      write(`error: --speed must be a number above 0 and at most 10000 (virtual seconds per wall second), got "${o.speed}"\n`);
+      return 2;
+    }
+    if (capi === 'embedded' && provider === 'embedded') {
+      write('error: --speed goes with --capi external|upstream or --provider external (otherwise time is virtual and jumps)\n');
+      return 2;
+    }
+  }
+  let cloudPort: number | undefined;
+  if (o['cloud-port'] !== undefined) {
+    cloudPort = Number(o['cloud-port']);
+    if (!/^\d+$/.test(o['cloud-port']) || cloudPort > 65535) {
+      write(`error: --cloud-port must be a port number, got "${o['cloud-port']}"\n`);
+      return 2;
+    }
+  }
+  let providerWaitMs: number | undefined;
+  if (o['provider-wait'] !== undefined) {
+    try {
+      providerWaitMs = parseDuration(o['provider-wait']);
+    } catch (e) {
+      write(`error: --provider-wait: ${errorMessage(e)}\n`);
+      return 2;
+    }
   }
 
   // Worker processes build their own embedded testbeds: a backend given by the caller (deps, tests) runs in this process only.
@@ -235,12 +314,24 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
       ...(o.context !== undefined ? { context: o.context } : {}),
       ...(o['webhook-host'] !== undefined ? { webhookHost: o['webhook-host'] } : {}),
       ...(o['no-webhook'] ? { webhook: false } : {}),
+      capi: capi as CapiMode,
+      provider: provider as ProviderMode,
+      ...(speed !== undefined ? { speed } : {}),
+      ...(o['external-dir'] !== undefined ? { externalDir: o['external-dir'] } : {}),
+      ...(cloudPort !== undefined ? { cloudPort } : {}),
+      ...(o['provider-log'] !== undefined ? { providerLog: o['provider-log'] } : {}),
+      ...(o['provider-health'] !== undefined ? { providerHealth: o['provider-health'] } : {}),
+      ...(providerWaitMs !== undefined ? { providerWaitMs } : {}),
     });
   } catch (e) {
     write(`error: --backend ${backendName}: ${errorMessage(e)}\n`);
     return 2;
   }
   if (backendName !== 'embedded') write(`backend: ${backend.description}\n`);
+  if (backend.external) {
+    const x = backend.external.info;
+    write(`external provider: start it with\n  set -a; . ${backend.external.envFile}; set +a\n  hcs-testbed provider --kubeconfig "$KUBECONFIG" --cloud-url "$HCS_CLOUD_URL" --ca-file "$HCS_CA_FILE" --project "$HCS_PROJECT_ID" --region "$HCS_REGION"   # AK/SK from HCS_AK/HCS_SK\n  (cloud ${x.cloudUrl}, project ${x.projectId}, region ${x.region}, kubeconfig ${x.kubeconfig})\n`);
+  }
   try {
     if (o.plugin !== undefined) backend = { ...backend, factory: embeddedFactory(await loadPlugin(o.plugin)) };
   } catch (e) {

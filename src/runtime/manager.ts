@@ -217,10 +217,14 @@ export class Manager {
     while (!signal.aborted) {
       await this.drain();
       if (signal.aborted) break;
+      let onAbort: (() => void) | undefined;
       await new Promise<void>((resolve) => {
         this.wake = resolve;
-        signal.addEventListener('abort', () => resolve(), { once: true });
+        onAbort = () => resolve();
+        signal.addEventListener('abort', onAbort, { once: true });
       });
+      // One listener per wait, removed again: a long-running process waits millions of times.
+      if (onAbort) signal.removeEventListener('abort', onAbort);
       this.wake = undefined;
     }
   }

@@ -20,10 +20,12 @@ import { startControlPlane, type ControlPlane } from '../realcluster/apiserver.j
 import { findKubeBinaries } from '../realcluster/binaries.js';
 import { installWebhookConfigurations, removeWebhookConfigurations, startAdmissionWebhook, type AdmissionWebhook } from '../realcluster/webhook.js';
 import type { TestbedFactory } from '../scenario/runner.js';
+import { CloudFront, writeExternalInfo, type CapiMode, type ExternalInfo, type ProviderMode } from './external.js';
 import { loadKubeConfig, prepareCluster, remoteTestbedFactory } from './remote.js';
 import { embeddedTestbedFactory } from './testbed.js';
 
 export const BACKENDS = ['embedded', 'kubeconfig', 'apiserver'] as const;
+export { CAPI_MODES, PROVIDER_MODES, type CapiMode, type ProviderMode } from './external.js';
 export type BackendName = (typeof BACKENDS)[number];
 
 export interface BackendOptions {
@@ -38,12 +40,29 @@ export interface BackendOptions {
    */
   webhook?: boolean;
   webhookHost?: string;
+  /** The Cluster API (default embedded: the testbed's, in process); external: none started (the cluster has one). */
+  capi?: CapiMode;
+  /** external: no provider in process; an outside one reconciles against the run's mock-hcs (docs/real-clusters.md §7). */
+  provider?: ProviderMode;
+  /** Paced time (anything external): virtual seconds per wall second. */
+  speed?: number;
+  /** --provider external: where provider.env / provider.json / cloud-ca.pem are written. */
+  externalDir?: string;
+  /** --provider external: the cloud front's port (default a free one). */
+  cloudPort?: number;
+  /** --provider external: the outside provider's log file (JSON lines), for the controllerLog check and kubectl logs. */
+  providerLog?: string;
+  /** --provider external: wait (up to providerWaitMs) until this URL answers 200 before the first scenario. */
+  providerHealth?: string;
+  providerWaitMs?: number;
 }
 
 export interface OpenBackend {
   factory: TestbedFactory;
   /** One line for the console ("kube-apiserver v1.33.13 at https://127.0.0.1:34567"). */
   description: string;
+  /** --provider external: what the outside provider is started with, and the files holding it. */
+  external?: { info: ExternalInfo; envFile: string; jsonFile: string };
   close(): Promise<void>;
 }
 
@@ -53,7 +72,14 @@ function defaultKubeconfig(): string {
 }
 
 export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
-  if (o.backend === 'embedded') return { factory: embeddedTestbedFactory(), description: 'embedded management cluster', close: async () => {} };
+  const capi = o.capi ?? 'embedded';
+  const provider = o.provider ?? 'embedded';
+  if (o.backend === 'embedded') {
+    if (capi !== 'embedded') throw new InputError(`--capi ${capi} needs a real management cluster: use --backend apiserver or --backend kubeconfig (the embedded backend always runs the testbed's Cluster API)`, 'capi');
+    if (provider !== 'embedded') throw new InputError(`--provider ${provider} needs a real management cluster the outside provider can reach: use --backend apiserver or --backend kubeconfig`, 'provider');
+    return { factory: embeddedTestbedFactory(), description: 'embedded management cluster', close: async () => {} };
+  }
+  if (capi === 'upstream') throw new InputError('--capi upstream: the upstream Cluster API managers as the run\'s Cluster API are not built yet (issue 16)', 'capi');
   let cp: ControlPlane | undefined;
   let webhook: AdmissionWebhook | undefined;
   let kubeconfig: string;
@@ -74,7 +100,10 @@ export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
     description = `management cluster from ${kubeconfig}${o.context ? ` (context ${o.context})` : ''}`;
   }
   const remote = { kubeconfig, ...(o.context ? { context: o.context } : {}) };
+  let front: CloudFront | undefined;
+  let external: OpenBackend['external'];
   const close = async (): Promise<void> => {
+    await front?.close();
     if (webhook) {
       if (!cp) await removeWebhookConfigurations(loadKubeConfig(remote)).catch(() => undefined);
       await webhook.close();
@@ -88,9 +117,43 @@ export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
       await installWebhookConfigurations(loadKubeConfig(remote), webhook);
       description += `, admission webhook at ${webhook.url}`;
     }
+    if (capi === 'external') description += '; Cluster API: external (none started here)';
+    if (provider === 'external') {
+      front = await CloudFront.start({ ...(o.cloudPort !== undefined ? { port: o.cloudPort } : {}) });
+      const files = writeExternalInfo(o.externalDir ?? 'out/external', front, remote);
+      external = { info: files.info, envFile: files.env, jsonFile: files.json };
+      description += `; provider: external — mock-hcs at ${front.url} (CA ${files.info.caFile}), AK/SK, project, region and kubeconfig in ${files.env} and ${files.json}`;
+      if (o.providerHealth) await waitHealthy(o.providerHealth, o.providerWaitMs ?? 120_000);
+    }
   } catch (e) {
     await close();
     throw e;
   }
-  return { factory: remoteTestbedFactory({ ...remote, prepared: true }), description, close };
+  const factory = remoteTestbedFactory({
+    ...remote,
+    prepared: true,
+    capi,
+    provider,
+    ...(o.speed !== undefined ? { speed: o.speed } : {}),
+    ...(front ? { cloudFront: front } : {}),
+    ...(o.providerLog ? { providerLog: o.providerLog } : {}),
+  });
+  return { factory, description, ...(external ? { external } : {}), close };
+}
+
+/** Poll an outside controller's health URL until it answers 200. */
+async function waitHealthy(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    try {
+      const r = await fetch(url);
+      if (r.status === 200) return;
+      last = `HTTP ${r.status}`;
+    } catch (e) {
+      last = (e as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new InputError(`the external provider's health endpoint ${url} did not answer 200 within ${timeoutMs / 1000} s (last: ${last})`, 'provider-health');
 }

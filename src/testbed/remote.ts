@@ -31,8 +31,14 @@ import { setupGarbageCollector } from '../runtime/garbage-collector.js';
 import { DEFAULT_NAMESPACES } from '../facade/controllers.js';
 import { ensureNamespaces, installCrds } from '../realcluster/crds.js';
 import type { TestbedFactory } from '../scenario/runner.js';
+import { EmbeddedStore } from '../kube/embedded-store.js';
+import { startFacade, type Facade } from '../facade/index.js';
+import type { LogEvent } from '../core/events.js';
 import { createEnv, type Env } from './embedded.js';
+import { CloudFront, PROVIDER_DEPLOYMENT, type CapiMode, type ProviderMode } from './external.js';
+import { DEFAULT_SPEED, PacedSimulation } from './paced.js';
 import { assembleTestbed, type TestbedOptions, type TestbedParts } from './testbed.js';
+import { readProviderLog, mirrorProviderEvents } from './provider-process.js';
 
 /** Kinds the testbed's controllers create, own or read in the management cluster. */
 const TESTBED_KINDS = RESOURCES.filter((r) => r.group !== '' && r.group !== 'apps').map((r) => r.kind);
@@ -47,6 +53,26 @@ export interface RemoteOptions {
   context?: string;
   /** Wall time the barrier waits for the apiserver's watches (default 60 s). */
   settleTimeoutMs?: number;
+  /**
+   * The Cluster API: the testbed's controllers in this process (`embedded`,
+   * default), or none started here: `external` (the cluster has its own,
+   * e.g. kind after `clusterctl init`), `upstream` (the upstream managers,
+   * started by the backend). Anything but embedded paces time (paced.ts).
+   */
+  capi?: CapiMode;
+  /** `external`: no provider here; an outside process reconciles against `cloudFront` (paces time). */
+  provider?: ProviderMode;
+  /** Virtual seconds per wall second of paced time (default 10). */
+  speed?: number;
+  /** --provider external: where the outside provider reaches each scenario's mock-hcs. */
+  cloudFront?: CloudFront;
+  /** --provider external: the outside provider's log (JSON lines), read by the controllerLog check and kubectl logs (OPS-3). */
+  providerLog?: string;
+}
+
+/** Whether the run's time is paced by the wall clock (something outside reconciles). */
+export function isPaced(o: Pick<RemoteOptions, 'capi' | 'provider'>): boolean {
+  return (o.capi ?? 'embedded') !== 'embedded' || o.provider === 'external';
 }
 
 export interface RemoteTestbed extends TestbedParts {
@@ -105,25 +131,55 @@ export async function resetCluster(o: RemoteOptions, timeoutMs = 60_000): Promis
 
 export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions): Promise<RemoteTestbed> {
   const kc = loadKubeConfig(opts);
+  const paced = isPaced(opts);
+  const externalProvider = opts.provider === 'external';
   const env = createEnv(
-    { seed: opts.seed },
+    // Paced: virtual time starts at the wall time, as the outside controllers' clocks do.
+    { seed: opts.seed, ...(opts.startMs !== undefined ? { startMs: opts.startMs } : paced ? { startMs: Date.now() } : {}) },
     (clock) => new ClientNodeKube(kc, { clock, cacheReads: true, ...(opts.settleTimeoutMs ? { settleTimeoutMs: opts.settleTimeoutMs } : {}) }),
     (client) => () => client.settled(),
   );
+  let sim: PacedSimulation | undefined;
+  if (paced) {
+    sim = new PacedSimulation(env.clock, env.manager, () => env.mgmt.settled(), { speed: opts.speed ?? DEFAULT_SPEED });
+    env.sim = sim;
+    for (const kind of TESTBED_KINDS) env.mgmt.watch(kind, () => sim!.noteActivity(), { shared: true });
+  }
   env.workloads.onCreate((_key, store) => installCrdSchemas(store));
   const stopGc = setupGarbageCollector({ mgmt: env.mgmt, manager: env.manager, events: env.events, kinds: [...TESTBED_KINDS, 'Secret'] });
+  // An outside provider reaches the workload clusters through <cluster>-kubeconfig: serve them (the management
+  // store of this facade is a stand-in nobody uses; the management cluster is the real one).
+  let workloadFacade: Facade | undefined;
+  if (externalProvider || opts.capi === 'external') {
+    workloadFacade = await startFacade({ mgmt: new EmbeddedStore({ clock: env.clock, rng: env.rng.fork('facade'), clusterName: 'unused' }), workloads: env.workloads, clock: env.clock });
+  }
   let kubeconfigForKubectl: string | undefined;
-  const parts = await assembleTestbed(env, opts, {
+  const parts = await assembleTestbed(env, { ...opts, parts: { capi: (opts.capi ?? 'embedded') === 'embedded', provider: !externalProvider } }, {
     // The real kubectl gets the same cluster: with --context, a copy of the kubeconfig whose current context is that one.
     kubeconfig: async () => (kubeconfigForKubectl ??= opts.context ? writeKubeconfigCopy(kc) : opts.kubeconfig),
     sync: () => env.mgmt.sync(),
     keys: async (kind) => (await env.mgmt.list(kind)).map((o) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`),
     close: async () => {
       stopGc();
+      await workloadFacade?.close();
       env.mgmt.close();
       if (kubeconfigForKubectl && kubeconfigForKubectl !== opts.kubeconfig) rmSync(dirname(kubeconfigForKubectl), { recursive: true, force: true });
     },
   });
+  if (externalProvider) {
+    const cloud = parts.cloud;
+    opts.cloudFront?.attach(cloud);
+    const close = parts.close;
+    parts.close = async () => {
+      opts.cloudFront?.detach(cloud);
+      await close();
+    };
+    // The outside provider's log and Kubernetes Events stand in for the in-process provider's (OPS-3, the events check).
+    const log = opts.providerLog ? readProviderLog(opts.providerLog) : undefined;
+    const inner = parts.world.controllerLog.bind(parts.world);
+    parts.world.controllerLog = (d) => (d === PROVIDER_DEPLOYMENT && log ? log() : inner(d));
+    mirrorProviderEvents(env.mgmt, (e: Omit<LogEvent, 'seq' | 't'>) => env.events.record(e));
+  }
   // Every watch established before the first step writes anything.
   await env.mgmt.settled();
   return { ...parts, env };

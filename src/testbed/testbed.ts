@@ -77,6 +77,13 @@ export interface TestbedOptions {
   guest?: (defaults: GuestOptions) => GuestOptions;
   /** AppRelease phase durations (OVN-4). */
   appReleaseTimings?: Partial<AppReleaseTimings>;
+  /**
+   * Which controllers of the testbed run in this process (default both):
+   * `capi: false` when the management cluster has its own Cluster API
+   * (`run --capi external|upstream`), `provider: false` when an outside
+   * provider process reconciles (`run --provider external`).
+   */
+  parts?: { capi?: boolean; provider?: boolean };
 }
 
 /** The parts of a testbed that do not depend on the management cluster's backend. */
@@ -84,13 +91,15 @@ export interface TestbedParts extends TestbedHandle {
   cloud: MockHcs;
   hcs: HcsClient;
   guests: GuestFleet;
-  /** The provider's controllers (crash/restart them to model a process restart). */
-  provider: ProviderControllers;
+  /** The provider's controllers (crash/restart them to model a process restart); absent when an outside provider runs. */
+  provider?: ProviderControllers;
   workload: WorkloadControllers;
 }
 
 export interface Testbed extends TestbedParts {
   env: EmbeddedEnv;
+  /** The embedded testbed always runs the provider in process. */
+  provider: ProviderControllers;
 }
 
 /** What differs between management-cluster backends. */
@@ -126,7 +135,8 @@ export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
       await facade?.close();
     },
   });
-  return { ...parts, env };
+  if (!parts.provider) throw new Error('the embedded testbed runs the provider in process (parts.provider: false is for remote backends)');
+  return { ...parts, provider: parts.provider, env };
 }
 
 /**
@@ -158,12 +168,14 @@ export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: B
     const sk = secretValue(o, 'sk');
     current = e.type === 'DELETED' || !ak || !sk ? initial : clientFor(ak, sk);
   }, { shared: true });
-  setupCapiControllers(env.ctx);
-  const provider = setupProviderControllers(env.ctx, {
-    cloud: providerCloud,
-    ...(opts.diskClaimer ? { diskClaimer: opts.diskClaimer(providerCloud) } : {}),
-    ...(opts.surgeCheck ? { surgeCheck: opts.surgeCheck } : {}),
-  });
+  if (opts.parts?.capi !== false) setupCapiControllers(env.ctx);
+  const provider = opts.parts?.provider === false
+    ? undefined
+    : setupProviderControllers(env.ctx, {
+      cloud: providerCloud,
+      ...(opts.diskClaimer ? { diskClaimer: opts.diskClaimer(providerCloud) } : {}),
+      ...(opts.surgeCheck ? { surgeCheck: opts.surgeCheck } : {}),
+    });
   const workload = setupWorkloadControllers(env.ctx, opts.appReleaseTimings ? { appReleaseTimings: opts.appReleaseTimings } : {});
   const guestDefaults: GuestOptions = { hypervisor: cloud.hypervisor, onServerChange: (fn) => cloud.onServerChange(fn) };
   const guests = new GuestFleet(env.ctx, opts.guest ? opts.guest(guestDefaults) : guestDefaults);
@@ -220,7 +232,7 @@ export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: B
     cloud,
     hcs,
     guests,
-    provider,
+    ...(provider ? { provider } : {}),
     workload,
     world,
     sim: env.sim,
