@@ -3,7 +3,7 @@
  * asserts a speed; targets are printed beside the measurements.
  *
  *   npm run bench                  # all
- *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore
+ *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | yaml
  *   BENCH_SCALE_N=200 npm run bench -- scale
  */
 import { execFile } from 'node:child_process';
@@ -12,6 +12,7 @@ import { benchExplore } from './explore.js';
 import { benchLibrary } from './library.js';
 import { benchMockHcs } from './mock-hcs.js';
 import { benchMockHcsGrowth } from './mock-hcs-growth.js';
+import { benchYaml } from './yaml.js';
 
 interface BenchResult {
   name: string;
@@ -48,6 +49,7 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   'mock-hcs-growth': () => benchMockHcsGrowth(),
   scale: () => scaleInChild(Number(process.env.BENCH_SCALE_N ?? 1000)),
   explore: () => benchExplore(),
+  yaml: () => benchYaml(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -12,8 +12,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { parse as parseYaml } from 'yaml';
 import { EventLog, RealClock, SeededRng, type Clock, type TimerId } from '../../src/core/index.js';
+import { parseYamlValue, YamlInputError } from '../../src/core/yaml-limits.js';
 import { prepareTls, type TlsFiles } from './tls.js';
 import { createMockHcs, DEFAULT_DOMAIN, defaultCloudConfig, usersOf, type CloudConfig, type MockHcs } from './index.js';
 
@@ -129,8 +129,9 @@ export function loadCloudConfig(file: string): CloudConfig {
   }
   let doc: unknown;
   try {
-    doc = extname(file).toLowerCase() === '.json' ? JSON.parse(text) : parseYaml(text);
+    doc = extname(file).toLowerCase() === '.json' ? JSON.parse(text) : parseYamlValue(text); // size, depth and alias limits
   } catch (e) {
+    if (e instanceof YamlInputError) throw new UsageError(`--config ${file}${e.line ? `:${e.line}:${e.col ?? 1}` : ''}: ${e.reason}`);
     throw new UsageError(`--config ${file} is not valid ${extname(file).toLowerCase() === '.json' ? 'JSON' : 'YAML'}: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new UsageError(`--config ${file} must hold a mapping (projects, flavors, ...)`);

@@ -6,9 +6,9 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { parseArgs } from 'node:util';
-import { parse as parseYaml } from 'yaml';
 import { formatDuration } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
+import { parseYamlValue } from '../core/yaml-limits.js';
 
 export const TIME_HELP = `hcs-testbed time — control the live clock of hcs-testbed serve
 
@@ -46,7 +46,7 @@ interface KubeconfigDoc {
 export function targetFromKubeconfig(file: string): Target {
   let doc: KubeconfigDoc;
   try {
-    doc = parseYaml(readFileSync(file, 'utf8')) as KubeconfigDoc;
+    doc = parseYamlValue(readFileSync(file, 'utf8')) as KubeconfigDoc; // within the YAML limits
   } catch (e) {
     throw new Error(`--kubeconfig ${file}: ${errorMessage(e)}`);
   }

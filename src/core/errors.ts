@@ -20,14 +20,17 @@ export class InputError extends Error {
     readonly file?: string,
     readonly line?: number,
     readonly field?: string,
+    /** 1-based column, when the error points at one character (YAML syntax and limits). */
+    readonly col?: number,
   ) {
-    super(
-      [file ? `${file}${line ? `:${line}` : ''}` : '', field ? `field ${field}` : '', message]
-        .filter(Boolean)
-        .join(': '),
-    );
+    super([inputErrorPrefix(file, line, field, col), message].filter(Boolean).join(': '));
     this.name = 'InputError';
   }
+}
+
+/** `file:line:col: field F` — what an InputError's message starts with (without the ': ' before the reason). */
+export function inputErrorPrefix(file?: string, line?: number, field?: string, col?: number): string {
+  return [file ? `${file}${line ? `:${line}${col ? `:${col}` : ''}` : ''}` : '', field ? `field ${field}` : ''].filter(Boolean).join(': ');
 }
 
 export function errorMessage(e: unknown): string {

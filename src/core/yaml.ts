@@ -20,6 +20,7 @@
  *   <<, =, null, 1.5, ...) double-quoted, so the node reads what we meant.
  */
 import { dump, FAILSAFE_SCHEMA, load, loadAll, Type, YAMLException, type DumpOptions, type LoadOptions } from 'js-yaml';
+import { checkYamlSize, YAML_MAX_DEPTH, YamlInputError } from './yaml-limits.js';
 
 const CORE_NULL = /^(?:~|[Nn]ull|NULL)?$/;
 const CORE_BOOL = /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/;
@@ -84,18 +85,30 @@ const yaml11NonString = new Type('tag:yaml.org,2002:x-yaml11-non-string', {
 
 const LOAD_SCHEMA = FAILSAFE_SCHEMA.extend({ implicit: [coreNull, coreBool, coreInt, coreFloat] });
 const DUMP_SCHEMA = LOAD_SCHEMA.extend({ implicit: [yaml11NonString] });
-const LOAD_OPTIONS: LoadOptions = { schema: LOAD_SCHEMA };
+// maxDepth is js-yaml's default, stated so that it stays the limit of src/core/yaml-limits.ts (its type definitions lack the option).
+const LOAD_OPTIONS: LoadOptions = { schema: LOAD_SCHEMA, maxDepth: YAML_MAX_DEPTH } as LoadOptions;
 // noRefs stays false: an object the input shares through an alias is written once with an anchor (as `yaml` does),
 // never expanded (an alias bomb stays small); values built here are never shared, so they get no anchors.
 const DUMP_OPTIONS: DumpOptions = { schema: DUMP_SCHEMA, lineWidth: -1, quotingType: '"', skipInvalid: true };
 
-/** One YAML document, loaded with the schema above. Throws on invalid YAML (see yamlErrorMessage). */
+/*
+ * Limits (src/core/yaml-limits.ts): the size and depth limits apply here too.
+ * The alias limit does not: js-yaml returns an alias as the very object of its
+ * anchor (as PyYAML does on the node), nothing here expands it, and dumpYaml
+ * writes shared objects back as anchors, so an alias bomb stays as small as
+ * its text (test/provider/cloudinit-roundtrip.test.ts), and ECS caps user data
+ * at 32 KB (mock-hcs/src/services/ecs.ts).
+ */
+
+/** One YAML document, loaded with the schema above. Throws on invalid YAML and over the size and depth limits (see yamlErrorMessage). */
 export function loadYaml(text: string): unknown {
+  checkYamlSize(text);
   return load(text, LOAD_OPTIONS);
 }
 
-/** Every document of a YAML stream, loaded with the schema above. */
+/** Every document of a YAML stream, loaded with the schema above, within the same limits. */
 export function loadAllYaml(text: string): unknown[] {
+  checkYamlSize(text);
   return loadAll(text, null, LOAD_OPTIONS);
 }
 
@@ -106,6 +119,7 @@ export function dumpYaml(value: unknown): string {
 
 /** The reason of a YAML error and where it is, on one line. */
 export function yamlErrorMessage(e: unknown): string {
+  if (e instanceof YamlInputError) return e.message;
   if (e instanceof YAMLException) return e.mark ? `${e.reason} at line ${e.mark.line + 1}, column ${e.mark.column + 1}` : e.reason;
   return e instanceof Error ? e.message : String(e);
 }

@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { LineCounter, parseAllDocuments, parseDocument, isMap, isSeq, type Document, type Node as YamlNode } from 'yaml';
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { isAlias, isMap, isScalar, isSeq, type Document, type LineCounter, type Node as YamlNode, type Pair, type YAMLMap } from 'yaml';
 import { InputError } from '../core/errors.js';
+import { checkYamlSize, parseYamlLimited, sizeLimitReason, YAML_MAX_BYTES, YamlInputError, yamlValue } from '../core/yaml-limits.js';
 
 /** A path into a YAML document: keys and indexes, e.g. ['steps', 3, 'wait', 'timeout']. */
 export type FieldPath = (string | number)[];
@@ -16,33 +17,56 @@ export function formatPath(path: FieldPath): string {
  * every error can name the file, the line and the field.
  */
 export class SourceDoc {
+  /** Per mapping, its pairs by scalar key: lineOf is one lookup per path step, whatever the mapping's size. */
+  private readonly pairIndex = new WeakMap<YAMLMap, Map<unknown, Pair>>();
+
   constructor(
     readonly file: string,
-    readonly doc: Document,
+    readonly doc: Document.Parsed,
     private readonly lines: LineCounter,
-    /** Line offset of this document inside a multi-document file. */
   ) {}
 
   value(): unknown {
-    return this.doc.toJS({ maxAliasCount: 100 });
+    return yamlValue(this.doc);
   }
 
-  /** 1-based line of the value at `path` (or of the nearest parent that exists). */
-  lineOf(path: FieldPath): number {
-    for (let n = path.length; n >= 0; n--) {
-      const node = this.doc.getIn(path.slice(0, n), true) as YamlNode | undefined;
-      if (node && typeof node === 'object' && 'range' in node && node.range) return this.lines.linePos(node.range[0]).line;
-      // Keys of maps: point at the key when the value is null.
-      if (n > 0) {
-        const parent = this.doc.getIn(path.slice(0, n - 1), true);
-        if (isMap(parent)) {
-          const pair = parent.items.find((it) => (it.key as { value?: unknown } | null)?.value === path[n - 1]);
-          const k = pair?.key as YamlNode | undefined;
-          if (k?.range) return this.lines.linePos(k.range[0]).line;
-        }
+  private pairOf(map: YAMLMap, key: string | number): Pair | undefined {
+    let index = this.pairIndex.get(map);
+    if (!index) {
+      index = new Map();
+      for (const pair of map.items) {
+        const k = isScalar(pair.key) ? pair.key.value : pair.key;
+        if (!index.has(k)) index.set(k, pair);
       }
+      this.pairIndex.set(map, index);
     }
-    return 1;
+    return index.get(key) ?? (typeof key === 'number' ? index.get(String(key)) : undefined);
+  }
+
+  /** 1-based line of the value at `path` (or of its key when the value is null, or of the nearest parent that exists). */
+  lineOf(path: FieldPath): number {
+    let node: unknown = this.doc.contents;
+    let line = node && (node as YamlNode).range ? this.lines.linePos((node as YamlNode).range![0]).line : 1;
+    for (const step of path) {
+      if (isAlias(node)) node = node.resolve(this.doc);
+      let next: unknown;
+      if (isMap(node)) {
+        const pair = this.pairOf(node, step);
+        if (!pair) break;
+        const k = pair.key as YamlNode | null;
+        const v = pair.value as YamlNode | null;
+        const at = v?.range ?? k?.range;
+        if (at) line = this.lines.linePos(at[0]).line;
+        next = v;
+      } else if (isSeq(node) && typeof step === 'number') {
+        next = node.items[step];
+        const at = (next as YamlNode | undefined)?.range;
+        if (!at) break;
+        line = this.lines.linePos(at[0]).line;
+      } else break;
+      node = next;
+    }
+    return line;
   }
 
   error(path: FieldPath, reason: string): InputError {
@@ -50,40 +74,61 @@ export class SourceDoc {
   }
 }
 
-function yamlError(file: string, e: { message: string; linePos?: [{ line: number; col: number }, ...unknown[]] }): InputError {
-  const first = e.message.split('\n')[0] ?? e.message;
-  return new InputError(`invalid YAML: ${first.replace(/ at line \d+, column \d+:?$/, '')}`, file, e.linePos?.[0].line);
+function yamlError(file: string, e: unknown): InputError {
+  if (e instanceof YamlInputError) return new InputError(e.reason.startsWith('YAML') ? e.reason : `invalid YAML: ${e.reason}`, file, e.line, undefined, e.col);
+  // The parser itself failing (a bug, or input it cannot handle) is still bad input of this file, never a crash.
+  return new InputError(`invalid YAML: ${e instanceof Error ? e.message : String(e)}`, file);
 }
 
+/** The text of a YAML input file; a file over the size limit is refused before it is read in full. */
 export function readText(file: string): string {
   try {
+    const st = statSync(file);
+    if (st.isFile() && st.size > YAML_MAX_BYTES) {
+      // Read just past the limit: enough to name the line where it is crossed.
+      const fd = openSync(file, 'r');
+      try {
+        const head = Buffer.alloc(YAML_MAX_BYTES + 1);
+        const n = readSync(fd, head, 0, head.length, 0);
+        try {
+          checkYamlSize(head.subarray(0, n).toString('utf8'));
+        } catch (e) {
+          if (e instanceof YamlInputError) throw new InputError(sizeLimitReason(st.size), file, e.line, undefined, e.col);
+          throw e;
+        }
+      } finally {
+        closeSync(fd);
+      }
+      throw new InputError(sizeLimitReason(st.size), file);
+    }
     return readFileSync(file, 'utf8');
   } catch (e) {
+    if (e instanceof InputError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
     throw new InputError(code === 'ENOENT' ? 'file not found' : `cannot read file (${code ?? String(e)})`, file);
   }
 }
 
-/** Parse one YAML document (a scenario file). */
+function parse(file: string, text: string, multi: boolean): { docs: Document.Parsed[]; lines: LineCounter } {
+  try {
+    return parseYamlLimited(text, multi);
+  } catch (e) {
+    throw yamlError(file, e);
+  }
+}
+
+/** Parse one YAML document (a scenario file), within the limits of src/core/yaml-limits.ts. */
 export function parseYamlFile(file: string, text = readText(file)): SourceDoc {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: true, uniqueKeys: true });
-  if (doc.errors.length) throw yamlError(file, doc.errors[0]!);
-  return new SourceDoc(file, doc, lines);
+  const { docs, lines } = parse(file, text, false);
+  return new SourceDoc(file, docs[0]!, lines);
 }
 
 /** Parse every document of a multi-document YAML file (manifests). Empty documents are skipped. */
 export function parseYamlDocuments(file: string, text = readText(file)): SourceDoc[] {
-  const lines = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter: lines, prettyErrors: true, uniqueKeys: true });
-  const list = Array.isArray(docs) ? docs : [docs];
-  const out: SourceDoc[] = [];
-  for (const d of list) {
-    if (d.errors.length) throw yamlError(file, d.errors[0]!);
-    if (d.contents === null) continue;
-    out.push(new SourceDoc(file, d, lines));
-  }
-  return out;
+  const { docs, lines } = parse(file, text, true);
+  // `---` followed by nothing (or by `---`) is an empty document: a null scalar with no source.
+  const empty = (d: Document.Parsed): boolean => d.contents === null || (isScalar(d.contents) && d.contents.value === null && !d.contents.source);
+  return docs.filter((d) => !empty(d)).map((d) => new SourceDoc(file, d, lines));
 }
 
 export { isMap, isSeq };

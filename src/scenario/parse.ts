@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDuration } from '../core/clock.js';
-import { errorMessage, InputError } from '../core/errors.js';
+import { errorMessage, InputError, inputErrorPrefix } from '../core/errors.js';
 import { RESOURCES } from '../kube/resources.js';
 import { tokenize } from '../kubectl/tokenize.js';
 import { SPEC_RULES } from '../spec/rules.js';
@@ -63,14 +63,14 @@ function isObj(v: unknown): v is Obj {
 /** Every error of a scenario file at once (validate prints them all). The first one's file, line and field are this error's. */
 export class ScenarioErrors extends InputError {
   constructor(readonly errors: InputError[]) {
-    super(errors[0]!.message.slice(prefixLength(errors[0]!)), errors[0]!.file, errors[0]!.line, errors[0]!.field);
+    super(errors[0]!.message.slice(prefixLength(errors[0]!)), errors[0]!.file, errors[0]!.line, errors[0]!.field, errors[0]!.col);
     this.message = errors.map((e) => e.message).join('\n');
     this.name = 'ScenarioErrors';
   }
 }
 
 function prefixLength(e: InputError): number {
-  const p = [e.file ? `${e.file}${e.line ? `:${e.line}` : ''}` : '', e.field ? `field ${e.field}` : ''].filter(Boolean).join(': ');
+  const p = inputErrorPrefix(e.file, e.line, e.field, e.col);
   return p ? p.length + 2 : 0;
 }
 

@@ -18,7 +18,7 @@ describe('scenario files: errors name the file, line and field', () => {
     const e = err(() => loadScenario('bad.yaml', 'name: x\nsteps: [1,\nseed: 2\n'));
     expect(e.file).toBe('bad.yaml');
     expect(e.line).toBeGreaterThan(0);
-    expect(e.message).toMatch(/^bad\.yaml:\d+: invalid YAML/);
+    expect(e.message).toMatch(/^bad\.yaml:\d+:\d+: invalid YAML/);
   });
 
   it('unknown step action', () => {
