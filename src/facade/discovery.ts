@@ -74,7 +74,11 @@ export function apiResourceList(group: string, version: string): unknown | undef
       storageVersionHash: Buffer.from(`${r.group}/${r.version}/${r.kind}`).toString('base64').slice(0, 11),
     });
     if (r.statusSubresource) resources.push({ name: `${r.plural}/status`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] });
-    if (r.kind === 'Pod') resources.push({ name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] });
+    if (r.kind === 'Pod') {
+      // pods/eviction as the apiserver lists it: kubectl drain looks for this entry (group policy, version v1, kind Eviction).
+      resources.push({ name: 'pods/eviction', singularName: '', namespaced: true, group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] });
+      resources.push({ name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] });
+    }
     if (SCALE_KINDS.has(r.kind)) resources.push({ name: `${r.plural}/scale`, singularName: '', namespaced: r.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };

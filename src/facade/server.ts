@@ -26,6 +26,8 @@ import { apiGroupInfo, apiGroupList, apiResourceList, apiVersions, groupVersions
 import { authenticated, loopbackTls, newToken, PUBLIC_PATHS, TOKEN_COOKIE, UNAUTHORIZED } from './auth.js';
 import { requireFieldManager, withApplyEntry, type ManagedFieldsEntry } from './managed-fields.js';
 import { SCALE_KINDS, serveScale } from './scale.js';
+import { serveEviction } from './eviction.js';
+import { WorkloadListeners } from './listeners.js';
 import { checkCreate, checkWrite, jsonDepth, MAX_BODY_DEPTH, valueDepth } from './validate.js';
 import { toTable, type IncludeObject } from './tables.js';
 import { ensureManagementNode } from '../workload/management.js';
@@ -346,8 +348,14 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
       for (const w of warnings) void reply.header('Warning', `299 - ${JSON.stringify(w)}`);
       return reply.code(code).type('application/json').send(body);
     };
-    if (sub && !(sub === 'status' && info.statusSubresource) && !(sub === 'log' && info.kind === 'Pod') && !(sub === 'scale' && SCALE_KINDS.has(info.kind))) {
+    if (sub && !(sub === 'status' && info.statusSubresource) && !((sub === 'log' || sub === 'eviction') && info.kind === 'Pod') && !(sub === 'scale' && SCALE_KINDS.has(info.kind))) {
       throw status(404, 'NotFound', 'the server could not find the requested resource');
+    }
+    if (sub === 'eviction' && name) {
+      // policy/v1 Eviction (src/facade/eviction.ts): what kubectl drain posts.
+      if (method !== 'POST') throw status(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+      const s = await serveEviction(store, namespace ?? 'default', name, parseBody(req), q.dryRun);
+      return done(s.code, s);
     }
     if (sub === 'scale' && name) {
       const ct = String(req.headers['content-type'] ?? '').split(';')[0]!.trim();
@@ -549,13 +557,32 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
 
   const address = await app.listen({ port: opts.port ?? 0, host: opts.host ?? '127.0.0.1' });
   const url = address.replace('[::1]', '127.0.0.1').replace('//localhost:', '//127.0.0.1:');
-  const clusterUrl = (namespace: string, name: string): string => `${url}/clusters/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
+  // Every workload cluster also gets its own address, as real clusters have (src/facade/listeners.ts).
+  const listeners = new WorkloadListeners({ host: opts.host ?? '127.0.0.1', ...(tls ? { tls: { key: tls.server.keyPem, cert: tls.server.certPem } } : {}), route: (req, res) => app.routing(req, res) });
+  const prefixedUrl = (namespace: string, name: string): string => `${url}/clusters/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
+  const clusterUrl = (namespace: string, name: string): string => listeners.url(`${namespace}/${name}`) ?? prefixedUrl(namespace, name);
   // The <cluster>-kubeconfig Secrets point here while the facade serves (src/capi/kubeconfig.ts).
-  workloads?.setEndpoints((namespace, name) => ({ server: clusterUrl(namespace, name), ...(tls ? { certificateAuthorityData: tls.ca.certPem } : { insecureSkipTlsVerify: true }), token }));
+  const endpoints = (namespace: string, name: string) => ({ server: clusterUrl(namespace, name), ...(tls ? { certificateAuthorityData: tls.ca.certPem } : { insecureSkipTlsVerify: true }), token });
+  for (const key of workloads?.names() ?? []) await listeners.ensure(key);
+  workloads?.setEndpoints(endpoints);
+  let closed = false;
+  // A workload cluster created later: its address, then the kubeconfig files and the Secrets follow.
+  workloads?.onCreate((key) => {
+    listeners.ensure(key).then(
+      () => {
+        if (closed) return;
+        kubeconfigPaths = writeKubeconfig(lastDir);
+        workloads.setEndpoints(endpoints);
+      },
+      () => undefined, // closed meanwhile
+    );
+  });
 
   let defaultDir = opts.kubeconfigDir;
+  let lastDir: string | undefined;
   const writeKubeconfig = (dir?: string): KubeconfigFiles => {
-    const d = dir ?? (defaultDir ??= mkdtempSync(join(tmpdir(), 'hcs-facade-')));
+    const d = dir ?? lastDir ?? (defaultDir ??= mkdtempSync(join(tmpdir(), 'hcs-facade-')));
+    lastDir = d;
     mkdirSync(d, { recursive: true });
     const clusters = [{ name: 'management', server: url }, ...(workloads?.names() ?? []).map((k) => {
       const [ns, n] = k.split('/') as [string, string];
@@ -604,9 +631,11 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     ...(tls ? { caPem: tls.ca.certPem } : {}),
     dashboardUrl: `${url}/?token=${encodeURIComponent(token)}`,
     close: async () => {
+      closed = true;
       workloads?.setEndpoints(undefined);
       for (const end of [...streams]) end();
       opts.extension?.close?.();
+      await listeners.close();
       await app.close();
     },
   };

@@ -13,10 +13,19 @@
  * - already being deleted → waited for;
  * - everything else → evicted (policy/v1 Eviction), unmanaged pods with the
  *   warning "evicting Pod that has no controller".
- * An eviction here deletes the Pod at once (no PodDisruptionBudgets and no
- * grace period are modelled); the ReplicaSet then creates a replacement that
- * the workload scheduler puts on another Ready Node (system-pods.ts).
+ * An eviction here deletes the Pod at once (no grace period is modelled);
+ * the ReplicaSet then creates a replacement that the workload scheduler puts
+ * on another Ready Node (system-pods.ts).
+ *
+ * PodDisruptionBudget objects are not modelled (the workload API serves no
+ * policy/v1 PodDisruptionBudget). Their effect is: the Node annotation
+ * testbed.hcs/drain-blocked: "true" stands for a budget that allows no
+ * disruption of the Pods on that Node, so their eviction is refused as the
+ * apiserver refuses it (429 TooManyRequests; evictPod throws
+ * EvictionBlockedError) — what Cluster API's drain then reports (MD-4).
  */
+import type { Node } from '../api/core.js';
+import { ANN_DRAIN_BLOCKED } from '../capi/util.js';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
 import { isMirrorPod } from './pods.js';
@@ -35,11 +44,42 @@ export interface DrainResult {
   waiting: string[];
 }
 
-type PodLike = KubeObject & { status?: { phase?: string } };
+type PodLike = KubeObject & { spec?: { nodeName?: string }; status?: { phase?: string } };
 
-/** Evict a Pod (the Eviction subresource): without PodDisruptionBudgets this is a delete. */
-export async function evictPod(client: KubeClient, namespace: string, name: string): Promise<void> {
-  await client.delete({ kind: 'Pod', namespace, name }, { ignoreNotFound: true });
+/** An eviction refused because the (modelled) disruption budget of the Pod allows none (MD-4). */
+export class EvictionBlockedError extends Error {
+  constructor(
+    readonly pod: string,
+    readonly node: string,
+  ) {
+    super(`Cannot evict pod as it would violate the pod's disruption budget.`);
+  }
+  /** The StatusCause message (the apiserver names the budget and its healthy counts). */
+  get budgetMessage(): string {
+    return `The disruption budget of the Pods on Node ${this.node} allows no disruption (annotation ${ANN_DRAIN_BLOCKED}: "true" on the Node stands for a PodDisruptionBudget that allows none; MD-4)`;
+  }
+}
+
+/**
+ * Evict a Pod, as the apiserver's pods/eviction subresource decides it
+ * (kubernetes/kubernetes pkg/registry/core/pod/storage/eviction.go; read, not
+ * copied): a Pod that is Pending, finished or already being deleted is
+ * deleted without a budget check (canIgnorePDB); any other is refused with
+ * EvictionBlockedError when its Node's budget allows no disruption, else
+ * deleted. 'not-found' when there is no such Pod. `dryRun`: decide, write nothing.
+ */
+export async function evictPod(client: KubeClient, namespace: string, name: string, opts: { dryRun?: boolean } = {}): Promise<'evicted' | 'not-found'> {
+  const pod = await client.get<PodLike>({ kind: 'Pod', namespace, name });
+  if (!pod) return 'not-found';
+  const phase = pod.status?.phase;
+  const canIgnoreBudget = phase === 'Succeeded' || phase === 'Failed' || phase === 'Pending' || !!pod.metadata.deletionTimestamp;
+  const nodeName = pod.spec?.nodeName;
+  if (!canIgnoreBudget && nodeName) {
+    const node = await client.get<Node>({ kind: 'Node', name: nodeName });
+    if (node?.metadata.annotations?.[ANN_DRAIN_BLOCKED] === 'true') throw new EvictionBlockedError(`${namespace}/${name}`, nodeName);
+  }
+  if (!opts.dryRun) await client.delete({ kind: 'Pod', namespace, name }, { ignoreNotFound: true });
+  return 'evicted';
 }
 
 export async function drainNode(client: KubeClient, nodeName: string): Promise<DrainResult> {

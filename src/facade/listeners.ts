@@ -1,0 +1,84 @@
+/**
+ * One address per workload cluster, as real clusters have: each workload
+ * cluster's API is served on its own port (https://127.0.0.1:<port>, no path),
+ * besides the management cluster's address. A request arriving there is
+ * handed to the facade's router as `/clusters/<ns>/<name>` + its path, so the
+ * same handler answers it; the prefixed form keeps working on the management
+ * address for raw HTTP clients.
+ *
+ * Why not only the path prefix: kubectl's `--raw` (`kubectl get --raw`,
+ * `kubectl create --raw`) drops the path of the kubeconfig's server URL and
+ * sends the absolute path to its host, so with a prefixed server it reached
+ * the management cluster and answered for the wrong cluster (found while
+ * posting Evictions to the workload cluster with `kubectl create --raw`, OPS-1).
+ */
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { TlsOptions } from 'node:tls';
+
+export interface WorkloadListenerOptions {
+  host: string;
+  /** TLS options of the facade (certificate, key, client-certificate settings); undefined: plain http. */
+  tls?: TlsOptions;
+  /** The facade's router (fastify's `routing`). */
+  route: (req: IncomingMessage, res: ServerResponse) => void;
+}
+
+export class WorkloadListeners {
+  private readonly urls = new Map<string, string>();
+  private readonly pending = new Map<string, Promise<string>>();
+  private readonly servers = new Set<Server>();
+  private closed = false;
+
+  constructor(private readonly opts: WorkloadListenerOptions) {}
+
+  /** The address of workload cluster "ns/name" once it listens. */
+  url(key: string): string | undefined {
+    return this.urls.get(key);
+  }
+
+  /** Listen for workload cluster "ns/name" (once); resolves to its address. */
+  ensure(key: string): Promise<string> {
+    const known = this.pending.get(key);
+    if (known) return known;
+    const [ns, name] = key.split('/') as [string, string];
+    const prefix = `/clusters/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
+    const handler = (req: IncomingMessage, res: ServerResponse): void => {
+      req.url = `${prefix}${req.url?.startsWith('/') ? '' : '/'}${req.url ?? ''}`;
+      this.opts.route(req, res);
+    };
+    const server = this.opts.tls ? createHttpsServer(this.opts.tls, handler) : createHttpServer(handler);
+    this.servers.add(server);
+    const p = new Promise<string>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, this.opts.host, () => {
+        const port = (server.address() as AddressInfo).port;
+        const host = this.opts.host === '0.0.0.0' || this.opts.host === '::' ? '127.0.0.1' : this.opts.host;
+        const url = `${this.opts.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+        if (this.closed) {
+          server.close();
+          reject(new Error('the facade is closed'));
+          return;
+        }
+        this.urls.set(key, url);
+        resolve(url);
+      });
+    });
+    this.pending.set(key, p);
+    return p;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(
+      [...this.servers].map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.closeAllConnections();
+            s.close(() => resolve());
+          }),
+      ),
+    );
+  }
+}
