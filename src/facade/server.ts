@@ -30,6 +30,7 @@ import { serveEviction } from './eviction.js';
 import { WorkloadListeners } from './listeners.js';
 import { checkCreate, checkWrite, jsonDepth, MAX_BODY_DEPTH, valueDepth } from './validate.js';
 import { toTable, type IncludeObject } from './tables.js';
+import { decodeKubeProtobuf, PROTOBUF_CONTENT_TYPE, ProtobufError } from './protobuf.js';
 import { ensureManagementNode } from '../workload/management.js';
 import { versionInfo, workloadKubernetesVersion } from '../workload/system-pods.js';
 
@@ -165,6 +166,14 @@ function writeOptions(q: Query, warnings: string[]): WriteOptions {
 }
 
 function parseBody(req: FastifyRequest): unknown {
+  if (String(req.headers['content-type'] ?? '').startsWith(PROTOBUF_CONTENT_TYPE) && Buffer.isBuffer(req.body)) {
+    try {
+      return decodeKubeProtobuf(req.body);
+    } catch (e) {
+      if (e instanceof ProtobufError) throw status(e.code, e.code === 415 ? 'UnsupportedMediaType' : 'BadRequest', e.message);
+      throw e;
+    }
+  }
   const raw = typeof req.body === 'string' ? req.body : Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
   if (raw.trim() === '') throw status(400, 'BadRequest', 'the request body is empty');
   const ct = String(req.headers['content-type'] ?? 'application/json');
@@ -194,6 +203,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     },
     ...(tls ? { https: { key: tls.server.keyPem, cert: tls.server.certPem } } : {}) } as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance;
   app.removeAllContentTypeParsers();
+  app.addContentTypeParser(PROTOBUF_CONTENT_TYPE, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
   // Errors raised by fastify itself (body too large, a content type it refuses, a malformed request) are Status objects too.
   app.setErrorHandler((err: { statusCode?: number; message?: string; code?: string }, _req, reply) => {

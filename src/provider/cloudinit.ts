@@ -75,9 +75,15 @@ export class CloudInitError extends Error {
   }
 }
 
-/** Parse a `#cloud-config` document. Throws CloudInitError for anything else. */
+/**
+ * Parse a `#cloud-config` document. Throws CloudInitError for anything else.
+ * Upstream CABPK's cloud-init starts with `## template: jinja` before
+ * `#cloud-config` (cluster-api bootstrap/kubeadm/internal/cloudinit/cloudinit.go,
+ * cloudConfigHeader); cloud-init reads that line as a template marker, so it
+ * is accepted here too.
+ */
 export function parseCloudConfig(text: string): CloudConfigDoc {
-  const trimmed = text.replace(/^\uFEFF/, '');
+  const trimmed = text.replace(/^\uFEFF/, '').replace(/^## template: jinja\r?\n/, '');
   if (!/^#cloud-config\s*(\n|$)/.test(trimmed)) {
     throw new CloudInitError('bootstrap data is not a "#cloud-config" document (only cloud-config bootstrap format is supported)');
   }

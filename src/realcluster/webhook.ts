@@ -343,7 +343,8 @@ export async function installWebhookConfigurations(kc: KubeConfig, webhook: Pick
     apiVersion: 'cluster.x-k8s.io/v1beta1',
     kind: 'MachineDeployment',
     metadata: { name: 'hcs-testbed-webhook-probe', namespace: ns },
-    spec: { clusterName: 'probe', replicas: 0, template: { spec: { clusterName: 'probe', bootstrap: { dataSecretName: 'probe' }, infrastructureRef: { name: 'probe' } } } },
+    // selector: required by upstream's CRD (the --capi upstream mode installs it), optional in the testbed's.
+    spec: { clusterName: 'probe', replicas: 0, selector: { matchLabels: {} }, template: { spec: { clusterName: 'probe', bootstrap: { dataSecretName: 'probe' }, infrastructureRef: { name: 'probe' } } } },
   };
   let validated = false;
   let mutated = false;

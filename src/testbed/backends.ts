@@ -10,6 +10,10 @@
  * - `apiserver`: the kube-apiserver + etcd built by tools/kube/build.sh,
  *   started for the run (as envtest does) and stopped after it.
  *
+ * With `capi: 'upstream'` (apiserver only) the upstream Cluster API v1.10.10
+ * managers (tools/capi) are started beside it and are the Cluster API; the
+ * testbed runs only its own parts on paced time (src/testbed/upstream.ts).
+ *
  * On a real cluster uids, generated names and the order in which watch
  * events interleave come from the apiserver, so event logs are not
  * byte-identical between runs; verdicts are what compares (see
@@ -23,6 +27,8 @@ import type { TestbedFactory } from '../scenario/runner.js';
 import { CloudFront, writeExternalInfo, type CapiMode, type ExternalInfo, type ProviderMode } from './external.js';
 import { loadKubeConfig, prepareCluster, remoteTestbedFactory } from './remote.js';
 import { embeddedTestbedFactory } from './testbed.js';
+import { keepLogs, prepareUpstreamCluster, upstreamProblem } from './upstream.js';
+import type { UpstreamManagers } from '../realcluster/capi-managers.js';
 
 export const BACKENDS = ['embedded', 'kubeconfig', 'apiserver'] as const;
 export { CAPI_MODES, PROVIDER_MODES, type CapiMode, type ProviderMode } from './external.js';
@@ -55,6 +61,8 @@ export interface BackendOptions {
   /** --provider external: wait (up to providerWaitMs) until this URL answers 200 before the first scenario. */
   providerHealth?: string;
   providerWaitMs?: number;
+  /** Progress lines while starting (--capi upstream: when the managers are ready). */
+  log?: (line: string) => void;
 }
 
 export interface OpenBackend {
@@ -79,7 +87,11 @@ export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
     if (provider !== 'embedded') throw new InputError(`--provider ${provider} needs a real management cluster the outside provider can reach: use --backend apiserver or --backend kubeconfig`, 'provider');
     return { factory: embeddedTestbedFactory(), description: 'embedded management cluster', close: async () => {} };
   }
-  if (capi === 'upstream') throw new InputError('--capi upstream: the upstream Cluster API managers as the run\'s Cluster API are not built yet (issue 16)', 'capi');
+  if (capi === 'upstream') {
+    if (o.backend !== 'apiserver') throw new InputError(`--capi upstream goes with --backend apiserver: the upstream managers are started beside the kube-apiserver built by tools/kube (got --backend ${o.backend}; a cluster with its own Cluster API is --capi external)`, 'capi');
+    const problem = upstreamProblem();
+    if (problem) throw new InputError(`--capi upstream cannot run here: ${problem}`, 'capi');
+  }
   let cp: ControlPlane | undefined;
   let webhook: AdmissionWebhook | undefined;
   let kubeconfig: string;
@@ -87,7 +99,7 @@ export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
   if (o.backend === 'apiserver') {
     const found = findKubeBinaries();
     if ('missing' in found) throw new InputError(`--backend apiserver needs the kube-apiserver and etcd binaries: ${found.missing} (build them with tools/kube/build.sh)`, 'backend');
-    cp = await startControlPlane({ binaries: found });
+    cp = await startControlPlane({ binaries: found, keepDir: keepLogs() });
     kubeconfig = cp.kubeconfigPath;
     description = `kube-apiserver at ${cp.url} (started for this run; logs in ${cp.dir})`;
   } else {
@@ -103,6 +115,7 @@ export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
   let front: CloudFront | undefined;
   let external: OpenBackend['external'];
   const close = async (): Promise<void> => {
+    await managers?.stop();
     await front?.close();
     if (webhook) {
       if (!cp) await removeWebhookConfigurations(loadKubeConfig(remote)).catch(() => undefined);
@@ -110,9 +123,16 @@ export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
     }
     await cp?.stop();
   };
+  let managers: UpstreamManagers | undefined;
   try {
-    await prepareCluster(remote);
-    if (o.webhook ?? (o.backend === 'apiserver' || o.webhookHost !== undefined)) {
+    if (capi === 'upstream') {
+      // The upstream CRDs instead of the testbed's Cluster API ones, the testbed's webhook, then the managers (upstream.ts).
+      const up = await prepareUpstreamCluster(kubeconfig, { ...(o.log ? { log: o.log } : {}), ...(cp ? { keepDir: keepLogs() } : {}) });
+      webhook = up.webhook;
+      managers = up.managers;
+      description += `, admission webhook at ${webhook.url}; Cluster API: upstream v1.10.10 managers (logs in ${managers.dir})`;
+    } else await prepareCluster(remote);
+    if (capi !== 'upstream' && (o.webhook ?? (o.backend === 'apiserver' || o.webhookHost !== undefined))) {
       webhook = await startAdmissionWebhook({ ...(o.webhookHost ? { host: o.webhookHost } : {}) });
       await installWebhookConfigurations(loadKubeConfig(remote), webhook);
       description += `, admission webhook at ${webhook.url}`;

@@ -39,6 +39,7 @@ import { CloudFront, PROVIDER_DEPLOYMENT, type CapiMode, type ProviderMode } fro
 import { DEFAULT_SPEED, PacedSimulation } from './paced.js';
 import { assembleTestbed, type TestbedOptions, type TestbedParts } from './testbed.js';
 import { readProviderLog, mirrorProviderEvents } from './provider-process.js';
+import { setupUpstreamHarness } from './upstream-harness.js';
 
 /** Kinds the testbed's controllers create, own or read in the management cluster. */
 const TESTBED_KINDS = RESOURCES.filter((r) => r.group !== '' && r.group !== 'apps').map((r) => r.kind);
@@ -150,7 +151,8 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
   // An outside provider reaches the workload clusters through <cluster>-kubeconfig: serve them (the management
   // store of this facade is a stand-in nobody uses; the management cluster is the real one).
   let workloadFacade: Facade | undefined;
-  if (externalProvider || opts.capi === 'external') {
+  const realCapi = (opts.capi ?? 'embedded') !== 'embedded';
+  if (externalProvider || realCapi) {
     workloadFacade = await startFacade({ mgmt: new EmbeddedStore({ clock: env.clock, rng: env.rng.fork('facade'), clusterName: 'unused' }), workloads: env.workloads, clock: env.clock });
   }
   let kubeconfigForKubectl: string | undefined;
@@ -166,6 +168,21 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
       if (kubeconfigForKubectl && kubeconfigForKubectl !== opts.kubeconfig) rmSync(dirname(kubeconfigForKubectl), { recursive: true, force: true });
     },
   });
+  if (realCapi && workloadFacade) {
+    // A real Cluster API (upstream's managers, or the cluster's own): what a site has around it (upstream-harness.ts).
+    const f = workloadFacade;
+    const stopHarness = setupUpstreamHarness(env.ctx, {
+      endpoint: (ns, name) => ({ server: f.clusterUrl(ns, name), ...(f.caPem ? { caPem: f.caPem } : {}), token: f.token }),
+      createWorkload: (ns, name) => void env.workloads.store(ns, name),
+      hypervisor: parts.cloud.hypervisor,
+      workloadKeys: () => env.workloads.names(),
+    });
+    const close = parts.close;
+    parts.close = async () => {
+      stopHarness();
+      await close();
+    };
+  }
   if (externalProvider) {
     const cloud = parts.cloud;
     opts.cloudFront?.attach(cloud);

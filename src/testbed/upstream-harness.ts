@@ -1,0 +1,162 @@
+/**
+ * What the testbed itself plays when the upstream Cluster API managers are
+ * the Cluster API (`--capi upstream`), i.e. what a real HCS site has around
+ * Cluster API that is neither Cluster API nor the HCS provider:
+ *
+ * - **The workload clusters' API servers**: each Cluster's workload cluster
+ *   (an embedded store) is created as soon as the Cluster appears, so the
+ *   managers' cluster cache finds it served by the facade.
+ * - **The externally provided control plane** of a Cluster without
+ *   `spec.controlPlaneRef` (the worker fixture: the control plane exists
+ *   outside Cluster API). Upstream then expects someone else to provide what
+ *   KCP would: the cluster CA Secret `<cluster>-ca` (CABPK refuses a worker
+ *   join without it: bootstrap/kubeadm/internal/controllers/kubeadmconfig_controller.go,
+ *   joinWorker → certificates.LookupCached / EnsureAllExist), a
+ *   `<cluster>-kubeconfig` Secret pointing at the served workload API (the
+ *   Cluster controller would otherwise write one for spec.controlPlaneEndpoint,
+ *   unreachable here: internal/controllers/cluster/cluster_controller_phases.go
+ *   reconcileKubeconfig, which never rewrites an existing one), and the
+ *   Cluster's `ControlPlaneInitialized` condition (without control plane
+ *   Machines upstream never sets it, internal/controllers/cluster/cluster_controller.go
+ *   reconcileControlPlaneInitialized, and returns early once it is True;
+ *   CABPK holds every worker join until it is).
+ * - **The cloud controller manager's node lifecycle controller** in each
+ *   workload cluster: a Node that is not Ready and whose server no longer
+ *   exists is deleted (k8s.io/cloud-provider controllers/nodelifecycle:
+ *   InstanceExistsByProviderID false → delete, monitored every 5 s). Upstream
+ *   Cluster API never deletes the Node of a cluster without control plane
+ *   Machines (internal/controllers/machine/machine_controller.go
+ *   isDeleteNodeAllowed → errNoControlPlaneNodes: no drain, no Node
+ *   deletion), so in the worker fixture this is what removes it.
+ */
+import { LABEL_CLUSTER_NAME } from '../api/capi.js';
+import type { Cluster, Condition } from '../api/capi.js';
+import type { Node, Secret } from '../api/core.js';
+import { nodeReady } from '../api/core.js';
+import { rfc3339 } from '../core/clock.js';
+import { CLUSTER_SECRET_TYPE, KUBECONFIG_DATA_KEY, kubeconfigSecretName, renderKubeconfig } from '../capi/kubeconfig.js';
+import { KubeApiError } from '../kube/errors.js';
+import { generateCA, issueCertificateSync } from '../pki/index.js';
+import type { Hypervisor } from '../../mock-hcs/src/index.js';
+import { META_CLUSTER, META_MACHINE, META_NAMESPACE, providerIDFor } from '../provider/labels.js';
+import type { Controller, Result } from '../runtime/manager.js';
+import type { ControllerContext } from '../runtime/context.js';
+
+export const HARNESS_CONTROLLER = 'upstream-external-control-plane';
+export const NODE_LIFECYCLE_CONTROLLER = 'upstream-node-lifecycle';
+/** k8s.io/cloud-provider node lifecycle controller's default monitor period. */
+export const NODE_MONITOR_PERIOD_MS = 5_000;
+
+export interface ServedEndpoint {
+  server: string;
+  caPem?: string;
+  token: string;
+}
+
+const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
+const splitKey = (key: string): { namespace: string; name: string } => {
+  const i = key.indexOf('/');
+  return { namespace: key.slice(0, i), name: key.slice(i + 1) };
+};
+
+class ExternalControlPlane implements Controller {
+  readonly name = HARNESS_CONTROLLER;
+  constructor(
+    private readonly ctx: ControllerContext,
+    private readonly endpoint: (namespace: string, name: string) => ServedEndpoint,
+    private readonly createWorkload: (namespace: string, name: string) => void,
+  ) {}
+
+  async reconcile(key: string): Promise<Result | void> {
+    const { namespace, name } = splitKey(key);
+    const cluster = await this.ctx.mgmt.get<Cluster>({ kind: 'Cluster', namespace, name });
+    if (!cluster || cluster.metadata.deletionTimestamp) return;
+    this.createWorkload(namespace, name);
+    if (cluster.spec.controlPlaneRef) return;
+    const now = this.ctx.clock.now();
+    const caRef = { kind: 'Secret', namespace, name: `${name}-ca` };
+    const kcRef = { kind: 'Secret', namespace, name: kubeconfigSecretName(name) };
+    let caSecret = await this.ctx.mgmt.get<Secret>(caRef);
+    const owner = { apiVersion: cluster.apiVersion, kind: 'Cluster', name, uid: cluster.metadata.uid!, controller: false };
+    const labels = { [LABEL_CLUSTER_NAME]: name };
+    let ca: { certPem: string; keyPem: string } | undefined;
+    if (!caSecret) ca = await generateCA(this.ctx.rng, now, 'kubernetes');
+    else ca = { certPem: Buffer.from(caSecret.data?.['tls.crt'] ?? '', 'base64').toString('utf8'), keyPem: Buffer.from(caSecret.data?.['tls.key'] ?? '', 'base64').toString('utf8') };
+    // The kubeconfig first: once the CA exists, the Cluster controller would write its own for the unreachable endpoint.
+    if (!(await this.ctx.mgmt.get<Secret>(kcRef))) {
+      const ep = this.endpoint(namespace, name);
+      const client = issueCertificateSync(ca, { commonName: 'kubernetes-admin', organization: 'system:masters' }, this.ctx.rng, now);
+      const value = renderKubeconfig({ clusterName: name, server: ep.server, ...(ep.caPem ? { caPem: ep.caPem } : { insecureSkipTlsVerify: true }), clientCertPem: client.certPem, clientKeyPem: client.keyPem, token: ep.token });
+      await this.createIgnoringExisting({ apiVersion: 'v1', kind: 'Secret', metadata: { name: kcRef.name, namespace, labels, ownerReferences: [owner] }, type: CLUSTER_SECRET_TYPE, data: { [KUBECONFIG_DATA_KEY]: b64(value) } });
+    }
+    if (!caSecret) {
+      caSecret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: caRef.name, namespace, labels, ownerReferences: [owner] }, type: CLUSTER_SECRET_TYPE, data: { 'tls.crt': b64(ca.certPem), 'tls.key': b64(ca.keyPem) } };
+      await this.createIgnoringExisting(caSecret);
+    }
+    const conds: Condition[] = cluster.status?.conditions ?? [];
+    if (conds.find((c) => c.type === 'ControlPlaneInitialized')?.status !== 'True') {
+      const next = [...conds.filter((c) => c.type !== 'ControlPlaneInitialized'), { type: 'ControlPlaneInitialized', status: 'True', lastTransitionTime: rfc3339(Date.now()) } as Condition];
+      try {
+        await this.ctx.mgmt.updateStatus<Cluster>({ ...cluster, status: { ...(cluster.status ?? {}), conditions: next } });
+      } catch (e) {
+        if (e instanceof KubeApiError && e.reason === 'Conflict') return { requeueAfter: 200 };
+        throw e;
+      }
+      // Check again: the Cluster controller may have patched its own verdict over it meanwhile.
+      return { requeueAfter: 1_000 };
+    }
+  }
+
+  private async createIgnoringExisting(o: Secret): Promise<void> {
+    try {
+      await this.ctx.mgmt.create<Secret>(o);
+    } catch (e) {
+      if (!(e instanceof KubeApiError && e.reason === 'AlreadyExists')) throw e;
+    }
+  }
+}
+
+class NodeLifecycle implements Controller {
+  readonly name = NODE_LIFECYCLE_CONTROLLER;
+  constructor(
+    private readonly ctx: ControllerContext,
+    private readonly hv: Hypervisor,
+    private readonly workloadKeys: () => string[],
+  ) {}
+
+  async reconcile(): Promise<Result | void> {
+    const live = new Set<string>();
+    for (const s of this.hv.listServers()) {
+      const md = this.hv.server(s.id)?.metadata ?? {};
+      if (md[META_CLUSTER] && md[META_MACHINE]) live.add(`${md[META_NAMESPACE] ?? ''}|${providerIDFor(md[META_CLUSTER], md[META_MACHINE])}`);
+    }
+    for (const key of this.workloadKeys()) {
+      const { namespace, name } = splitKey(key);
+      const wl = this.ctx.workloads.client(namespace, name);
+      for (const n of await wl.list<Node>('Node')) {
+        const pid = n.spec?.providerID;
+        if (!pid || nodeReady(n) || live.has(`${namespace}|${pid}`)) continue;
+        await wl.delete({ kind: 'Node', name: n.metadata.name }, { ignoreNotFound: true });
+        this.ctx.events.record({ source: 'workload', type: 'node.deleted-by-cloud', message: `Node ${n.metadata.name} of ${key}: server of ${pid} no longer exists, deleted (cloud node lifecycle)`, data: { cluster: name, node: n.metadata.name } });
+      }
+    }
+    return { requeueAfter: NODE_MONITOR_PERIOD_MS };
+  }
+}
+
+export interface HarnessOptions {
+  endpoint: (namespace: string, name: string) => ServedEndpoint;
+  createWorkload: (namespace: string, name: string) => void;
+  hypervisor: Hypervisor;
+  workloadKeys: () => string[];
+}
+
+/** Register the harness controllers; returns a function that stops their watch. */
+export function setupUpstreamHarness(ctx: ControllerContext, o: HarnessOptions): () => void {
+  ctx.manager.register(new ExternalControlPlane(ctx, o.endpoint, o.createWorkload));
+  ctx.manager.register(new NodeLifecycle(ctx, o.hypervisor, o.workloadKeys));
+  ctx.manager.enqueue(NODE_LIFECYCLE_CONTROLLER, 'all');
+  return ctx.mgmt.watch<Cluster>('Cluster', (e) => {
+    if (e.type !== 'DELETED') ctx.manager.enqueue(HARNESS_CONTROLLER, `${e.object.metadata.namespace ?? 'default'}/${e.object.metadata.name}`);
+  }, { shared: true });
+}

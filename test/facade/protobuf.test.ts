@@ -1,0 +1,39 @@
+/**
+ * The facade's decoding of protobuf request bodies (src/facade/protobuf.ts),
+ * which controller-runtime clients send for built-in kinds: what the upstream
+ * managers need of a workload cluster's API (`run --capi upstream`).
+ */
+import { describe, expect, it } from 'vitest';
+import { decodeKubeProtobuf, ProtobufError } from '../../src/facade/protobuf.js';
+
+/** Minimal protobuf writer for the test (varint tags, length-delimited fields). */
+const varint = (n: number): number[] => { const out: number[] = []; do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; out.push(b); } while (n); return out; };
+const ld = (no: number, bytes: Buffer | string): Buffer => { const b = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes, 'utf8'); return Buffer.from([...varint((no << 3) | 2), ...varint(b.length), ...b]); };
+const vf = (no: number, v: number): Buffer => Buffer.from([...varint(no << 3), ...varint(v)]);
+const entry = (no: number, k: string, v: Buffer | string): Buffer => ld(no, Buffer.concat([ld(1, k), ld(2, v)]));
+const envelope = (apiVersion: string, kind: string, raw: Buffer): Buffer => Buffer.concat([Buffer.from('k8s\0', 'binary'), ld(1, Buffer.concat([ld(1, apiVersion), ld(2, kind)])), ld(2, raw)]);
+
+describe('facade: protobuf request bodies (controller-runtime sends built-in kinds as application/vnd.kubernetes.protobuf)', () => {
+  it('decodes a bootstrap-token Secret as CABPK creates it in a workload cluster (k8s.io/api core/v1 generated.proto field numbers)', () => {
+    const meta = Buffer.concat([ld(1, 'bootstrap-token-abcdef'), ld(3, 'kube-system'), entry(11, 'a', 'b'), ld(14, 'f1'), ld(8, vf(1, 1_767_225_600))]);
+    const secret = Buffer.concat([ld(1, meta), entry(2, 'token-id', Buffer.from('abcdef')), entry(2, 'usage-bootstrap-authentication', Buffer.from('true')), ld(3, 'bootstrap.kubernetes.io/token'), vf(5, 1)]);
+    expect(decodeKubeProtobuf(envelope('v1', 'Secret', secret))).toEqual({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'bootstrap-token-abcdef', namespace: 'kube-system', labels: { a: 'b' }, finalizers: ['f1'], creationTimestamp: '2026-01-01T00:00:00Z' },
+      data: { 'token-id': Buffer.from('abcdef').toString('base64'), 'usage-bootstrap-authentication': Buffer.from('true').toString('base64') },
+      type: 'bootstrap.kubernetes.io/token',
+      immutable: true,
+    });
+  });
+
+  it('decodes a ConfigMap; refuses other kinds with 415 naming them, and a body without the magic with 400', () => {
+    const cm = Buffer.concat([ld(1, ld(1, 'kubeadm-config')), entry(2, 'ClusterConfiguration', 'kind: ClusterConfiguration\n')]);
+    expect(decodeKubeProtobuf(envelope('v1', 'ConfigMap', cm))).toMatchObject({ kind: 'ConfigMap', metadata: { name: 'kubeadm-config' }, data: { ClusterConfiguration: 'kind: ClusterConfiguration\n' } });
+    const e415 = (() => { try { decodeKubeProtobuf(envelope('apps/v1', 'Deployment', Buffer.alloc(0))); } catch (e) { return e; } })();
+    expect(e415).toBeInstanceOf(ProtobufError);
+    expect((e415 as ProtobufError).code).toBe(415);
+    expect((e415 as Error).message).toContain('Deployment');
+    expect(() => decodeKubeProtobuf(Buffer.from('{"kind":"Secret"}'))).toThrow(/magic/);
+  });
+});
