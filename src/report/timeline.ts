@@ -292,7 +292,18 @@ export function placeStepLabels(groups: { steps: number[]; titles: string[]; t: 
       start = rowEnd[row]! + 4;
     }
     const room = Math.max(num.length, Math.floor((Math.max(limit, start + num.length * CHAR_W) - start) / CHAR_W));
-    const text = start === x0 ? elide(full, room) : num;
+    let text = start === x0 ? elide(full, room) : num;
+    // Near the right edge (the last steps, often the failing one) the label may end at its line instead, where there is more room.
+    if (x0 + Math.min(full.length, 48) * CHAR_W > right) {
+      const end = g.x - 2;
+      const best = [...rowEnd.keys()].map((r) => ({ r, from: Math.max(4, rowEnd[r]! + 4) })).sort((a, b) => a.from - b.from || a.r - b.r)[0]!;
+      const leftRoom = Math.min(48, Math.floor((end - best.from) / CHAR_W));
+      if (leftRoom > text.length) {
+        text = elide(full, leftRoom);
+        row = best.r;
+        start = end - text.length * CHAR_W;
+      }
+    }
     const x1 = start + text.length * CHAR_W;
     rowEnd[row] = x1;
     out.push({ steps: g.steps, titles: g.titles, t: g.t, x: g.x, row, text, x0: start, x1 });
@@ -311,7 +322,7 @@ export function timelineModel(ev: readonly LogEvent[], opts: TimelineOptions = {
   const instants = [...ls.flatMap((l) => l.segments.flatMap((s) => [s.from, s.to])), ...ev.filter((e) => e.type === 'step.start' || isMarker(e)).map((e) => e.t)];
   const axis = timeAxis(t0, t1, instants, LABEL_W, W - 10);
   const steps = placeStepLabels(stepGroups(ev, axis), W - 4);
-  const lanesTop = LABEL_ROWS * ROW_H + 8;
+  const lanesTop = (steps.length ? Math.max(...steps.map((s) => s.row)) + 1 : 0) * ROW_H + 8; // only the label rows in use
   const markers: Marker[] = [];
   for (const e of ev) {
     if (e.source === 'fault') {

@@ -142,6 +142,10 @@ describe('timeline time axis', () => {
     expect(svg).toContain('>≈30m<');
     expect(svg).toContain('idle 00:01:50–00:31:50 (30m)');
     expect(m.legend.at(-1)).toMatchObject({ name: 'idle time compressed' });
+    // Step 3 starts at the right edge (where the idle wait begins): its label ends at its line instead of being cut to nothing.
+    const last = m.steps.at(-1)!;
+    expect(last).toMatchObject({ steps: [3], text: '3 wait machines(count=4)' });
+    expect(last.x1).toBeLessThanOrEqual(last.x);
   });
 
   it('a run without idle gaps keeps a plain linear axis', () => {
