@@ -6,7 +6,7 @@
  * the model's no-overlap placement relies on), lane labels stay in their
  * column. Screenshots go to out/ci/screenshots (CI artifacts).
  */
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -40,7 +40,7 @@ describe.skipIf(!haveChromium)('HTML report timelines in chromium (playwright-co
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
     out = mkdtempSync(join(tmpdir(), 'hcs-report-browser-'));
-    await main(['run', ...FILES, '--jobs', '1', '--no-color', '--report', 'html', '--out', out], () => {});
+    await main(['run', ...FILES, '--jobs', '1', '--no-color', '--report', 'html,junit', '--out', out], () => {});
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
   }, 120_000);
@@ -82,4 +82,36 @@ describe.skipIf(!haveChromium)('HTML report timelines in chromium (playwright-co
     await page.screenshot({ path: join(SHOTS, 'report-page.png'), fullPage: true });
     await page.close();
   }, 60_000);
+
+  it('the JUnit XML is well-formed for a real XML parser (the browser\'s DOMParser), with the counts in its attributes', async () => {
+    const page = await browser.newPage();
+    const xml = readFileSync(join(out, 'junit.xml'), 'utf8');
+    const r = await page.evaluate((text) => {
+      const doc = new DOMParser().parseFromString(text, 'application/xml');
+      const err = doc.querySelector('parsererror');
+      const suites = [...doc.querySelectorAll('testsuite')].map((s) => ({
+        name: s.getAttribute('name'),
+        tests: Number(s.getAttribute('tests')),
+        cases: s.querySelectorAll('testcase').length,
+        failures: Number(s.getAttribute('failures')),
+        failed: s.querySelectorAll('testcase > failure').length,
+        skipped: Number(s.getAttribute('skipped')),
+        notRun: s.querySelectorAll('testcase > skipped').length,
+        withFileLine: [...s.querySelectorAll('testcase')].filter((c) => c.getAttribute('file') && Number(c.getAttribute('line')) > 0).length,
+        virtual: s.querySelectorAll('testcase > properties > property[name="virtualSeconds"]').length,
+      }));
+      return { error: err?.textContent ?? null, suites };
+    }, xml);
+    expect(r.error).toBeNull();
+    expect(r.suites.map((s) => s.name)).toEqual(['report-fixture-failing-rollout', 'report-1-maxsurge-1', 'cloud-faults']);
+    for (const s of r.suites) {
+      expect(s.cases).toBe(s.tests);
+      expect(s.failed).toBe(s.failures);
+      expect(s.notRun).toBe(s.skipped);
+      expect(s.withFileLine).toBe(s.tests);
+      expect(s.virtual).toBe(s.tests);
+    }
+    expect(r.suites[0]).toMatchObject({ tests: 7, failures: 1, skipped: 3 });
+    await page.close();
+  });
 });
