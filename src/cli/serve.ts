@@ -39,8 +39,8 @@ Options:
   -h, --help               this text
 
 Once up it prints the kubeconfig, its contexts and the dashboard's address. The API is
-HTTPS (a fresh CA, in the kubeconfig) and needs the kubeconfig's bearer token: anonymous
-requests get 401.
+HTTPS (a fresh CA, in the kubeconfig) and needs the kubeconfig's bearer token or a client
+certificate signed by that CA (client-cert.kubeconfig has one): anonymous requests get 401.
 Time: hcs-testbed time pause|resume|speed X|advance 5m|next (see hcs-testbed time --help).
 Stop with Ctrl-C. Exit codes: 0 stopped, 2 bad flags or input.
 `;
@@ -194,10 +194,11 @@ export function banner(s: Served, o: ServeOptions): string {
   if (o.manifests.length) {
     lines.push(`brought up: ${bringUp.running}/${bringUp.machines} machines Running after ${formatDuration(bringUp.virtualMs)} of virtual time (${(bringUp.wallMs / 1000).toFixed(1)} s wall)${bringUp.ok ? '' : ' — NOT all up within 2h of virtual time; see kubectl get machines -A'}`);
   }
-  lines.push(`API:       ${facade.url}   (TLS, a bearer token; both in the kubeconfig)`);
+  lines.push(`API:       ${facade.url}   (TLS, a bearer token; both in the kubeconfig; each workload cluster has its own address, in its context)`);
   lines.push(`dashboard: ${facade.dashboardUrl}   (open it in a browser; it keeps the token in a cookie)`);
   lines.push('');
   lines.push(`export KUBECONFIG=${files.combined}`);
+  if (files.clientCert) lines.push(`(or KUBECONFIG=${files.clientCert}: the same contexts, logged in by a client certificate: kubernetes-admin, O=kubeadm:cluster-admins)`);
   lines.push('contexts:');
   lines.push('  management (current)   the management cluster: Cluster API and HCS objects (kubectl get machines -n cpaas-system)');
   const workloads = Object.entries(files.workloads);

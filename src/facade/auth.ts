@@ -1,11 +1,19 @@
 /**
- * Who may talk to the facade (docs/kube.md "Authentication"): a bearer token
- * written into the generated kubeconfig, as a kubeadm cluster's admin
- * kubeconfig carries credentials. Requests without it are refused 401 with
- * the apiserver's Status, except /healthz, /livez, /readyz and /version,
- * which a kubeadm apiserver shows to anyone (system:public-info-viewer).
- * The dashboard's browser holds the token in an HttpOnly cookie, set by
- * opening the URL `serve` prints (/?token=...).
+ * Who may talk to the facade (docs/kube.md "Authentication"), as a kubeadm
+ * apiserver authenticates:
+ * - a bearer token written into the generated kubeconfig (user testbed-admin,
+ *   group system:masters);
+ * - over TLS, a client certificate signed by the facade's CA (the
+ *   apiserver's --client-ca-file): the user is its subject's CN, the group
+ *   its O (k8s.io/apiserver pkg/authentication/request/x509: CommonNameUserConversion);
+ *   client-cert.kubeconfig carries one for kubernetes-admin, O=kubeadm:cluster-admins,
+ *   as kubeadm's admin.conf. A certificate from another CA, or expired, authenticates nobody.
+ * Every authenticated user also has the group system:authenticated. There is no
+ * authorization: anyone authenticated may do anything.
+ * Requests with neither are refused 401 with the apiserver's Status, except
+ * /healthz, /livez, /readyz and /version, which a kubeadm apiserver shows to
+ * anyone (system:public-info-viewer). The dashboard's browser holds the token
+ * in an HttpOnly cookie, set by opening the URL `serve` prints (/?token=...).
  *
  * TLS (optional, on in `hcs-testbed serve`): a CA and a serving certificate
  * for 127.0.0.1/localhost from src/pki, valid from the wall time (clients
@@ -13,6 +21,7 @@
  * into the kubeconfig as certificate-authority-data.
  */
 import { randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import type { TLSSocket } from 'node:tls';
 import type { FastifyRequest } from 'fastify';
 import { SeededRng } from '../core/rng.js';
 import { generateCASync, issueCertificateSync, type CertKeyPair } from '../pki/index.js';
@@ -54,6 +63,50 @@ export function authenticated(req: FastifyRequest, token: string, allowCookie: b
   return false;
 }
 
+/** The user a request authenticated as. */
+export interface Identity {
+  username: string;
+  groups: string[];
+  /** How: the bearer token (header or the dashboard's cookie) or a client certificate. */
+  via: 'token' | 'client-certificate';
+}
+
+/** The token's user (a static token of a kubeadm cluster's admin). */
+export const TOKEN_USER = { username: 'testbed-admin', groups: ['system:masters'] };
+/** The user of client-cert.kubeconfig (kubeadm's admin.conf since v1.29). */
+export const CERT_USER = { username: 'kubernetes-admin', group: 'kubeadm:cluster-admins' };
+
+const withAuthenticated = (groups: string[]): string[] => [...groups.filter((g) => g !== 'system:authenticated'), 'system:authenticated'];
+
+/** The user of a verified client certificate (signed by the CA the TLS server trusts, in its validity period): CN and O. */
+export function clientCertificateIdentity(req: FastifyRequest): Identity | undefined {
+  const sock = req.raw.socket as Partial<TLSSocket>;
+  if (typeof sock.getPeerCertificate !== 'function' || sock.authorized !== true) return undefined;
+  const cert = sock.getPeerCertificate();
+  const subject = cert?.subject as Record<string, string | string[] | undefined> | undefined;
+  const cn = subject?.CN;
+  if (typeof cn !== 'string' || cn === '') return undefined;
+  const o = subject?.O;
+  const groups = o === undefined ? [] : Array.isArray(o) ? o : [o];
+  return { username: cn, groups: withAuthenticated(groups), via: 'client-certificate' };
+}
+
+/** Who the request is: a client certificate, else the token (header, or the cookie on browser paths); undefined: anonymous. */
+export function identify(req: FastifyRequest, token: string, allowCookie: boolean): Identity | undefined {
+  const cert = clientCertificateIdentity(req);
+  if (cert) return cert;
+  if (authenticated(req, token, allowCookie)) return { username: TOKEN_USER.username, groups: withAuthenticated(TOKEN_USER.groups), via: 'token' };
+  return undefined;
+}
+
+/**
+ * The answer to POST /apis/authentication.k8s.io/v1/selfsubjectreviews
+ * (`kubectl auth whoami`): the request's own user, 201.
+ */
+export function selfSubjectReview(who: Identity, nowIso: string): Record<string, unknown> {
+  return { kind: 'SelfSubjectReview', apiVersion: 'authentication.k8s.io/v1', metadata: { creationTimestamp: nowIso }, status: { userInfo: { username: who.username, groups: who.groups } } };
+}
+
 export interface ServingTls {
   ca: CertKeyPair;
   server: CertKeyPair;
@@ -65,4 +118,10 @@ export function loopbackTls(nowMs: number = Date.now()): ServingTls {
   const ca = generateCASync(rng, nowMs, 'hcs-testbed-facade-ca');
   const server = issueCertificateSync(ca, { commonName: 'hcs-testbed-facade', dnsNames: ['localhost'], ips: ['127.0.0.1'], days: 365 }, rng, nowMs);
   return { ca, server };
+}
+
+/** A client certificate signed by the facade's CA: the apiserver takes CN as the user and O as the group. */
+export function issueClientCertificate(tls: ServingTls, username: string, group?: string, nowMs: number = Date.now()): CertKeyPair {
+  const rng = new SeededRng(randomInt(2 ** 31 - 1));
+  return issueCertificateSync(tls.ca, { commonName: username, ...(group ? { organization: group } : {}), days: 365 }, rng, nowMs);
 }

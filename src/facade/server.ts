@@ -23,7 +23,8 @@ import type { ControllerLogs } from '../runtime/context.js';
 import type { EmbeddedWorkloadClusters } from '../testbed/embedded.js';
 import { ANN_LOG_STREAM, ensureControllerObjects, ensureNamespaces, KNOWN_CONTROLLER_DEPLOYMENTS, CONTROLLER_NAMESPACE } from './controllers.js';
 import { apiGroupInfo, apiGroupList, apiResourceList, apiVersions, groupVersions, openApiV3, openApiV3Index, SERVER_VERSION } from './discovery.js';
-import { authenticated, loopbackTls, newToken, PUBLIC_PATHS, TOKEN_COOKIE, UNAUTHORIZED } from './auth.js';
+import { CERT_USER, identify, issueClientCertificate, loopbackTls, newToken, PUBLIC_PATHS, selfSubjectReview, TOKEN_COOKIE, UNAUTHORIZED } from './auth.js';
+import { rfc3339 } from '../core/clock.js';
 import { requireFieldManager, withApplyEntry, type ManagedFieldsEntry } from './managed-fields.js';
 import { SCALE_KINDS, serveScale } from './scale.js';
 import { serveEviction } from './eviction.js';
@@ -74,6 +75,8 @@ export interface KubeconfigFiles {
   management: string;
   /** "namespace/name" -> file whose current context is that workload cluster. */
   workloads: Record<string, string>;
+  /** TLS only: the same contexts with a client certificate (kubernetes-admin, O=kubeadm:cluster-admins) instead of the token. */
+  clientCert?: string;
 }
 
 export interface Facade {
@@ -93,6 +96,8 @@ export interface Facade {
   authHeaders(): Record<string, string>;
   /** PEM of the CA that signed the serving certificate (TLS only). */
   caPem?: string;
+  /** TLS only: a client certificate for `username` (CN) in `group` (O), signed by the facade's CA, valid a year from `nowMs` (default: the wall time). */
+  issueClientCertificate(username: string, group?: string, nowMs?: number): { certPem: string; keyPem: string };
   /** The dashboard's address with the token (opening it sets the browser's cookie). */
   dashboardUrl: string;
   close(): Promise<void>;
@@ -192,6 +197,9 @@ function parseBody(req: FastifyRequest): unknown {
 export async function startFacade(opts: FacadeOptions): Promise<Facade> {
   const token = opts.token ?? newToken();
   const tls = opts.tls === false ? undefined : loopbackTls();
+  // Client certificates are asked for and checked against the facade's CA, not required: a client without one
+  // (or with one from another CA) may still authenticate with the token (src/facade/auth.ts).
+  const serverTls = tls ? { key: tls.server.keyPem, cert: tls.server.certPem, ca: tls.ca.certPem, requestCert: true, rejectUnauthorized: false } : undefined;
   // (Fastify's types differ for an https server; the routes are the same.)
   const app = Fastify({
     logger: false,
@@ -201,7 +209,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     frameworkErrors: (err: Error, _req: FastifyRequest, reply: FastifyReply) => {
       void reply.code(400).type('application/json').send({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `the request could not be understood: ${err.message}`, reason: 'BadRequest', code: 400 });
     },
-    ...(tls ? { https: { key: tls.server.keyPem, cert: tls.server.certPem } } : {}) } as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance;
+    ...(tls ? { https: serverTls } : {}) } as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(PROTOBUF_CONTENT_TYPE, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
@@ -240,7 +248,8 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     const q: Query = Object.fromEntries(url.searchParams.entries());
     let path = url.pathname.replace(/\/+$/, '') || '/';
     const browserPath = path === '/' || path === '/_testbed' || path.startsWith('/_testbed/');
-    if (!PUBLIC_PATHS.has(path) && !authenticated(req, token, browserPath)) {
+    const who = identify(req, token, browserPath);
+    if (!PUBLIC_PATHS.has(path) && !who) {
       // The dashboard's link carries the token once: keep it in an HttpOnly cookie and drop it from the address.
       const given = url.searchParams.get('token');
       if (path === '/' && given !== null && given === token) {
@@ -295,6 +304,10 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
           return reply.send(openApiV3Index(base));
         case '/openapi/v2':
           throw status(404, 'NotFound', 'the server could not find the requested resource (OpenAPI v2 is not served; kubectl uses /openapi/v3)');
+        case '/apis/authentication.k8s.io/v1/selfsubjectreviews':
+          // kubectl auth whoami: the request's own user (a token, or a client certificate's CN and O).
+          if (req.method !== 'POST') throw status(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+          return reply.code(201).send(selfSubjectReview(who!, rfc3339(clock.now())));
       }
       let mm: RegExpExecArray | null;
       if ((mm = /^\/openapi\/v3\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))$/.exec(path))) {
@@ -568,7 +581,9 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
   const address = await app.listen({ port: opts.port ?? 0, host: opts.host ?? '127.0.0.1' });
   const url = address.replace('[::1]', '127.0.0.1').replace('//localhost:', '//127.0.0.1:');
   // Every workload cluster also gets its own address, as real clusters have (src/facade/listeners.ts).
-  const listeners = new WorkloadListeners({ host: opts.host ?? '127.0.0.1', ...(tls ? { tls: { key: tls.server.keyPem, cert: tls.server.certPem } } : {}), route: (req, res) => app.routing(req, res) });
+  const listeners = new WorkloadListeners({ host: opts.host ?? '127.0.0.1', ...(serverTls ? { tls: serverTls } : {}), route: (req, res) => app.routing(req, res) });
+  // The client certificate of client-cert.kubeconfig (kubeadm's admin.conf user).
+  const adminCert = tls ? issueClientCertificate(tls, CERT_USER.username, CERT_USER.group) : undefined;
   const prefixedUrl = (namespace: string, name: string): string => `${url}/clusters/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
   const clusterUrl = (namespace: string, name: string): string => listeners.url(`${namespace}/${name}`) ?? prefixedUrl(namespace, name);
   // The <cluster>-kubeconfig Secrets point here while the facade serves (src/capi/kubeconfig.ts).
@@ -598,15 +613,17 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
       const [ns, n] = k.split('/') as [string, string];
       return { name: n, key: k, server: clusterUrl(ns, n) };
     })];
-    const render = (current: string): string =>
+    const b64 = (pem: string): string => Buffer.from(pem).toString('base64');
+    const user = (cert: boolean) => (cert && adminCert ? { name: CERT_USER.username, user: { 'client-certificate-data': b64(adminCert.certPem), 'client-key-data': b64(adminCert.keyPem) } } : { name: 'testbed-admin', user: { token } });
+    const render = (current: string, cert = false): string =>
       JSON.stringify(
         {
           apiVersion: 'v1',
           kind: 'Config',
           // Over TLS the CA is given; client-node refuses plain http unless insecure-skip-tls-verify is set (kubectl does not mind).
           clusters: clusters.map((c) => ({ name: c.name, cluster: { server: c.server, ...(tls ? { 'certificate-authority-data': Buffer.from(tls.ca.certPem).toString('base64') } : { 'insecure-skip-tls-verify': true }) } })),
-          users: [{ name: 'testbed-admin', user: { token } }],
-          contexts: clusters.map((c) => ({ name: c.name, context: { cluster: c.name, user: 'testbed-admin' } })),
+          users: [user(cert)],
+          contexts: clusters.map((c) => ({ name: c.name, context: { cluster: c.name, user: user(cert).name } })),
           'current-context': current,
           preferences: {},
         },
@@ -616,6 +633,10 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     const files: KubeconfigFiles = { combined: join(d, 'kubeconfig'), management: join(d, 'management.kubeconfig'), workloads: {} };
     writeFileSync(files.combined, render('management'));
     writeFileSync(files.management, render('management'));
+    if (adminCert) {
+      files.clientCert = join(d, 'client-cert.kubeconfig');
+      writeFileSync(files.clientCert, render('management', true));
+    }
     for (const c of clusters.slice(1) as { name: string; key: string }[]) {
       const f = join(d, `${c.key.replace('/', '-')}.kubeconfig`);
       writeFileSync(f, render(c.name));
@@ -639,6 +660,10 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     token,
     authHeaders: () => ({ Authorization: `Bearer ${token}` }),
     ...(tls ? { caPem: tls.ca.certPem } : {}),
+    issueClientCertificate: (username: string, group?: string, nowMs?: number) => {
+      if (!tls) throw new Error('client certificates need TLS (the facade was started with tls: false)');
+      return issueClientCertificate(tls, username, group, nowMs);
+    },
     dashboardUrl: `${url}/?token=${encodeURIComponent(token)}`,
     close: async () => {
       closed = true;

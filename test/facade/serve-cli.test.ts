@@ -84,6 +84,7 @@ describe('OPS-1: serve --preset cluster: bring-up, banner, the time API and CLI'
   it('the banner names the kubeconfig, the contexts and the one the workload commands need', () => {
     const b = banner(s, o);
     expect(b).toContain(`export KUBECONFIG=${s.facade.kubeconfigPaths.combined}`);
+    expect(b).toContain(`(or KUBECONFIG=${s.facade.kubeconfigPaths.clientCert}: the same contexts, logged in by a client certificate`);
     expect(b).toMatch(/management \(current\)/);
     expect(b).toContain('kubectl --context demo get nodes');
     expect(b).toContain('need --context demo');
