@@ -37,5 +37,8 @@ describe('OPS-1: the documents\' commands, as written', () => {
     expect(d.next('kubectl get hcsmachinetemplate <current-template-name>', { '<current-template-name>': 't' })).toBe('kubectl get hcsmachinetemplate t -n cpaas-system -o yaml > new-cp-template.yaml');
     expect(d.untyped()).toHaveLength(16);
     expect(() => d.inline('kubectl frobnicate', {})).toThrow(/no longer says/);
+    const w = new SeedDocument(WORKER_DOC);
+    expect(w.lookup('"version":"<kubernetes-version>"', { '<cluster-name>': 'c', '<kubernetes-version>': 'v1', '<new-template>': 't' })).toContain('-p=\'{"spec":{"template":{"spec":{"version":"v1","infrastructureRef":{"name":"t"}}}}}\'');
+    expect(() => w.lookup('kubectl get machines -n cpaas-system -w', {})).toThrow(/3 commands contain/);
   });
 });

@@ -92,6 +92,16 @@ export class SeedDocument {
     return fill(c.text, values);
   }
 
+  /**
+   * A command of this document found anywhere by what it contains, for a procedure another document
+   * points to (the upgrade document's worker steps are the worker document's commands); order not checked.
+   */
+  lookup(containing: string, values: Placeholders): string {
+    const found = this.commands.filter((x) => x.text.includes(containing));
+    if (found.length !== 1) throw new Error(`${this.file}: ${found.length} commands contain "${containing}" (want exactly one)`);
+    return fill(found[0]!.text, values);
+  }
+
   /** A command written inside a sentence of the document (not on its own line); it must be there verbatim. */
   inline(command: string, values: Placeholders): string {
     if (!this.text.includes(command)) throw new Error(`${this.file}: the document no longer says "${command}"`);

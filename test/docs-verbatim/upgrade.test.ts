@@ -18,7 +18,7 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { haveKubectl, KubectlRunner } from '../facade/kubectl.js';
-import { editTemplateCopy, SeedDocument, UPGRADE_DOC } from './document.js';
+import { editTemplateCopy, SeedDocument, UPGRADE_DOC, WORKER_DOC } from './document.js';
 import { items, startServeCli, type ServeProcess } from './served.js';
 
 /**
@@ -31,6 +31,9 @@ const VALUES = {
   'infrastructure image update': { '<current-template-name>': 'demo-cp-template', '<new-template-name>': 'demo-cp-template-v2' },
   'Kubernetes version upgrade': { '<current-cp-template-name>': 'demo-cp-template-v2', '<new-template-name>': 'demo-cp-template-v4.2', '<kube-ovn-version-from-matrix>': 'v4.2.4' },
   rollback: { '<previous-kube-ovn-version>': 'v4.1.6' },
+  /** Step 4 of the upgrade order, workers, and their rollback: the worker document's (seeds/000) commands and placeholders. */
+  'worker upgrade (seeds/000)': { '<current-template>': 'demo-worker-template', '<new-template>': 'demo-worker-template-v4.2', '<kubernetes-version>': 'v1.32.3' },
+  'worker rollback (seeds/000)': { '<new-template>': 'demo-worker-template', '<kubernetes-version>': 'v1.31.6' },
 };
 /** The values of the edits the document asks for in words. */
 const EDITS = {
@@ -64,6 +67,18 @@ describe.skipIf(!haveKubectl)('OPS-1: seeds/004 typed verbatim with the real kub
   /** The workload cluster: the kubeconfig serve printed for it ("run against the workload cluster's API server"). */
   let wenv: Record<string, string>;
   const doc = new SeedDocument(UPGRADE_DOC);
+  /** The worker document, whose MachineDeployment commands the upgrade document's worker steps mean. */
+  const workerDoc = new SeedDocument(WORKER_DOC);
+  const workers = async () => (await items<Obj>(s, `${M}/machines?labelSelector=${encodeURIComponent('cluster.x-k8s.io/deployment-name=demo-md-0')}`)).filter((m) => !m.metadata.deletionTimestamp);
+  const workerDisks = async (): Promise<Record<string, string | undefined>> => {
+    const pool = (await s.api('GET', `${I}/hcsmachineconfigpools/demo-worker-pool`)).json as unknown as Obj;
+    return Object.fromEntries((pool.status?.entries ?? []).map((e) => [e.hostname, e.persistentDisks?.find((d) => d.slot === 0)?.volumeId]));
+  };
+  /** The workers rolled: 3 Running at `version`, none of `old`. */
+  const workersRolled = (old: string[], version: string) => async () => {
+    const ms = await workers();
+    return ms.length === 3 && ms.every((m) => m.status?.phase === 'Running' && !old.includes(m.metadata.name) && m.spec.version === version);
+  };
   const v = <K extends keyof typeof VALUES>(step: K) => ({ ...VALUES.all, ...VALUES[step] }) as typeof VALUES.all & (typeof VALUES)[K];
   const cpMachines = async () => (await items<Obj>(s, `${M}/machines?labelSelector=${encodeURIComponent('cluster.x-k8s.io/control-plane')}`)).filter((m) => !m.metadata.deletionTimestamp);
   const kcp = async () => (await s.api('GET', KCP)).json as unknown as Kcp;
@@ -200,7 +215,22 @@ describe.skipIf(!haveKubectl)('OPS-1: seeds/004 typed verbatim with the real kub
     expect(hms.map((h) => h.spec.imageName)).toEqual([EDITS.v42.image, EDITS.v42.image, EDITS.v42.image]);
   });
 
-  it('rollback: the KCP patched back to its previous four fields, Kube-OVN back with the same two steps and the same check (RB-1, RB-2, RB-5)', async () => {
+  it('workers to the target version (upgrade order step 4, the worker document\'s procedure): template copy, the merge patch of version and template (UPG-1, MD-5, DISK-3)', async () => {
+    const vals = v('worker upgrade (seeds/000)');
+    const before = (await workers()).map((m) => m.metadata.name);
+    const disksBefore = await workerDisks();
+    await k.clean(workerDoc.lookup('-o yaml > new-template.yaml', vals));
+    editTemplateCopy(join(k.cwd, 'new-template.yaml'), vals['<new-template>'], SERVER_GENERATED, (spec) => (spec.imageName = EDITS.v42.image));
+    expect(await k.clean(workerDoc.lookup('kubectl apply -f new-template.yaml', vals))).toBe('hcsmachinetemplate.infrastructure.cluster.x-k8s.io/demo-worker-template-v4.2 created\n');
+    expect(await k.clean(workerDoc.lookup('"version":"<kubernetes-version>"', vals))).toBe('machinedeployment.cluster.x-k8s.io/demo-md-0 patched\n');
+    await s.advanceUntil(workersRolled(before, EDITS.v42.version), 'every worker at v1.32.3');
+    const nodes = await k.clean(s.banner.workloads.demo!.getNodes);
+    expect(nodes.match(/^demo-worker-\d\s+Ready\s+<none>\s+\S+\s+v1\.32\.3$/gm)).toHaveLength(3);
+    expect(nodes.match(/^demo-cp-\d\s+Ready\s+control-plane\s+\S+\s+v1\.32\.3$/gm)).toHaveLength(3);
+    expect(await workerDisks()).toEqual(disksBefore);
+  });
+
+  it('rollback: the KCP patched back to its previous four fields, the workers with the merge patch, Kube-OVN back with the same two steps and the same check (RB-1, RB-2, RB-4, RB-5)', async () => {
     const vals = v('rollback');
     const upgraded = (await cpMachines()).map((m) => m.metadata.name);
     // "补丁 KubeadmControlPlane，恢复之前的 …": the document gives no command line; this is its merge patch of the four fields.
@@ -212,6 +242,10 @@ describe.skipIf(!haveKubectl)('OPS-1: seeds/004 typed verbatim with the real kub
       },
     };
     expect(await k.clean(`kubectl patch kubeadmcontrolplane demo-control-plane -n cpaas-system --type='merge' -p='${JSON.stringify(restore)}'`)).toContain('patched');
+    // "工作节点：补丁每个 MachineDeployment，恢复之前的 infrastructureRef.name 和 version": the worker document's merge patch, previous values.
+    const upgradedWorkers = (await workers()).map((m) => m.metadata.name);
+    const workerDisksBefore = await workerDisks();
+    expect(await k.clean(workerDoc.lookup('"version":"<kubernetes-version>"', v('worker rollback (seeds/000)')))).toBe('machinedeployment.cluster.x-k8s.io/demo-md-0 patched\n');
 
     expect(await k.clean(doc.next('kubectl annotate cluster <cluster-name> -n cpaas-system \\', vals))).toBe('cluster.cluster.x-k8s.io/demo annotated\n');
     expect(await k.clean(doc.next('kubectl patch apprelease cni-kube-ovn -n cpaas-system --type=\'json\' \\', vals), wenv)).toBe('apprelease.app.alauda.io/cni-kube-ovn patched\n');
@@ -226,8 +260,13 @@ describe.skipIf(!haveKubectl)('OPS-1: seeds/004 typed verbatim with the real kub
     const hms = (await items<Obj>(s, `${I}/hcsmachines`)).filter((h) => h.metadata.name.startsWith('demo-control-plane-'));
     expect(hms.map((h) => h.spec.imageName)).toEqual(['alauda-os-v4.1-k8s-v1.31.6', 'alauda-os-v4.1-k8s-v1.31.6', 'alauda-os-v4.1-k8s-v1.31.6']);
     expect(await cpDisks()).toEqual(disks); // node-local state stayed on the pool's disks (RB-4)
+    await s.advanceUntil(workersRolled(upgradedWorkers, EDITS.v41.version), 'the workers rolled back to v1.31.6');
+    const workerHms = (await items<Obj>(s, `${I}/hcsmachines`)).filter((h) => h.metadata.name.startsWith('demo-md-0-'));
+    expect(workerHms.map((h) => h.spec.imageName)).toEqual(['alauda-os-v4.1-k8s-v1.31.6', 'alauda-os-v4.1-k8s-v1.31.6', 'alauda-os-v4.1-k8s-v1.31.6']);
+    expect(await workerDisks()).toEqual(workerDisksBefore);
     const nodes = await k.clean(s.banner.workloads.demo!.getNodes);
     expect(nodes.match(/^demo-cp-\d\s+Ready\s+control-plane\s+\S+\s+v1\.31\.6$/gm)).toHaveLength(3);
+    expect(nodes.match(/^demo-worker-\d\s+Ready\s+<none>\s+\S+\s+v1\.31\.6$/gm)).toHaveLength(3);
   });
 
   it('every command of the document was typed', () => {
