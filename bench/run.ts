@@ -3,7 +3,8 @@
  * asserts a speed; targets are printed beside the measurements.
  *
  *   npm run bench                  # all
- *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | yaml
+ *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | yaml | upstream
+ *   unshare -n sh -c 'ip link set lo up && exec npm run bench -- upstream'   # the upstream managers' rollout (bench/upstream.ts)
  *   BENCH_SCALE_N=200 npm run bench -- scale
  */
 import { execFile } from 'node:child_process';
@@ -12,6 +13,7 @@ import { benchExplore } from './explore.js';
 import { benchLibrary } from './library.js';
 import { benchMockHcs } from './mock-hcs.js';
 import { benchMockHcsGrowth } from './mock-hcs-growth.js';
+import { benchUpstream } from './upstream.js';
 import { benchYaml } from './yaml.js';
 
 interface BenchResult {
@@ -50,6 +52,7 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   scale: () => scaleInChild(Number(process.env.BENCH_SCALE_N ?? 1000)),
   explore: () => benchExplore(),
   yaml: () => benchYaml(),
+  upstream: () => benchUpstream(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

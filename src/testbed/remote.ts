@@ -142,7 +142,10 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
   );
   let sim: PacedSimulation | undefined;
   if (paced) {
-    sim = new PacedSimulation(env.clock, env.manager, () => env.mgmt.settled(), { speed: opts.speed ?? DEFAULT_SPEED });
+    // The upstream managers react in chains (Machine → MachineSet status → MachineDeployment status), each hop through
+    // their caches and rate-limited queues: a longer quiet period before a step's checks (docs/real-clusters.md §6.2).
+    const quiet = opts.capi === 'upstream' ? { quietMs: 1000, maxQuietMs: 20_000 } : {};
+    sim = new PacedSimulation(env.clock, env.manager, () => env.mgmt.settled(), { speed: opts.speed ?? DEFAULT_SPEED, ...quiet });
     env.sim = sim;
     for (const kind of TESTBED_KINDS) env.mgmt.watch(kind, () => sim!.noteActivity(), { shared: true });
   }

@@ -1,0 +1,65 @@
+/**
+ * Differential fidelity (issue 16): the worker scenarios of the library on
+ * the upstream Cluster API v1.10.10 managers (`run --backend apiserver
+ * --capi upstream`: tools/kube + tools/capi binaries, the testbed's own parts
+ * only, paced time) and on the model (the embedded default) give the same
+ * verdicts — outcome, which steps pass, rules exercised — and, for every
+ * rollout, the same per-hostname sequences of Machine creations and
+ * deletions and the same order of operations (test/upstream/sequences.ts).
+ * Prints each scenario's wall time on both sides.
+ *
+ * Run by `npm run test:upstream` (inside `unshare -n`: the managers' webhook
+ * servers bind every interface); skipped, saying why, without the binaries
+ * or outside a network namespace with only lo.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadScenario } from '../../src/scenario/parse.js';
+import { runScenario, type ScenarioResult } from '../../src/scenario/runner.js';
+import { openBackend, type OpenBackend } from '../../src/testbed/backends.js';
+import { embeddedTestbedFactory } from '../../src/testbed/index.js';
+import { upstreamProblem } from '../../src/testbed/upstream.js';
+import { recordingStart, rolloutSequences } from './sequences.js';
+
+const SCENARIOS = ['scale-out-workers', 'worker-infra-upgrade', 'worker-k8s-upgrade', 'maxsurge-disk-reuse'];
+/** Virtual seconds per wall second on the upstream side (docs/real-clusters.md §6.2). */
+const SPEED = Number(process.env.HCS_TESTBED_UPSTREAM_SPEED ?? 20);
+const skip = upstreamProblem();
+
+function verdict(r: ScenarioResult): { ok: boolean; steps: string[]; rules: string[] } {
+  return { ok: r.ok, steps: r.steps.map((s) => `${s.index} ${s.title}: ${s.ok ? 'pass' : 'FAIL'}`), rules: r.rulesExercised };
+}
+
+function failures(r: ScenarioResult): string {
+  return r.steps.filter((s) => !s.ok).map((s) => `step ${s.index} (${s.title}): ${s.error ?? ''}\n${s.detail.join('\n')}`).join('\n');
+}
+
+describe.skipIf(!!skip)(`the worker scenarios on upstream Cluster API v1.10.10 and on the model${skip ? ` [skipped: ${skip}]` : ''}`, () => {
+  let backend: OpenBackend | undefined;
+  const times: string[] = [];
+  beforeAll(async () => {
+    const t0 = Date.now();
+    backend = await openBackend({ backend: 'apiserver', capi: 'upstream', speed: SPEED });
+    times.push(`apiserver + CRDs + webhooks + upstream managers ready: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }, 300_000);
+  afterAll(async () => {
+    await backend?.close();
+    process.stdout.write(`upstream vs model (speed ${SPEED}):\n${times.map((t) => `  ${t}`).join('\n')}\n`);
+  }, 120_000);
+
+  it.each(SCENARIOS)('%s: same verdict and the same per-hostname replacement sequences as the model', async (name) => {
+    const scenario = loadScenario(join('scenarios', `${name}.yaml`));
+    const model = recordingStart(embeddedTestbedFactory());
+    const m = await runScenario(scenario, model.factory);
+    const upstream = recordingStart(backend!.factory);
+    const u = await runScenario(scenario, upstream.factory);
+    times.push(`${name}: upstream ${(u.wallMs / 1000).toFixed(1)} s wall (${u.ok ? 'pass' : 'FAIL'}), model ${(m.wallMs / 1000).toFixed(2)} s (${m.ok ? 'pass' : 'FAIL'})`);
+    expect(verdict(u), `upstream:\n${failures(u)}\nmodel:\n${failures(m)}`).toEqual(verdict(m));
+    expect(m.ok, failures(m)).toBe(true);
+    const seqU = rolloutSequences(u, upstream.starts[0]!);
+    const seqM = rolloutSequences(m, model.starts[0]!);
+    times.push(`  rollouts (model = upstream?): ${seqM.map((s, i) => `${s.pattern || '·'}${seqU[i] && JSON.stringify(seqU[i]) === JSON.stringify(s) ? '' : ' (differs)'}`).join(', ')}`);
+    expect(seqM.some((s) => s.pattern.length > 0), 'the scenario replaces or adds Machines').toBe(true);
+    expect(seqU, 'per rollout: sorted per-hostname sequences and the order of operations').toEqual(seqM);
+  }, 900_000);
+});
