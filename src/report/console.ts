@@ -1,6 +1,6 @@
 import type { ScenarioResult, StepResult } from '../scenario/runner.js';
 import type { Scenario, Step } from '../scenario/types.js';
-import { countsText, plannedSteps, scenarioReport } from './model.js';
+import { countsText, plannedSteps, scenarioReport, totalCounts } from './model.js';
 
 /** hh:mm:ss of virtual time since the scenario started. */
 export function vtime(ms: number): string {
@@ -60,6 +60,6 @@ export class ConsoleReporter {
   summary(results: ScenarioResult[]): void {
     const passed = results.filter((r) => r.ok).length;
     const failed = results.length - passed;
-    this.o.write(`\n${passed} passed, ${failed} failed\n`);
+    this.o.write(`\n${passed} passed, ${failed} failed · ${countsText(totalCounts(results.map(scenarioReport)))}\n`);
   }
 }

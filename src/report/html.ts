@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { ScenarioResult } from '../scenario/runner.js';
 import type { Coverage } from './coverage.js';
 import { vtime } from './console.js';
-import { countsText, scenarioReport } from './model.js';
+import { countsText, scenarioReport, totalCounts } from './model.js';
 import { timelineSvg } from './timeline-svg.js';
 
 export { lanes, timelineModel, type Lane, type Segment, type TimelineOptions } from './timeline.js';
@@ -42,7 +42,7 @@ ${timeline(r)}
 body{font:14px system-ui,sans-serif;margin:24px;color:#1f2328}table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 8px;text-align:left;vertical-align:top}
 tr.failed td{background:#ffebe9}tr.skipped td{color:#8c959f}.err{color:#cf222e}.rules{color:#0969da;font-size:12px}.meta{color:#57606a}
 svg{border:1px solid #d0d7de;background:#fff;margin:8px 0}</style></head><body>
-<h1>hcs-testbed report</h1><table><tr><th>scenario</th><th>verdict</th><th>steps passed</th><th>failed</th><th>not reached</th><th>virtual</th><th>seed</th></tr>${rows}</table>
+<h1>hcs-testbed report</h1><p class="meta" id="totals">${results.filter((r) => r.ok).length} passed, ${results.filter((r) => !r.ok).length} failed · ${esc(countsText(totalCounts(results.map(scenarioReport))))}</p><table><tr><th>scenario</th><th>verdict</th><th>steps passed</th><th>failed</th><th>not reached</th><th>virtual</th><th>seed</th></tr>${rows}</table>
 ${cov}${sections.join('\n')}</body></html>\n`;
 }
 

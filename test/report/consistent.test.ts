@@ -53,6 +53,9 @@ describe('one step count everywhere (shared report model)', () => {
     const html = readFileSync(join(out, 'report.html'), 'utf8');
     expect(html).toContain('<td>FAIL</td><td>3/7</td><td>1</td><td>3</td>');
     expect(html).toContain('3/7 steps passed, 1 failed, 3 not reached');
+    // The totals line over all scenarios (one here) in the console summary and the HTML header.
+    expect(consoleText).toContain('0 passed, 1 failed · 3/7 steps passed, 1 failed, 3 not reached\n');
+    expect(html).toContain('<p class="meta" id="totals">0 passed, 1 failed · 3/7 steps passed, 1 failed, 3 not reached</p>');
     const rows = html.match(/<tr class="(passed|failed|skipped)"><td>\d+<\/td>/g)!;
     expect(rows.map((r) => /class="(\w+)"/.exec(r)![1])).toEqual(['passed', 'passed', 'passed', 'failed', 'skipped', 'skipped', 'skipped']);
   });
