@@ -215,7 +215,7 @@ export const CHECKS: Record<string, CheckDef> = {
         const rel = m.path.slice(m.mountPath.length).replace(/^\/+/, '');
         const onDisk = w.cloud.readFile(m.volumeId, rel);
         if (onDisk === m.content) seen.push(`${m.hostname}:${m.path} (detached volume ${m.volumeId.slice(0, 8)})`);
-        else problems.push(`${m.hostname}:${m.path} missing on node and on volume ${m.volumeId} (read ${JSON.stringify(onDisk)})`);
+        else problems.push(`${m.hostname}:${m.path} missing: no node with that hostname is up, and on its volume ${m.volumeId} the file ${onDisk === undefined ? 'is absent' : `reads ${JSON.stringify(onDisk)}, expected ${JSON.stringify(m.content)}`}`);
       }
       return problems.length ? { ok: false, detail: problems.join('; ') } : { ok: true, detail: seen.join(', ') };
     },

@@ -32,6 +32,8 @@ export interface Violation {
   /** seq of the event that most recently touched the resource. */
   causeSeq?: number;
   cause?: string;
+  /** The scenario step whose action is the likely cause (when it is one: an edit, kubectl, apply, fault, crash, write). */
+  causeStep?: number;
 }
 
 interface Finding {
@@ -120,22 +122,47 @@ export class InvariantMonitor {
     for (const f of findings) {
       if (this.violations.has(f.key)) continue;
       const cause = this.causeOf(f.refs);
-      const v: Violation = { rule: f.rule, key: f.key, message: f.message, at: this.world.clock.now(), ...(cause ? { causeSeq: cause.seq, cause: cause.message } : {}) };
+      const step = cause?.type === 'step.action' && typeof cause.data?.step === 'number' ? cause.data.step : undefined;
+      const v: Violation = {
+        rule: f.rule,
+        key: f.key,
+        message: f.message,
+        at: this.world.clock.now(),
+        ...(cause ? { causeSeq: cause.seq, cause: cause.message } : {}),
+        ...(step !== undefined ? { causeStep: step } : {}),
+      };
       this.violations.set(f.key, v);
       fresh.push(v);
     }
     return fresh;
   }
 
+  /**
+   * The event that most recently touched one of `refs`: controller decisions, cloud calls and object changes, and the
+   * scenario's own actions (`step.action`: an edit, kubectl, apply, fault, crash or write, with its step number). Within
+   * the step running now, the step's own action wins over the controllers' reactions to it that came after it.
+   */
   private causeOf(refs: string[]): LogEvent | undefined {
     const evs = this.events();
+    let candidate: LogEvent | undefined;
+    let before = false; // walked past the start of the current step
     for (let i = evs.length - 1; i >= 0 && i >= evs.length - 5000; i--) {
       const e = evs[i]!;
-      if (e.source === 'scenario' || e.source === 'invariant') continue;
+      if (e.source === 'scenario' && e.type === 'step.start') {
+        if (candidate) break;
+        before = true;
+        continue;
+      }
+      if (e.source === 'invariant' || (e.source === 'scenario' && e.type !== 'step.action')) continue;
       const hay = e.message + (e.data ? JSON.stringify(e.data) : '');
-      if (refs.some((r) => r && hay.includes(r))) return e;
+      if (!refs.some((r) => r && hay.includes(r))) continue;
+      if (e.type === 'step.action') return e;
+      if (!candidate) {
+        candidate = e;
+        if (before) break;
+      }
     }
-    return undefined;
+    return candidate;
   }
 
   private cloudFindings(): Finding[] {

@@ -137,7 +137,7 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
         type: expected.has(v.rule) ? 'invariant.expected-violation' : 'invariant.violation',
         message: `${v.rule}: ${v.message}${v.cause ? ` (after event #${v.causeSeq}: ${v.cause})` : ''}`,
         rules: [v.rule],
-        data: { key: v.key, ...(v.causeSeq ? { causeSeq: v.causeSeq } : {}) },
+        data: { key: v.key, ...(v.causeSeq ? { causeSeq: v.causeSeq } : {}), ...(v.causeStep ? { causeStep: v.causeStep } : {}) },
       });
     }
     return fresh.filter((v) => !expected.has(v.rule));
@@ -148,12 +148,17 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
     lastProgress = performance.now();
     opts.onProgress(rel(), await worldSummary(tb.world));
   };
-  const ctx: StepContext = { monitor, noteViolations, progress };
+  let current = 0;
+  const action = (message: string, data: Record<string, unknown> = {}): void => {
+    tb.events.record({ source: 'scenario', type: 'step.action', message: `step ${current}: ${message}`, data: { step: current, ...data } });
+  };
+  const ctx: StepContext = { monitor, noteViolations, progress, action };
   let ok = true;
   try {
     tb.events.record({ source: 'scenario', type: 'scenario.start', message: `scenario ${scenario.name} (seed ${seed})`, data: { seed } });
     if (scenario.schedule) armSchedule(tb, scenario.schedule);
     for (const step of scenario.steps) {
+      current = step.index;
       opts.onStep?.('start', step);
       const start = rel();
       const wallStart = performance.now();
@@ -251,13 +256,19 @@ async function worldSummary(world: World): Promise<string> {
 
 interface StepContext {
   monitor: InvariantMonitor;
+  /**
+   * Record what a step did to the system (source scenario, type step.action, data.step): scripted edits, kubectl
+   * commands, applies, faults, crashes and writes are causes like any controller's, so a violation they bring
+   * about is blamed on the step (issue 14). The message names what it touched (object names, hostnames, ids).
+   */
+  action(message: string, data?: Record<string, unknown>): void;
   noteViolations(fresh: Violation[]): Violation[];
   /** Report progress during long waits (throttled on wall time; records nothing in the event log). */
   progress(): Promise<void>;
 }
 
 function violationText(vs: Violation[]): string {
-  return `invariant violated: ${vs.map((v) => `${v.rule}: ${v.message}${v.cause ? ` (caused by event #${v.causeSeq}: ${v.cause})` : ''}`).join('; ')}`;
+  return `invariant violated: ${vs.map((v) => `${v.rule}: ${v.message}${v.cause ? ` (caused by ${v.causeStep ? `step ${v.causeStep}, ` : ''}event #${v.causeSeq}: ${v.cause})` : ''}`).join('; ')}`;
 }
 
 async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario: Scenario, ctx: StepContext): Promise<void> {
@@ -273,6 +284,7 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
           try {
             const r = await applyObject(world.mgmt, m.obj);
             res.detail.push(`${m.obj.kind.toLowerCase()}/${m.obj.metadata.name} ${r.action}`);
+            ctx.action(`apply ${m.obj.kind} ${m.obj.metadata.namespace ? `${m.obj.metadata.namespace}/` : ''}${m.obj.metadata.name}: ${r.action}`, { kind: m.obj.kind, name: m.obj.metadata.name, action: r.action });
           } catch (e) {
             throw applyError(m, e);
           }
@@ -305,6 +317,8 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
         });
       }
       res.detail.push(...(out.stdout + out.stderr).split('\n').filter(Boolean));
+      const line = step.command.replace(/\s*\\\n\s*/g, ' ').replace(/\s+/g, ' ').trim();
+      ctx.action(`${step.real ? '[real] ' : ''}${line} (exit ${out.code})`, { exit: out.code });
       if (step.expectError) {
         if (out.code === 0) throw new Error(`expected kubectl to fail with "${step.expectError}", but it succeeded`);
         if (!out.stderr.includes(step.expectError)) throw new Error(`kubectl failed, but not with "${step.expectError}": ${out.stderr.trim()}`);
@@ -345,6 +359,7 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
         const mount = mounts.filter((m) => step.path === m.mountPath || step.path.startsWith(m.mountPath.endsWith('/') ? m.mountPath : m.mountPath + '/')).sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
         if (!mount) throw new Error(`node ${hostname} has no mount for ${step.path}`);
         world.markers.push({ hostname, path: step.path, content, volumeId: mount.volumeId, persistent: mount.persistent, mountPath: mount.mountPath });
+        ctx.action(`write ${hostname}:${step.path} on ${mount.persistent ? 'persistent' : 'ephemeral'} volume ${mount.volumeId}`, { hostname, volumeId: mount.volumeId });
         res.detail.push(`${hostname}:${step.path} on ${mount.persistent ? 'persistent' : 'ephemeral'} volume ${mount.volumeId}`);
       }
       return;
@@ -362,8 +377,15 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
           throw new InputError(errorMessage(e), scenario.file, step.line, 'fault');
         }
         res.detail.push(`fault rule ${id} added`);
-      } else if ('clear' in a) world.faults.clear();
-      else res.detail.push(`${world.faults.releaseStuck(a.release === true ? undefined : a.release)} stuck transitions released`);
+        ctx.action(`fault rule ${id} added: ${String(a.add.service)}.${String(a.add.operation)} ${JSON.stringify(a.add.effect)}`, { ruleId: id });
+      } else if ('clear' in a) {
+        world.faults.clear();
+        ctx.action('fault rules cleared');
+      } else {
+        const n = world.faults.releaseStuck(a.release === true ? undefined : a.release);
+        res.detail.push(`${n} stuck transitions released`);
+        ctx.action(`${n} stuck transitions released${a.release === true ? '' : ` of ${a.release}`}`);
+      }
       await tb.sim.settle();
       return;
     }
@@ -375,8 +397,10 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
         throw new InputError(errorMessage(e), scenario.file, step.line, 'crash.controllers');
       }
       res.detail.push(`crashed ${names.join(', ')}`);
+      ctx.action(`crashed ${names.join(', ')}${step.downForMs ? ` for ${step.downForMs / 1000}s` : ''}`, { controllers: names });
       if (step.downForMs) await tb.sim.advance(step.downForMs);
       await world.restart(names);
+      ctx.action(`restarted ${names.join(', ')}`, { controllers: names });
       await tb.sim.settle();
       return;
     }
@@ -388,6 +412,7 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
       for (const [path, value] of Object.entries(step.set)) setPath(next, path, value);
       await world.mgmt.update(next as unknown as KubeObject);
       res.detail.push(`${kind.toLowerCase()}/${name} edited`);
+      ctx.action(`edit ${kind} ${namespace}/${name}: ${Object.entries(step.set).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')}`, { kind, namespace, name, fields: Object.keys(step.set) });
       await tb.sim.settle();
       return;
     }
