@@ -105,6 +105,17 @@ export class HCSMachineController implements Controller {
   private readonly waitingForEntry = new Map<string, Set<string>>();
   /** Since when a machine waits in a reason (stuck detection; a restarted process starts counting again unless the condition already says stuck). */
   private readonly waitingSince = new Map<string, { reason: string; since: number }>();
+  /**
+   * The last detach job asked for per (machine, volume) while deleting, and how many were asked for: a disk that is
+   * back `in-use` after one is a job the cloud gave up (its FAIL reason goes into the condition and a Warning event).
+   * In memory, like `waitingSince`: a restarted provider only learns of the failures that come after it started.
+   */
+  private readonly detachJobs = new Map<string, { jobId: string; attempts: number; lastFailure?: string }>();
+
+  private detachNote(key: string): string {
+    const d = this.detachJobs.get(key);
+    return d && d.attempts > 1 ? `, attempt ${d.attempts}${d.lastFailure ? `; the previous ${d.lastFailure}` : ''}` : '';
+  }
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -691,18 +702,36 @@ export class HCSMachineController implements Controller {
       const busy: string[] = [];
       for (const v of pVols) {
         const onThis = attachedServers(v).includes(server.id);
+        const dk = `${run.key}|${v.id}`;
+        const prev = this.detachJobs.get(dk);
         if (v.status === 'in-use' && onThis) {
+          // Still attached after a detach was asked for: the cloud gave that job up (e.g. the guest did not release
+          // the disk and the job timed out). Say so with the cloud's reason, then ask again (DISK-9: wait, retry,
+          // never delete the server with the disk attached nor force it off a live guest).
+          let failed: string | undefined;
+          if (prev) {
+            const job = await this.cloud.showJob(prev.jobId).catch(() => undefined);
+            if (job?.status === 'FAIL') {
+              failed = `detach job ${prev.jobId} ended FAIL: ${job.error_code ?? '?'} ${job.fail_reason ?? ''}`.trim();
+              const message = `persistent disk ${v.name} (${v.id}) is still attached to server ${server.id}: ${failed}; asking the cloud again (attempt ${prev.attempts + 1}). The server is not deleted while the disk is attached (DISK-9)`;
+              this.rep.error('hcsmachine.disk-detach-job-failed', `HCSMachine ${run.key}: ${message}`, { machine: run.key, volumeId: v.id, serverId: server.id, jobId: prev.jobId, errorCode: job.error_code, failReason: job.fail_reason }, ['DISK-9', 'HCS-2']);
+              await this.rep.k8sEvent(run.hm, 'Warning', 'DiskDetachFailed', message, ['DISK-9', 'HCS-2', 'OPS-2']);
+            }
+          }
           try {
-            await this.cloud.detachVolume(server.id, v.id);
-            this.rep.info('hcsmachine.disk-detach', `detaching persistent disk ${v.name} (${v.id}) from server ${server.id} before deleting it`, { machine: run.key, volumeId: v.id, serverId: server.id }, ['DISK-9']);
+            const job = await this.cloud.detachVolume(server.id, v.id);
+            this.detachJobs.set(dk, { jobId: job.job_id, attempts: (prev?.attempts ?? 0) + 1, ...(failed ? { lastFailure: failed } : prev?.lastFailure ? { lastFailure: prev.lastFailure } : {}) });
+            this.rep.info('hcsmachine.disk-detach', `detaching persistent disk ${v.name} (${v.id}) from server ${server.id} before deleting it${prev ? ` (attempt ${prev.attempts + 1})` : ''}`, { machine: run.key, volumeId: v.id, serverId: server.id }, ['DISK-9']);
           } catch (e) {
             const ce = asCloudError(e);
             if (!ce || ce.status >= 500) throw e;
             this.rep.error('hcsmachine.disk-detach-failed', `detach of ${v.id} from ${server.id} refused: ${ce.code} ${ce.message}`, { machine: run.key }, ['DISK-9']);
           }
-          busy.push(`${v.name} (detaching)`);
+          busy.push(`${v.name} (detaching${this.detachNote(dk)})`);
         } else if (v.status === 'detaching' || (v.status === 'attaching' && onThis) || (v.status === 'attaching' && !onThis && v.attachments?.length === 0)) {
-          busy.push(`${v.name} (${v.status})`);
+          busy.push(`${v.name} (${v.status}${this.detachNote(dk)})`);
+        } else {
+          this.detachJobs.delete(dk);
         }
       }
       if (pVols.length && hm.spec.configPoolRef?.name) enqueuePoolRefresh(this.ctx, ns, hm.spec.configPoolRef.name);
@@ -745,6 +774,7 @@ export class HCSMachineController implements Controller {
       if (cur) run.hm = await this.ctx.mgmt.update<HCSMachine>({ ...cur, metadata: { ...cur.metadata, finalizers: (cur.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_HCSMACHINE) } });
     }
     run.hm = { ...run.hm, metadata: { ...run.hm.metadata, finalizers: fins } };
+    for (const k of [...this.detachJobs.keys()]) if (k.startsWith(`${run.key}|`)) this.detachJobs.delete(k);
     this.rep.info('hcsmachine.deleted', `HCSMachine ${run.key}: server gone, finalizer removed`, { machine: run.key });
     return undefined;
   }

@@ -115,6 +115,33 @@ describe('OPS-2: stuck states explain themselves', () => {
     expect(await h.runUntil(async () => !(await h!.hcsMachine('md-0-aaaaa')))).toBe(true);
     expect(h.cloud.hypervisor.volume(vol.id)).toMatchObject({ status: 'available' });
   });
+
+  it('OPS-2, DISK-9, HCS-2: a detach job that times out (FAIL, disk still in-use) is reported with the cloud\'s reason and asked for again; the server goes only once the disk is free', async () => {
+    h = await createHarness();
+    await h.createMachine('md-0-aaaaa');
+    expect(await h.runUntil(() => ready(h!, 'md-0-aaaaa'))).toBe(true);
+    const vol = h.cloud.hypervisor.listVolumes().find((v) => v.metadata['hcs.io/persistent'] === 'true')!;
+    // Two detaches time out after 10 minutes each; the third goes through.
+    h.cloud.faults.add({ service: 'ecs', operation: 'detachVolume', effect: { type: 'timeout', ms: 600_000 }, count: 2 });
+    await h.env.mgmt.delete({ kind: 'HCSMachine', namespace: NS, name: 'md-0-aaaaa' });
+    await h.env.sim.advance(STUCK_AFTER_MS.detach + 60_000);
+    expect(await cond(h, 'md-0-aaaaa', COND_INSTANCE)).toMatchObject({ reason: 'DiskDetachStuck' });
+    expect(h.cloud.hypervisor.volume(vol.id)).toMatchObject({ status: 'detaching' });
+    await h.env.sim.advance(600_000);
+    // The first job ended FAIL: the disk is in-use again; the provider says why and asks again.
+    expect(await cond(h, 'md-0-aaaaa', COND_INSTANCE)).toMatchObject({
+      reason: 'DiskDetachStuck',
+      message: expect.stringMatching(/\(detaching, attempt 2; the previous detach job \w+ ended FAIL: Ecs\.0002 detachVolume timed out after 600s[^)]*\)/),
+    });
+    const failedEvents = (await warnings(h, 'md-0-aaaaa')).filter((w) => w.reason === 'DiskDetachFailed');
+    expect(failedEvents).toHaveLength(1);
+    expect(failedEvents[0]!.message).toMatch(/is still attached to server \S+: detach job \w+ ended FAIL: Ecs\.0002 .*asking the cloud again \(attempt 2\)\. The server is not deleted while the disk is attached \(DISK-9\)/);
+    expect(servers(h).filter((s) => s.name === 'md-0-aaaaa')).toHaveLength(1);
+    expect(await h.runUntil(async () => !(await h!.hcsMachine('md-0-aaaaa')))).toBe(true);
+    expect((await warnings(h, 'md-0-aaaaa')).filter((w) => w.reason === 'DiskDetachFailed')).toHaveLength(2);
+    expect(h.env.events.all().filter((e) => e.type === 'hcsmachine.disk-detach').map((e) => /attempt (\d)/.exec(e.message)?.[1] ?? '1')).toEqual(['1', '2', '3']);
+    expect(h.cloud.hypervisor.volume(vol.id)).toMatchObject({ status: 'available' });
+  });
 });
 
 describe('DISK-7', () => {
