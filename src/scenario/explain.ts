@@ -1,16 +1,24 @@
 /**
  * Why a step failed, from what the run already recorded (OPS-2): the Warning
- * events since the step started (deduplicated, newest last), the non-True
- * conditions of the machines, pools and deployments, and a snapshot of the
- * cloud (servers with their volumes, volumes with the server they are
- * attached to, pool entries with their machines). Printed under a failed
- * step and kept in its `detail` (JSON report).
+ * events since the step started (deduplicated, newest last) and the earlier
+ * ones whose condition still stands (an object emits a Warning once per
+ * change, so a wait that began after it would otherwise never show it), the
+ * non-True conditions of the machines, pools and deployments (objects being
+ * deleted marked), and a snapshot of the cloud (servers with their volumes,
+ * persistent volumes with their identity, status and the server they are
+ * attached to, pool entries with their machines, the cloud jobs that failed
+ * or are stuck). Printed under a failed step and kept in its `detail` (JSON
+ * report).
  */
 import type { LogEvent } from '../core/events.js';
 import { persistentDiskIdentity, type HCSMachineConfigPool } from '../api/hcs.js';
 import { listShared } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
 import type { World } from './world.js';
+
+function line(e: LogEvent): string {
+  return `#${e.seq} ${e.message}${e.rules?.length ? ` [${e.rules.join(' ')}]` : ''}`;
+}
 
 const KINDS = ['Machine', 'HCSMachine', 'MachineDeployment', 'MachineSet', 'KubeadmControlPlane', 'HCSMachineConfigPool', 'HCSCluster', 'Cluster'];
 
@@ -26,15 +34,35 @@ export async function explainFailure(world: World, events: readonly LogEvent[], 
   }
   if (warnings.size) {
     out.push('Warning events during the step:');
-    for (const e of [...warnings.values()].slice(-12)) out.push(`  #${e.seq} ${e.message}${e.rules?.length ? ` [${e.rules.join(' ')}]` : ''}`);
+    for (const e of [...warnings.values()].slice(-12)) out.push(`  ${line(e)}`);
   }
   const conds: string[] = [];
+  /** kind/name/reason of every non-True condition now: an earlier Warning with that reason still explains the state. */
+  const standing = new Set<string>();
+  const deleting = new Set<string>();
   for (const kind of KINDS) {
     for (const o of await listShared<KubeObject & { status?: { conditions?: Cond[] } }>(world.mgmt, kind)) {
+      if (o.metadata.deletionTimestamp) deleting.add(`${kind}/${o.metadata.name}`);
       for (const c of o.status?.conditions ?? []) {
-        if (c.status !== 'True') conds.push(`  ${kind} ${o.metadata.name}: ${c.type}=${c.status}${c.reason ? ` ${c.reason}` : ''}${c.message ? `: ${c.message}` : ''}`);
+        if (c.status === 'True') continue;
+        conds.push(`  ${kind} ${o.metadata.name}${o.metadata.deletionTimestamp ? ' (being deleted)' : ''}: ${c.type}=${c.status}${c.reason ? ` ${c.reason}` : ''}${c.message ? `: ${c.message}` : ''}`);
+        if (c.reason) standing.add(`${kind}/${o.metadata.name}/${c.reason}`);
       }
     }
+  }
+  // A Warning emitted before the step (events are emitted once per change) whose condition still stands: the reason a
+  // wait that started later never got anywhere (e.g. DiskDetachStuck on the machine being deleted).
+  const earlier = new Map<string, LogEvent>();
+  for (const e of events) {
+    if (e.seq >= sinceSeq || e.data?.eventType !== 'Warning') continue;
+    const k = `${String(e.data.kind)}/${String(e.data.name)}/${String(e.data.reason)}`;
+    if (!standing.has(k)) continue;
+    earlier.delete(k);
+    earlier.set(k, e);
+  }
+  if (earlier.size) {
+    out.push('Warning events before the step, still standing (the object still has that condition reason):');
+    for (const e of [...earlier.values()].slice(-12)) out.push(`  ${line(e)}`);
   }
   if (conds.length) out.push('conditions not True:', ...conds.slice(0, 20), ...(conds.length > 20 ? [`  (${conds.length - 20} more in the JSON report's event log)`] : []));
   out.push('cloud at the failure:');
@@ -52,9 +80,19 @@ export async function explainFailure(world: World, events: readonly LogEvent[], 
   }
   const detachedOthers = volumes.filter((v) => !persistentDiskIdentity(v.metadata) && !v.attachedTo);
   for (const v of detachedOthers) out.push(`  volume ${v.name} (${v.id.slice(0, 8)}): ${v.status}, attached to no server`);
+  const failures = new Map<string, LogEvent>();
+  for (const e of events) {
+    if (e.source !== 'cloud' || !(e.type === 'job.failed' || e.type.endsWith('-failed') || e.type === 'task.stuck')) continue;
+    failures.delete(e.message);
+    failures.set(e.message, e);
+  }
   for (const p of await listShared<HCSMachineConfigPool>(world.mgmt, 'HCSMachineConfigPool')) {
-    const entries = (p.status?.entries ?? []).map((e) => `${e.hostname}${e.machine ? `→${e.machine}` : ' free'}`);
+    const entries = (p.status?.entries ?? []).map((e) => `${e.hostname}${e.machine ? `→${e.machine}${deleting.has(`HCSMachine/${e.machine}`) ? ' (being deleted: the entry is released when its server is gone)' : ''}` : ' free'}`);
     out.push(`  pool ${p.metadata.name}: ${entries.join(', ') || p.spec.configs.map((c) => c.hostname).join(', ')}`);
+  }
+  if (failures.size) {
+    out.push('cloud jobs that failed or are stuck (newest last):');
+    for (const e of [...failures.values()].slice(-6)) out.push(`  ${line(e)}`);
   }
   return out;
 }
