@@ -33,8 +33,9 @@ Options (a flag wins over its environment variable):
   --credentials-secret NS/NAME   follow this Secret's ak/sk keys (HCS-5; default ${DEFAULT_CREDENTIALS_SECRET}; "" = off)
   --health-addr ADDR       /healthz and /readyz (default 127.0.0.1:8081; port 0 = a free one, logged)
   --metrics-addr ADDR      /metrics (Prometheus text; default: served on the health address)
-  --speed X                testbed runs only: the process clock runs X times the wall clock, to match
-                           hcs-testbed run --speed X (default 1: a real deployment)
+  --speed X                testbed runs only: requeue and backoff delays X times shorter, to match
+                           hcs-testbed run --speed X (default 1: a real deployment); time itself,
+                           timestamps, certificates and signatures stay on the wall clock
   -h, --help
 
 Leader election: not implemented. Run one replica per management cluster (a second one would

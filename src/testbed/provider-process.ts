@@ -7,7 +7,9 @@
  *   Cluster API's cluster cache does (the Kube-OVN AppRelease, OVN-1..3);
  * - the cloud only over HTTP(S), AK/SK-signed (src/cloud/client.ts), never in
  *   process; the credentials Secret (HCS-5) is followed as in the testbed;
- * - the wall clock (RealClock; `speed` only for testbed runs on paced time);
+ * - the wall clock (`speed`, for testbed runs on paced time only, shortens
+ *   the delays: requeues and backoff; timestamps, certificates and
+ *   signatures stay wall-clock);
  * - one JSON log line per decision on stdout (the LogLine shape of
  *   `kubectl logs deployment/hcs-controller-manager`), Kubernetes Events with
  *   the SPEC rules they cite in an annotation;
@@ -28,7 +30,7 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { secretValue, type Secret } from '../api/core.js';
 import { LABEL_CLUSTER_NAME } from '../api/capi.js';
-import { RealClock, rfc3339, type Clock } from '../core/clock.js';
+import { RealClock, rfc3339, type Clock, type TimerId } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import { EventLog, type EventInput, type EventListener, type EventSource, type LogEvent } from '../core/events.js';
 import { SeededRng } from '../core/rng.js';
@@ -65,7 +67,7 @@ export interface ProviderProcessOptions {
   healthAddr?: string;
   /** host:port for /metrics (127.0.0.1 only); undefined: the health address serves it too. */
   metricsAddr?: string;
-  /** Testbed runs only: the process clock runs this many times faster than the wall clock (default 1). */
+  /** Testbed runs only: requeue and backoff delays are this many times shorter (default 1); time itself stays the wall clock. */
   speed?: number;
   /** Where log lines go (default stdout). */
   write?: (line: string) => void;
@@ -82,6 +84,29 @@ export interface ProviderProcess {
   stop(reason?: string): Promise<void>;
   /** Resolves when the process's manager loop has ended (after stop). */
   done: Promise<void>;
+}
+
+/** Wall-clock time whose timers fire `speed` times sooner (testbed runs on paced time: requeues at the run's pace). */
+export class FastTimersClock implements Clock {
+  private readonly timers = new Map<TimerId, NodeJS.Timeout>();
+  private seq = 0;
+  constructor(private readonly speed: number) {}
+  now(): number {
+    return Date.now();
+  }
+  setTimer(delayMs: number, fn: () => void): TimerId {
+    const id = ++this.seq;
+    this.timers.set(id, setTimeout(() => {
+      this.timers.delete(id);
+      fn();
+    }, delayMs / this.speed));
+    return id;
+  }
+  clearTimer(id: TimerId): void {
+    const h = this.timers.get(id);
+    if (h) clearTimeout(h);
+    this.timers.delete(id);
+  }
 }
 
 /** Log lines (the LogLine shape) written as they happen, not kept: a long-running process must not grow. */
@@ -299,15 +324,16 @@ async function listen(server: Server, host: string, port: number): Promise<strin
 
 export async function startProviderProcess(o: ProviderProcessOptions): Promise<ProviderProcess> {
   const write = o.write ?? ((l: string) => void process.stdout.write(l));
-  const clock = new RealClock(o.speed ?? 1);
+  // The wall clock; --speed (testbed runs only) shortens the delays (requeues, backoff), never the time itself:
+  // timestamps, certificates and signatures must agree with everyone else's clocks.
+  const clock = o.speed && o.speed !== 1 ? new FastTimersClock(o.speed) : new RealClock(1);
   const logs = new StreamLogs(clock, write);
   const log = logs.logger(PROVIDER_DEPLOYMENT, 'manager');
   const events = new StreamEventLog(clock);
   const kc = new KubeConfig();
   kc.loadFromFile(o.kubeconfig);
   if (o.context) kc.setCurrentContext(o.context);
-  // The apiserver's timestamps stay wall-clock unless the process clock is sped up (then: first seen on it).
-  const raw = new ClientNodeKube(kc, { cacheReads: true, ...(o.speed && o.speed !== 1 ? { clock } : {}) });
+  const raw = new ClientNodeKube(kc, { cacheReads: true });
   const mgmt = o.namespace ? namespaced(raw, o.namespace) : raw;
   const manager = new Manager({ clock, events });
   events.subscribe((e) => {

@@ -159,7 +159,7 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
     workloadFacade = await startFacade({ mgmt: new EmbeddedStore({ clock: env.clock, rng: env.rng.fork('facade'), clusterName: 'unused' }), workloads: env.workloads, clock: env.clock });
   }
   let kubeconfigForKubectl: string | undefined;
-  const parts = await assembleTestbed(env, { ...opts, parts: { capi: (opts.capi ?? 'embedded') === 'embedded', provider: !externalProvider } }, {
+  const parts = await assembleTestbed(env, { ...opts, parts: { capi: (opts.capi ?? 'embedded') === 'embedded', provider: !externalProvider }, ...(externalProvider ? { cloudAuthNow: Date.now } : {}) }, {
     // The real kubectl gets the same cluster: with --context, a copy of the kubeconfig whose current context is that one.
     kubeconfig: async () => (kubeconfigForKubectl ??= opts.context ? writeKubeconfigCopy(kc) : opts.kubeconfig),
     sync: () => env.mgmt.sync(),

@@ -84,6 +84,12 @@ export interface TestbedOptions {
    * provider process reconciles (`run --provider external`).
    */
   parts?: { capi?: boolean; provider?: boolean };
+  /**
+   * The clock mock-hcs checks a signature's X-Sdk-Date against (default: the
+   * run's clock). Paced runs with an outside provider pass the wall clock: the
+   * outside process signs with the wall time, as against HCS.
+   */
+  cloudAuthNow?: () => number;
 }
 
 /** The parts of a testbed that do not depend on the management cluster's backend. */
@@ -145,7 +151,7 @@ export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
  * scenario's view of the world.
  */
 export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: Backend): Promise<TestbedParts> {
-  const cloud = await createMockHcs({ clock: env.clock, rng: env.rng.fork('cloud'), events: env.events, ...(opts.cloudConfig ? { config: opts.cloudConfig } : {}) });
+  const cloud = await createMockHcs({ clock: env.clock, rng: env.rng.fork('cloud'), events: env.events, ...(opts.cloudConfig ? { config: opts.cloudConfig } : {}), ...(opts.cloudAuthNow ? { authNow: opts.cloudAuthNow } : {}) });
   const project = cloud.config.projects[0];
   if (!project) throw new Error('cloud config has no project');
   // Signed HTTP requests into mock-hcs's request handler, in process (MockHcs.dispatch: what app.inject() answers, without light-my-request).
