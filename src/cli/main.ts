@@ -52,8 +52,10 @@ Run options:
                            on by default (127.0.0.1) for --backend apiserver
   --no-webhook             do not serve the admission webhook (only the CRDs' CEL rules hold)
   --capi MODE              the Cluster API: embedded (default: the testbed's, in this process),
-                           upstream (the upstream managers; issue 16), external (none started: the
-                           cluster has its own, e.g. kind after clusterctl init); not with --backend embedded
+                           upstream (the v1.10.10 managers of tools/capi/build.sh; --backend apiserver
+                           only, in a network namespace with only lo; docs/real-clusters.md §6.2),
+                           external (none started: the cluster has its own, e.g. kind after clusterctl
+                           init); not with --backend embedded
   --provider MODE          the HCS provider: embedded (default, in this process) or external (none
                            started: your provider reconciles against this run's mock-hcs; its URL, AK/SK,
                            CA and the kubeconfig are written to --external-dir; docs/real-clusters.md §7)
