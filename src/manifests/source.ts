@@ -109,12 +109,31 @@ export function readText(file: string): string {
   }
 }
 
+/**
+ * Parsed files by path, while their text is the same: the library's shared
+ * manifests are read by validate and again by every step that applies them,
+ * in every scenario of a run. The documents are never changed (values are
+ * built anew by toJS, lines looked up read-only), so one parse serves all.
+ */
+const parsed = new Map<string, { text: string; result: { docs: Document.Parsed[]; lines: LineCounter } }>();
+const CACHE_FILES = 256;
+const CACHE_MAX_TEXT = 1024 * 1024;
+
 function parse(file: string, text: string, multi: boolean): { docs: Document.Parsed[]; lines: LineCounter } {
+  const key = `${multi ? 'all' : 'one'}\0${file}`;
+  const hit = parsed.get(key);
+  if (hit && hit.text === text) return hit.result;
+  let result;
   try {
-    return parseYamlLimited(text, multi);
+    result = parseYamlLimited(text, multi);
   } catch (e) {
     throw yamlError(file, e);
   }
+  if (text.length <= CACHE_MAX_TEXT) {
+    if (parsed.size >= CACHE_FILES) parsed.delete(parsed.keys().next().value!);
+    parsed.set(key, { text, result });
+  }
+  return result;
 }
 
 /** Parse one YAML document (a scenario file), within the limits of src/core/yaml-limits.ts. */
