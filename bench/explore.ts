@@ -7,10 +7,14 @@
  *   npm run bench -- explore
  *   BENCH_EXPLORE_RUNS=100 npm run bench -- explore   # default 40
  */
+import { fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { main } from '../src/cli/main.js';
 import { explore } from '../src/explore/explore.js';
+import { WORKER_EXEC_ARGV } from '../src/explore/pool.js';
+import { workerBundle } from '../src/explore/worker-bundle.js';
 
 export interface BenchResult {
   name: string;
@@ -33,20 +37,63 @@ async function libraryWall(jobs: number): Promise<{ s: number; code: number }> {
   return { s: (performance.now() - t0) / 1000, code };
 }
 
+/** CPU seconds a process has used so far (Linux /proc; 0 elsewhere). */
+function cpuOf(pid: number): number {
+  try {
+    const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** One worker process from fork to its `ready` answer: wall ms and its CPU ms (best of three). */
+async function workerStart(entry: string): Promise<{ wall: number; cpu: number }> {
+  let best = { wall: Infinity, cpu: Infinity };
+  for (let i = 0; i < 3; i++) {
+    const t0 = performance.now();
+    const child = fork(entry, [], { execArgv: WORKER_EXEC_ARGV, serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    await new Promise<void>((resolve) => {
+      child.once('message', () => resolve());
+      child.send({ id: 1, type: 'init' });
+    });
+    const r = { wall: performance.now() - t0, cpu: cpuOf(child.pid!) * 1000 };
+    child.disconnect();
+    await new Promise((r2) => child.once('exit', r2));
+    if (r.wall < best.wall) best = r;
+  }
+  return best;
+}
+
+const load = (): string => `load ${loadavg()[0]!.toFixed(1)}`;
+
 export async function benchExplore(): Promise<BenchResult[]> {
   const runs = Number(process.env.BENCH_EXPLORE_RUNS ?? 40);
-  const load = `load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores`;
+  const cores = `${availableParallelism()} cores`;
+  const out: BenchResult[] = [];
+  const bundle = await workerBundle();
+  const tsx = await workerStart(fileURLToPath(new URL('../src/explore/worker-entry.mjs', import.meta.url)));
+  out.push({ name: 'worker start-up through tsx', value: tsx.wall, unit: 'ms wall', note: `${tsx.cpu.toFixed(0)} ms CPU; ${load()}` });
+  if (bundle) {
+    const b = await workerStart(bundle);
+    out.push({ name: 'worker start-up from the cached bundle (used)', value: b.wall, unit: 'ms wall', note: `${b.cpu.toFixed(0)} ms CPU; ${load()}` });
+  } else out.push({ name: 'worker start-up from the cached bundle', value: 0, unit: '', note: 'no bundle (esbuild missing or cache not writable): workers use tsx' });
+  // Back to back, each figure with the load average of its moment (other processes on the machine show in them).
+  const l1 = load();
   const one = await exploreRate(1, runs);
+  const l2 = load();
   const two = await exploreRate(2, runs);
-  const lib1 = await libraryWall(1);
-  const lib2 = await libraryWall(2);
+  out.push({ name: `explore ${SCENARIO.split('/').pop()}: runs/s, 1 job`, value: one, unit: 'runs/s', note: `${runs} runs; ${l1} on ${cores}` });
+  out.push({ name: 'explore: runs/s, 2 jobs', value: two, unit: 'runs/s', note: `speed-up ${(two / one).toFixed(2)}× (target ≥ 1.8×); ${l2}` });
   const failed = (c: number): string => (c === 0 ? '' : `; exit ${c}: a scenario FAILED`);
-  return [
-    { name: `explore ${SCENARIO.split('/').pop()}: runs/s, 1 job`, value: one, unit: 'runs/s', note: `${runs} runs; ${load}` },
-    { name: 'explore: runs/s, 2 jobs', value: two, unit: 'runs/s', note: `speed-up ${(two / one).toFixed(2)}× (target ≥ 1.8×)` },
-    { name: 'library: run --jobs 1', value: lib1.s, unit: 's wall', note: `in this process${failed(lib1.code)}` },
-    { name: 'library: run --jobs 2', value: lib2.s, unit: 's wall', note: `this process + 1 worker; target < 4 s; speed-up ${(lib1.s / lib2.s).toFixed(2)}×${failed(lib2.code)}; ${loadavg()[0]!.toFixed(1)} load now` },
-  ];
+  const l3 = load();
+  const lib1 = await libraryWall(1);
+  const l4 = load();
+  const lib2 = await libraryWall(2);
+  out.push({ name: 'library: run --jobs 1', value: lib1.s, unit: 's wall', note: `in this process${failed(lib1.code)}; ${l3}` });
+  out.push({ name: 'library: run --jobs 2', value: lib2.s, unit: 's wall', note: `this process + 1 worker; target < 4 s; speed-up ${(lib1.s / lib2.s).toFixed(2)}×${failed(lib2.code)}; ${l4}` });
+  return out;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

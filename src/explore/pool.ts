@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { ScenarioResult } from '../scenario/runner.js';
 import type { RunSummary } from './run-one.js';
 import type { ScheduleItem } from './schedule.js';
+import { workerBundle } from './worker-bundle.js';
 
 /** A run: an exploration run (answered with a summary) or a plain scenario run (answered with the full result). */
 export type Job =
@@ -54,7 +55,8 @@ interface Pending {
 }
 
 interface Slot {
-  child: ChildProcess;
+  /** Set once the entry (bundle or tsx) is known. */
+  child?: ChildProcess;
   ready: Promise<void>;
   /** Jobs sent to the worker and not answered yet, oldest first (it runs them in order). */
   busy: Pending[];
@@ -63,7 +65,19 @@ interface Slot {
   killed?: boolean;
 }
 
-const ENTRY = fileURLToPath(new URL('./worker-entry.mjs', import.meta.url));
+/** The worker through tsx (the sources as they are); the precompiled bundle (worker-bundle.ts) when it can be had. */
+const TSX_ENTRY = fileURLToPath(new URL('./worker-entry.mjs', import.meta.url));
+
+/**
+ * V8 flags of the workers. A run builds a fresh testbed whose objects get new
+ * hidden classes, so TurboFan's optimized code keeps being thrown away and
+ * rebuilt on V8's background threads: with the default budget a warm worker
+ * spent ~100 ms of background compilation per 130 ms run (one run took ~1.8
+ * cores). An 8× larger interrupt budget keeps TurboFan for truly hot code and
+ * halves a run's total CPU; the larger semi-space halves the scavenges.
+ * Measured in docs/explore.md ("Performance").
+ */
+export const WORKER_EXEC_ARGV = ['--max-semi-space-size=64', '--interrupt-budget=540672'];
 
 export class WorkerPool {
   private readonly slots: Slot[] = [];
@@ -71,7 +85,11 @@ export class WorkerPool {
   private seq = 0;
   private closed = false;
 
+  /** worker-entry.mjs with a plugin (TypeScript importing the sources); else the bundle, or worker-entry.mjs when there is none. */
+  private readonly entry: Promise<string>;
+
   constructor(private readonly o: PoolOptions) {
+    this.entry = o.plugin ? Promise.resolve(TSX_ENTRY) : workerBundle().then((b) => b ?? TSX_ENTRY);
     for (let i = 0; i < Math.max(1, o.jobs); i++) this.slots.push(this.spawn());
   }
 
@@ -80,13 +98,22 @@ export class WorkerPool {
   }
 
   private spawn(): Slot {
-    const child = fork(ENTRY, [], {
-      execArgv: ['--max-semi-space-size=64'],
+    let markReady!: () => void;
+    const slot: Slot = { ready: new Promise<void>((r) => (markReady = r)), busy: [], timers: new Map() };
+    void this.entry.then((entry) => {
+      if (this.closed) return;
+      this.start(slot, entry, markReady);
+    });
+    return slot;
+  }
+
+  private start(slot: Slot, entry: string, markReady: () => void): void {
+    const child = fork(entry, [], {
+      execArgv: WORKER_EXEC_ARGV,
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
-    let markReady!: () => void;
-    const slot: Slot = { child, ready: new Promise<void>((r) => (markReady = r)), busy: [], timers: new Map() };
+    slot.child = child;
     const initId = ++this.seq;
     child.on('message', (m: Reply) => {
       if (m.id === initId) {
@@ -117,7 +144,6 @@ export class WorkerPool {
       this.pump();
     });
     child.send({ id: initId, type: 'init', ...(this.o.plugin ? { plugin: this.o.plugin } : {}), ...(this.o.stallMs ? { stallMs: this.o.stallMs } : {}) } satisfies Request);
-    return slot;
   }
 
   /** Queue a job; resolves with the worker's answer. */
@@ -149,23 +175,24 @@ export class WorkerPool {
           slot.busy.splice(slot.busy.indexOf(p), 1);
           p.resolve({ id: p.id, error: `the run exceeded the wall-time limit of ${Math.round(limit / 1000)}s (worker killed)`, input: false });
           slot.killed = true;
-          slot.child.kill('SIGKILL');
+          slot.child!.kill('SIGKILL');
         }, limit),
       );
-      slot.child.send({ id: p.id, ...p.job } as Request);
+      slot.child!.send({ id: p.id, ...p.job } as Request);
     }
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.entry; // workers not started by now never will be
     await Promise.all(
       this.slots.map(
-        (s) =>
+        ({ child }) =>
           new Promise<void>((resolve) => {
-            if (s.child.exitCode !== null || s.child.signalCode !== null) return resolve();
-            s.child.once('exit', () => resolve());
-            s.child.disconnect();
-            setTimeout(() => s.child.kill('SIGKILL'), 5000).unref();
+            if (!child || child.exitCode !== null || child.signalCode !== null) return resolve();
+            child.once('exit', () => resolve());
+            child.disconnect();
+            setTimeout(() => child.kill('SIGKILL'), 5000).unref();
           }),
       ),
     );
