@@ -112,6 +112,24 @@ export class HCSMachineController implements Controller {
    */
   private readonly detachJobs = new Map<string, { jobId: string; attempts: number; lastFailure?: string }>();
 
+  /**
+   * Entries held by HCSMachines being deleted, with what their deletion waits for: such an entry comes free only when
+   * its server is gone (POOL-4; not before its persistent disks are detached, DISK-9), so a machine waiting for an entry
+   * says which one it will get and what holds it up (OPS-2).
+   */
+  private async leavingHolders(ns: string, holders: readonly string[]): Promise<string[]> {
+    const out: string[] = [];
+    for (const h of holders) {
+      const i = h.indexOf('=');
+      const [host, name] = [h.slice(0, i), h.slice(i + 1)];
+      const o = await getShared<HCSMachine>(this.ctx.mgmt, { kind: 'HCSMachine', namespace: ns, name });
+      if (!o || !isDeleting(o)) continue;
+      const c = getCondition(o.status?.conditions ?? [], COND_INSTANCE);
+      out.push(`${host} is held by HCSMachine ${name}, being deleted${c?.status === 'False' && c.reason ? ` (${c.reason})` : ''}: it comes free when that server is gone (POOL-4, DISK-9)`);
+    }
+    return out;
+  }
+
   private detachNote(key: string): string {
     const d = this.detachJobs.get(key);
     return d && d.attempts > 1 ? `, attempt ${d.attempts}${d.lastFailure ? `; the previous ${d.lastFailure}` : ''}` : '';
@@ -233,11 +251,12 @@ export class HCSMachineController implements Controller {
       set.add(run.key);
       this.waitingForEntry.set(poolKey, set);
       const total = bound && 'none' in bound ? bound.total : pool!.spec.configs.length;
+      const leaving = bound && 'none' in bound ? await this.leavingHolders(ns, bound.holders) : [];
       this.wait({
         condition: COND_POOL,
         reason: 'NoFreePoolEntry',
         message:
-          `no free config pool entry in HCSMachineConfigPool ${pRef.name} (${total} entries, all bound to live machines); add an entry to the pool before scaling up (POOL-2, POOL-3)` +
+          `no free config pool entry in HCSMachineConfigPool ${pRef.name} (${total} entries, all bound to live machines${leaving.length ? `; ${leaving.join('; ')}` : ''}); add an entry to the pool before scaling up (POOL-2, POOL-3)` +
           (surge ? `. ${surgeMessage(surge, 'this surge machine waits for a free entry')}` : ''),
         rules: surge ? ['POOL-2', 'MD-3'] : ['POOL-2'],
         requeueAfter: POLL_SLOW,

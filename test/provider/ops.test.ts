@@ -8,7 +8,7 @@ import type { Condition } from '../../src/api/capi.js';
 import type { HCSCluster } from '../../src/api/hcs.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { COND_DISKS, COND_INSTANCE, STUCK_AFTER_MS } from '../../src/provider/index.js';
-import { CLUSTER, NS, createHarness, nodeReadyStatus, type Harness } from './harness.js';
+import { CLUSTER, NS, createHarness, nodeReadyStatus, workerPoolConfigs, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -141,6 +141,30 @@ describe('OPS-2: stuck states explain themselves', () => {
     expect((await warnings(h, 'md-0-aaaaa')).filter((w) => w.reason === 'DiskDetachFailed')).toHaveLength(2);
     expect(h.env.events.all().filter((e) => e.type === 'hcsmachine.disk-detach').map((e) => /attempt (\d)/.exec(e.message)?.[1] ?? '1')).toEqual(['1', '2', '3']);
     expect(h.cloud.hypervisor.volume(vol.id)).toMatchObject({ status: 'available' });
+  });
+});
+
+describe('the next claim of a hostname whose machine is being deleted (issue 14, report 2)', () => {
+  it('POOL-2, POOL-4, DISK-9: a machine waiting for an entry says which entry a machine being deleted holds and what its deletion waits for', async () => {
+    h = await createHarness({ configs: workerPoolConfigs(1) });
+    await h.createMachine('md-0-aaaaa');
+    expect(await h.runUntil(() => ready(h!, 'md-0-aaaaa'))).toBe(true);
+    h.cloud.faults.add({ service: 'ecs', operation: 'detachVolume', effect: { type: 'timeout', ms: 600_000 } });
+    await h.env.mgmt.delete({ kind: 'HCSMachine', namespace: NS, name: 'md-0-aaaaa' });
+    await h.createMachine('md-0-bbbbb');
+    await h.env.sim.advance(STUCK_AFTER_MS.detach + 60_000);
+    expect(await cond(h, 'md-0-bbbbb', 'PoolEntryBound')).toMatchObject({
+      status: 'False',
+      reason: 'NoFreePoolEntry',
+      message: expect.stringContaining('worker-1 is held by HCSMachine md-0-aaaaa, being deleted (DiskDetachStuck): it comes free when that server is gone (POOL-4, DISK-9)'),
+    });
+    // The cloud recovers: the old server goes, the waiting machine claims worker-1 and the same disk (DISK-3).
+    const vol = h.cloud.hypervisor.listVolumes().find((v) => v.metadata['hcs.io/persistent'] === 'true')!;
+    h.cloud.faults.clear();
+    expect(await h.runUntil(() => ready(h!, 'md-0-bbbbb'))).toBe(true);
+    expect((await h.hcsMachine('md-0-bbbbb'))?.status?.hostname).toBe('worker-1');
+    const server = servers(h).find((s) => s.name === 'md-0-bbbbb')!;
+    expect(h.cloud.hypervisor.volume(vol.id)).toMatchObject({ status: 'in-use', attachedTo: server.id });
   });
 });
 
