@@ -21,7 +21,9 @@ const subnet = cfg.subnets.find((s) => s.name === 'worker-subnet')!;
 const client = new HcsClient({ transport: fetchTransport(url!), ak: p.ak, sk: p.sk, projectId: p.id, clock: new RealClock() });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const out = (o: unknown) => process.stdout.write(`${JSON.stringify(o)}\n`);
-const deadline = Date.now() + 150_000;
+// Bounded, but long enough for a loaded 2-core machine (8 restarts of a tsx-started mock-hcs can
+// take minutes there); a writer the deadline stops says so and exits 4, never looks finished.
+const deadline = Date.now() + 300_000;
 
 /** A connection failure or a 5xx (the server died mid-request): the outcome is unknown. */
 function transient(e: unknown): boolean {
@@ -34,7 +36,11 @@ function refused(e: unknown): never {
   process.exit(1);
 }
 
-for (let i = 0; i < count && Date.now() < deadline; i++) {
+for (let i = 0; i < count; i++) {
+  if (Date.now() > deadline) {
+    process.stderr.write(`writer ${writer}: deadline reached after ${i} of ${count} writes\n`);
+    process.exit(4);
+  }
   if (i % 2 === 0) {
     const name = `w${writer}-s${i}`;
     const body = {
