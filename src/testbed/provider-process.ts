@@ -182,7 +182,7 @@ class AnnotatingRecorder extends EventRecorder {
 }
 
 /** list and watch limited to one namespace (--namespace), as a namespaced cache is. */
-function namespaced(client: KubeClient, ns: string): KubeClient {
+export function namespaced(client: KubeClient, ns: string): KubeClient {
   const scoped = <O extends ListOptions | WatchOptions | undefined>(o: O): O => ({ ...(o ?? {}), namespace: o?.namespace ?? ns }) as O;
   return new Proxy(client, {
     get(t, prop, recv) {

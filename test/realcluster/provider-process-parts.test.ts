@@ -20,7 +20,7 @@ import { HcsClient } from '../../src/cloud/index.js';
 import { EmbeddedStore } from '../../src/kube/embedded-store.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { CloudFront, writeExternalInfo } from '../../src/testbed/external.js';
-import { ANN_EVENT_RULES, cloudTransport, mirrorProviderEvents, readProviderLog } from '../../src/testbed/provider-process.js';
+import { ANN_EVENT_RULES, cloudTransport, mirrorProviderEvents, namespaced, readProviderLog } from '../../src/testbed/provider-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hcs-provider-parts-'));
 const fronts: CloudFront[] = [];
@@ -92,5 +92,20 @@ describe('run --provider external: the cloud front, Events, the log (HCS-5, OPS-
     appendFileSync(file, '{"msg":"bound to pool entry demo-worker-4"}\n');
     expect(read()).toBe('{"msg":"bound to pool entry demo-worker-4"}');
     expect(readProviderLog(join(dir, 'absent.log'))()).toBe('');
+  });
+
+  it('--namespace: lists and watches see only that namespace (a namespaced cache); gets and writes name their own', async () => {
+    const store = new EmbeddedStore({ clock: new RealClock(), rng: new SeededRng(3), clusterName: 'management' });
+    const cm = (ns: string, name: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: {} }) as unknown as KubeObject;
+    for (const ns of ['cpaas-system', 'other']) await store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } as unknown as KubeObject);
+    const scoped = namespaced(store, 'cpaas-system');
+    const seen: string[] = [];
+    scoped.watch('ConfigMap', (e) => seen.push(`${e.type} ${e.object.metadata.namespace}/${e.object.metadata.name}`));
+    await store.create(cm('cpaas-system', 'a'));
+    await store.create(cm('other', 'b'));
+    expect((await scoped.list('ConfigMap')).map((o) => o.metadata.name)).toEqual(['a']);
+    expect((await scoped.list('ConfigMap', { namespace: 'other' })).map((o) => o.metadata.name)).toEqual(['b']);
+    expect(seen).toEqual(['ADDED cpaas-system/a']);
+    expect((await scoped.get({ kind: 'ConfigMap', namespace: 'other', name: 'b' }))?.metadata.name).toBe('b');
   });
 });
