@@ -11,8 +11,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { parse as parseYaml } from 'yaml';
 import type { Clock } from '../core/clock.js';
+import { parseYamlValue } from '../core/yaml-limits.js';
 import type { WriteOptions } from '../kube/client.js';
 import type { EmbeddedStore } from '../kube/embedded-store.js';
 import { KubeApiError } from '../kube/errors.js';
@@ -186,7 +186,7 @@ function parseBody(req: FastifyRequest): unknown {
   if (!ct.includes('yaml') && jsonDepth(raw) > MAX_BODY_DEPTH) throw tooDeep();
   let v: unknown;
   try {
-    v = ct.includes('yaml') ? (parseYaml(raw, { maxAliasCount: 100 }) as unknown) : (JSON.parse(raw) as unknown);
+    v = ct.includes('yaml') ? parseYamlValue(raw) : (JSON.parse(raw) as unknown); // YAML: the size, depth and alias limits of src/core/yaml-limits.ts, duplicate keys in linear time
   } catch (e) {
     throw status(400, 'BadRequest', `the body of the request could not be decoded: ${e instanceof Error ? e.message : String(e)}`);
   }
