@@ -138,6 +138,13 @@ const OID_SUBJECT_ALT_NAME = oid('2.5.29.17');
 const VERSION_V3 = explicit(0, tlv(TAG.INTEGER, Buffer.from([2])));
 /** AlgorithmIdentifier for ecdsa-with-SHA256 (1.2.840.10045.4.3.2); parameters absent (RFC 5758 §3.2). */
 const ECDSA_WITH_SHA256 = seq(oid('1.2.840.10045.4.3.2'));
+/**
+ * sha256WithRSAEncryption with its NULL parameters (RFC 4055 §5): the
+ * signature algorithm when the CA key is RSA, as the cluster CA upstream KCP
+ * generates is (sigs.k8s.io/cluster-api util/certs NewPrivateKey: RSA 2048,
+ * used by util/secret/certificates.go Generate).
+ */
+const SHA256_WITH_RSA = seq(oid('1.2.840.113549.1.1.11'), Buffer.from([0x05, 0x00]));
 
 /** PrintableString's alphabet (X.680 §41.4); anything else goes as UTF8String (RFC 5280 §4.1.2.6). */
 const PRINTABLE = /^[A-Za-z0-9 '()+,\-./:=?]*$/;
@@ -317,19 +324,20 @@ interface CertFields {
 
 /** Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue BIT STRING } (RFC 5280 §4.1). */
 function buildCertificate(f: CertFields, signingKey: KeyObject): string {
+  const alg = signingKey.asymmetricKeyType === 'rsa' ? SHA256_WITH_RSA : ECDSA_WITH_SHA256;
   const tbs = seq(
     VERSION_V3,
     unsignedInteger(Buffer.from(f.serialHex.length % 2 ? '0' + f.serialHex : f.serialHex, 'hex')),
-    ECDSA_WITH_SHA256,
+    alg,
     f.issuer,
     seq(time(f.notBefore), time(f.notAfter)),
     f.subject,
     f.spki,
     explicit(3, seq(...f.extensions)),
   );
-  // Ecdsa-Sig-Value ::= SEQUENCE { r INTEGER, s INTEGER } (RFC 3279 §2.2.3), which is what dsaEncoding 'der' yields.
-  const signature = sign('sha256', tbs, { key: signingKey, dsaEncoding: 'der' });
-  return pem('CERTIFICATE', seq(tbs, ECDSA_WITH_SHA256, bitString(signature)));
+  // Ecdsa-Sig-Value ::= SEQUENCE { r INTEGER, s INTEGER } (RFC 3279 §2.2.3), which is what dsaEncoding 'der' yields; RSA: PKCS #1 v1.5.
+  const signature = sign('sha256', tbs, alg === SHA256_WITH_RSA ? signingKey : { key: signingKey, dsaEncoding: 'der' });
+  return pem('CERTIFICATE', seq(tbs, alg, bitString(signature)));
 }
 
 /** Bounded memo, oldest entry dropped first. */

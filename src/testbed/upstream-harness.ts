@@ -20,6 +20,11 @@
  *   Machines upstream never sets it, internal/controllers/cluster/cluster_controller.go
  *   reconcileControlPlaneInitialized, and returns early once it is True;
  *   CABPK holds every worker join until it is).
+ * - **For a Cluster with KCP**: the site's load balancer in front of
+ *   `spec.controlPlaneEndpoint` (KCP's `<cluster>-kubeconfig` is pointed at
+ *   the served workload API) and kubeadm init's upload-config phase
+ *   (`kube-system/kubeadm-config`), see pointKubeconfigAtServedApi and
+ *   uploadKubeadmConfig below.
  * - **The cloud controller manager's node lifecycle controller** in each
  *   workload cluster: a Node that is not Ready and whose server no longer
  *   exists is deleted (k8s.io/cloud-provider controllers/nodelifecycle:
@@ -31,7 +36,9 @@
  */
 import { LABEL_CLUSTER_NAME } from '../api/capi.js';
 import type { Cluster, Condition } from '../api/capi.js';
+import type { KubeadmControlPlane } from '../api/capi.js';
 import type { Node, Secret } from '../api/core.js';
+import { KUBEADM_CONFIGMAP, writeKubeadmConfig } from '../capi/kubeadm-config.js';
 import { nodeReady } from '../api/core.js';
 import { rfc3339 } from '../core/clock.js';
 import { CLUSTER_SECRET_TYPE, KUBECONFIG_DATA_KEY, kubeconfigSecretName, renderKubeconfig } from '../capi/kubeconfig.js';
@@ -46,6 +53,8 @@ export const HARNESS_CONTROLLER = 'upstream-external-control-plane';
 export const NODE_LIFECYCLE_CONTROLLER = 'upstream-node-lifecycle';
 /** k8s.io/cloud-provider node lifecycle controller's default monitor period. */
 export const NODE_MONITOR_PERIOD_MS = 5_000;
+/** kubeadm's mark-control-plane label. */
+const NODE_ROLE_CONTROL_PLANE = 'node-role.kubernetes.io/control-plane';
 
 export interface ServedEndpoint {
   server: string;
@@ -72,7 +81,10 @@ class ExternalControlPlane implements Controller {
     const cluster = await this.ctx.mgmt.get<Cluster>({ kind: 'Cluster', namespace, name });
     if (!cluster || cluster.metadata.deletionTimestamp) return;
     this.createWorkload(namespace, name);
-    if (cluster.spec.controlPlaneRef) return;
+    if (cluster.spec.controlPlaneRef) {
+      await this.uploadKubeadmConfig(cluster);
+      return this.pointKubeconfigAtServedApi(cluster);
+    }
     const now = this.ctx.clock.now();
     const caRef = { kind: 'Secret', namespace, name: `${name}-ca` };
     const kcRef = { kind: 'Secret', namespace, name: kubeconfigSecretName(name) };
@@ -105,6 +117,66 @@ class ExternalControlPlane implements Controller {
       // Check again: the Cluster controller may have patched its own verdict over it meanwhile.
       return { requeueAfter: 1_000 };
     }
+  }
+
+  /**
+   * A Cluster with a control plane provider (KCP): KCP generates the cluster
+   * CA (`<cluster>-ca`) and writes `<cluster>-kubeconfig` for
+   * `spec.controlPlaneEndpoint` (controlplane/kubeadm/internal/controllers/helpers.go
+   * reconcileKubeconfig → kubeconfig.CreateSecretWithOwner), an address (the
+   * site's VIP / load balancer in front of the control plane) that does not
+   * route in the managers' network namespace. The harness plays that load
+   * balancer: it rewrites the kubeconfig's server to the served workload API
+   * (client certificate signed by the cluster CA, plus the facade's token).
+   * KCP keeps an existing kubeconfig and only regenerates it when its client
+   * certificate is due for rotation (same function, NeedsClientCertRotation);
+   * the harness checks again every few seconds.
+   */
+  private async pointKubeconfigAtServedApi(cluster: Cluster): Promise<Result> {
+    const namespace = cluster.metadata.namespace ?? 'default';
+    const name = cluster.metadata.name;
+    const ca = await this.ctx.mgmt.get<Secret>({ kind: 'Secret', namespace, name: `${name}-ca` });
+    const kc = await this.ctx.mgmt.get<Secret>({ kind: 'Secret', namespace, name: kubeconfigSecretName(name) });
+    if (!ca?.data?.['tls.key'] || !kc) return { requeueAfter: 500 };
+    const ep = this.endpoint(namespace, name);
+    const current = Buffer.from(kc.data?.[KUBECONFIG_DATA_KEY] ?? '', 'base64').toString('utf8');
+    if (current.includes(`server: ${ep.server}`) && current.includes(ep.token)) return { requeueAfter: 5_000 };
+    const pair = { certPem: Buffer.from(ca.data['tls.crt'] ?? '', 'base64').toString('utf8'), keyPem: Buffer.from(ca.data['tls.key'], 'base64').toString('utf8') };
+    // Wall-clock validity: the managers check the certificate's expiry against the wall clock.
+    const client = issueCertificateSync(pair, { commonName: 'kubernetes-admin', organization: 'system:masters' }, this.ctx.rng, Date.now());
+    const value = renderKubeconfig({ clusterName: name, server: ep.server, ...(ep.caPem ? { caPem: ep.caPem } : { insecureSkipTlsVerify: true }), clientCertPem: client.certPem, clientKeyPem: client.keyPem, token: ep.token });
+    try {
+      await this.ctx.mgmt.update<Secret>({ ...kc, data: { ...(kc.data ?? {}), [KUBECONFIG_DATA_KEY]: b64(value) } });
+    } catch (e) {
+      if (e instanceof KubeApiError && e.reason === 'Conflict') return { requeueAfter: 200 };
+      throw e;
+    }
+    this.ctx.events.record({ source: 'workload', type: 'harness.kubeconfig-served', message: `${namespace}/${kubeconfigSecretName(name)}: server ${ep.server} (the served workload API; KCP wrote ${cluster.spec.controlPlaneEndpoint?.host ?? '?'}:${cluster.spec.controlPlaneEndpoint?.port ?? '?'})`, data: { cluster: name } });
+    return { requeueAfter: 5_000 };
+  }
+
+  /**
+   * kubeadm init's upload-config phase: once the first control plane Node
+   * registered, `kube-system/kubeadm-config` holds the ClusterConfiguration.
+   * The guest plays kubeadm init only as far as the Node (in the model, the
+   * testbed's KCP writes this ConfigMap); upstream KCP reads it to set
+   * `status.initialized` (controlplane/kubeadm/internal/workload_cluster.go
+   * ClusterStatus → HasKubeadmConfig; controllers/status.go updateStatus) and
+   * from then on updates it itself during upgrades. Written once, only while
+   * missing.
+   */
+  private async uploadKubeadmConfig(cluster: Cluster): Promise<void> {
+    const namespace = cluster.metadata.namespace ?? 'default';
+    const ref = cluster.spec.controlPlaneRef;
+    if (ref?.kind !== 'KubeadmControlPlane') return;
+    const wl = this.ctx.workloads.client(namespace, cluster.metadata.name);
+    if (await wl.get({ kind: 'ConfigMap', ...KUBEADM_CONFIGMAP })) return;
+    const initialized = (await wl.list<Node>('Node')).some((n) => n.metadata.labels?.[NODE_ROLE_CONTROL_PLANE] !== undefined);
+    if (!initialized) return;
+    const kcp = await this.ctx.mgmt.get<KubeadmControlPlane>({ kind: 'KubeadmControlPlane', namespace, name: ref.name });
+    if (!kcp) return;
+    await writeKubeadmConfig(wl, cluster, kcp, kcp.spec.version, kcp.spec.kubeadmConfigSpec.clusterConfiguration?.dns?.imageTag ?? '');
+    this.ctx.events.record({ source: 'workload', type: 'harness.kubeadm-config-uploaded', message: `${namespace}/${cluster.metadata.name}: kube-system/kubeadm-config uploaded (kubeadm init upload-config, Kubernetes ${kcp.spec.version})`, data: { cluster: cluster.metadata.name } });
   }
 
   private async createIgnoringExisting(o: Secret): Promise<void> {
