@@ -111,20 +111,7 @@ export class EventRecorder {
       data: { kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace, eventType: type, reason },
       ...(rules ? { rules } : {}),
     });
-    const now = rfc3339(this.clock.now());
-    await this.client.create({
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: { name: `${obj.metadata.name}.${(++this.seq).toString(16).padStart(8, '0')}`, namespace: obj.metadata.namespace ?? 'default' },
-      involvedObject: { kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace, uid: obj.metadata.uid, apiVersion: obj.apiVersion },
-      type,
-      reason,
-      message,
-      source: { component },
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1,
-    } as KubeObject);
+    await this.client.create(kubeEvent(obj, `${obj.metadata.name}.${(++this.seq).toString(16).padStart(8, '0')}`, component, type, reason, message, rfc3339(this.clock.now())));
   }
 }
 
@@ -139,4 +126,34 @@ export interface ControllerContext {
   manager: Manager;
   logs: ControllerLogs;
   recorder: EventRecorder;
+}
+
+/**
+ * A core/v1 Event about obj, as a recorder writes it (count 1, first = last
+ * timestamp). Shared by the in-process recorder and the provider process's
+ * one, which names events per process and annotates the rules.
+ */
+export function kubeEvent(
+  obj: KubeObject,
+  name: string,
+  component: string,
+  type: 'Normal' | 'Warning',
+  reason: string,
+  message: string,
+  now: string,
+  annotations?: Record<string, string>,
+): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name, namespace: obj.metadata.namespace ?? 'default', ...(annotations ? { annotations } : {}) },
+    involvedObject: { kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace, uid: obj.metadata.uid, apiVersion: obj.apiVersion },
+    type,
+    reason,
+    message,
+    source: { component },
+    firstTimestamp: now,
+    lastTimestamp: now,
+    count: 1,
+  } as KubeObject;
 }

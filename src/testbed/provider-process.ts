@@ -39,7 +39,7 @@ import { ClientNodeKube } from '../kube/client-node.js';
 import type { KubeClient, ListOptions, WatchOptions } from '../kube/client.js';
 import type { KubeObject, ObjectRef, WatchEvent } from '../kube/types.js';
 import { setupProviderControllers, type ProviderControllers } from '../provider/index.js';
-import { ControllerLogs, EventRecorder, type ControllerContext, type LogLine, type Logger, type WorkloadClusters } from '../runtime/context.js';
+import { ControllerLogs, EventRecorder, kubeEvent, type ControllerContext, type LogLine, type Logger, type WorkloadClusters } from '../runtime/context.js';
 import { Manager } from '../runtime/manager.js';
 import { CLUSTER_SECRET_TYPE, KUBECONFIG_DATA_KEY } from '../capi/kubeconfig.js';
 import { PROVIDER_DEPLOYMENT } from './external.js';
@@ -163,21 +163,9 @@ class AnnotatingRecorder extends EventRecorder {
     super(kube, new StreamEventLog(clk), clk);
   }
   override async record(_source: EventSource, component: string, obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string, rules?: string[]): Promise<void> {
-    const now = rfc3339(this.clk.now());
-    await this.kube.create({
-      apiVersion: 'v1',
-      kind: 'Event',
-      // A process-unique suffix: a restarted process must not collide with its predecessor's names.
-      metadata: { name: `${obj.metadata.name}.${this.suffix}${(++this.n).toString(16).padStart(8, '0')}`, namespace: obj.metadata.namespace ?? 'default', ...(rules?.length ? { annotations: { [ANN_EVENT_RULES]: rules.join(',') } } : {}) },
-      involvedObject: { kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace, uid: obj.metadata.uid, apiVersion: obj.apiVersion },
-      type,
-      reason,
-      message,
-      source: { component },
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1,
-    } as KubeObject);
+    const name = `${obj.metadata.name}.${this.suffix}${(++this.n).toString(16).padStart(8, '0')}`;
+    // A process-unique suffix: a restarted process must not collide with its predecessor's names.
+    await this.kube.create(kubeEvent(obj, name, component, type, reason, message, rfc3339(this.clk.now()), rules?.length ? { [ANN_EVENT_RULES]: rules.join(',') } : undefined));
   }
 }
 
