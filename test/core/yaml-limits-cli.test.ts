@@ -11,6 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
+import { aliasBomb } from '../support/yaml-bomb.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -22,21 +23,11 @@ async function run(args: string[]): Promise<{ code: number; out: string }> {
 
 const HEAD = 'name: limits\nseed: 1\nsteps:\n';
 
-function bomb(indent: string): string {
-  let out = `${indent}a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n`;
-  let prev = 'a';
-  for (const c of 'bcdefghi') {
-    out += `${indent}${c}: &${c} [${Array(9).fill(`*${prev}`).join(', ')}]\n`;
-    prev = c;
-  }
-  return out;
-}
-
 /** A folder with three bad scenario files: too big, too deep, and one applying an alias-bomb manifest. */
 function fixtures(): string {
   const d = mkdtempSync(join(tmpdir(), 'hcs-yaml-cli-'));
   mkdirSync(join(d, 'manifests'));
-  writeFileSync(join(d, 'manifests', 'lol.yaml'), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol\n  namespace: default\ndata:\n${bomb('  ')}`);
+  writeFileSync(join(d, 'manifests', 'lol.yaml'), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol\n  namespace: default\ndata:\n${aliasBomb('  ')}`);
   writeFileSync(join(d, 'a-bomb-manifest.yaml'), `${HEAD}  - apply: manifests/lol.yaml\n`);
   writeFileSync(join(d, 'b-deep.yaml'), `${HEAD}  - advance: 1s\nx: ${'['.repeat(5000)}${']'.repeat(5000)}\n`);
   writeFileSync(join(d, 'c-big.yaml'), `${HEAD}  - advance: 1s\ndescription: |\n${'  twelve MB of text in lines of thirty-two bytes\n'.repeat(250_000)}`);

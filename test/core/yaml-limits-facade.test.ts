@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFacade, type Facade } from '../../src/facade/index.js';
 import { createTestbed, type Testbed } from '../../src/testbed/testbed.js';
 import { raw } from '../facade/http.js';
+import { aliasBomb } from '../support/yaml-bomb.js';
 
 let tb: Testbed;
 let facade: Facade;
@@ -29,12 +30,7 @@ const head = (name: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadat
 
 describe('OPS-1: YAML request bodies of the facade within the YAML limits', () => {
   it('an alias bomb is a 400 naming the alias limit and its line', async () => {
-    let bomb = `${head('lol')}data:\n  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n`;
-    let prev = 'a';
-    for (const c of 'bcdefghi') {
-      bomb += `  ${c}: &${c} [${Array(9).fill(`*${prev}`).join(', ')}]\n`;
-      prev = c;
-    }
+    const bomb = `${head('lol')}data:\n${aliasBomb('  ')}`;
     const r = await raw(facade, 'POST', PATH, { body: bomb, contentType: 'application/yaml' });
     expect(r.code).toBe(400);
     expect(r.json.message).toMatch(/YAML aliases stand for more than 10000 nodes \(alias limit, billion-laughs protection\).*\(line 11, column \d+\)/);

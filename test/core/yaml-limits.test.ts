@@ -15,6 +15,7 @@ import { parseYamlLimited, parseYamlValue, YAML_MAX_ALIAS_NODES, YAML_MAX_BYTES,
 import { loadManifestFile } from '../../src/manifests/manifests.js';
 import { parseYamlDocuments, parseYamlFile, readText } from '../../src/manifests/source.js';
 import { loadScenario } from '../../src/scenario/parse.js';
+import { aliasBomb } from '../support/yaml-bomb.js';
 
 function thrown(fn: () => unknown): Error {
   try {
@@ -23,17 +24,6 @@ function thrown(fn: () => unknown): Error {
     return e as Error;
   }
   throw new Error('expected an error');
-}
-
-/** Nine levels of nine aliases each ("billion laughs"), starting at line `first`. */
-function bomb(indent = ''): string {
-  let out = `${indent}a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n`;
-  let prev = 'a';
-  for (const c of 'bcdefghi') {
-    out += `${indent}${c}: &${c} [${Array(9).fill(`*${prev}`).join(', ')}]\n`;
-    prev = c;
-  }
-  return out;
 }
 
 const SCENARIO_HEAD = 'name: x\nseed: 1\nsteps:\n  - advance: 1s\n';
@@ -115,14 +105,14 @@ describe(`YAML depth limit (${YAML_MAX_DEPTH} levels)`, () => {
 
 describe(`YAML alias limit (${YAML_MAX_ALIAS_NODES} nodes)`, () => {
   it('a billion-laughs scenario file: file:line:col and the limit, as InputError (exit 2)', () => {
-    const e = thrown(() => loadScenario('bomb.yaml', `${SCENARIO_HEAD}${bomb()}`)) as InputError;
+    const e = thrown(() => loadScenario('bomb.yaml', `${SCENARIO_HEAD}${aliasBomb()}`)) as InputError;
     expect(e).toBeInstanceOf(InputError);
     // a, b, c, d stand for 10, 91, 820, 7381 nodes; the aliases of b, c and d for 90 + 819 + 7380; e's first *d crosses 10,000.
     expect(e.message).toBe('bomb.yaml:9:8: YAML aliases stand for more than 10000 nodes (alias limit, billion-laughs protection); *d alone stands for 7381');
   });
 
   it('a billion-laughs manifest: InputError with file:line:col (was a ReferenceError without a file, exit 1)', () => {
-    const text = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol\ndata:\n${bomb('  ')}`;
+    const text = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol\ndata:\n${aliasBomb('  ')}`;
     const e = thrown(() => loadManifestFile('lol.yaml', text)) as InputError;
     expect(e).toBeInstanceOf(InputError);
     expect(e.message).toMatch(/^lol\.yaml:10:10: YAML aliases stand for more than 10000 nodes/);
@@ -139,9 +129,9 @@ describe(`YAML alias limit (${YAML_MAX_ALIAS_NODES} nodes)`, () => {
   });
 
   it('the cloud-init loader (js-yaml) keeps aliases as shared objects: no limit needed, a bomb stays as small as its text', () => {
-    const v = loadYaml(bomb()) as Record<string, unknown[]>;
+    const v = loadYaml(aliasBomb()) as Record<string, unknown[]>;
     expect(v.i![0]).toBe(v.h); // the very object, not a copy
-    expect(loadAllYaml(`${bomb()}---\nx: 1\n`)).toHaveLength(2);
+    expect(loadAllYaml(`${aliasBomb()}---\nx: 1\n`)).toHaveLength(2);
   });
 });
 
