@@ -20,7 +20,7 @@
  * check it against the real clock, never the simulation's); the CA goes
  * into the kubeconfig as certificate-authority-data.
  */
-import { randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomInt, timingSafeEqual, X509Certificate } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import type { FastifyRequest } from 'fastify';
 import { SeededRng } from '../core/rng.js';
@@ -78,11 +78,28 @@ export const CERT_USER = { username: 'kubernetes-admin', group: 'kubeadm:cluster
 
 const withAuthenticated = (groups: string[]): string[] => [...groups.filter((g) => g !== 'system:authenticated'), 'system:authenticated'];
 
-/** The user of a verified client certificate (signed by the CA the TLS server trusts, in its validity period): CN and O. */
-export function clientCertificateIdentity(req: FastifyRequest): Identity | undefined {
+/**
+ * Whether a client certificate is one the facade's CA signed and is inside its validity period
+ * (wall time, as TLS clients check). Checked here, not by OpenSSL: the TLS servers do not pass
+ * the CA to OpenSSL (`ca`), because when OpenSSL's check of a certificate fails on its signature
+ * (another CA with the same subject name, as loopbackTls() makes) it leaves that error queued,
+ * and Node raises it later on the connection, which the http server answers by resetting it:
+ * kubectl then saw "connection reset by peer" instead of 401 on about one connection in four.
+ * The kube-apiserver checks client certificates in its own code too (k8s.io/apiserver
+ * pkg/authentication/request/x509: Verify against the client CA pool).
+ */
+export function signedBy(cert: X509Certificate, ca: X509Certificate, nowMs: number = Date.now()): boolean {
+  if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) return false;
+  return Date.parse(cert.validFrom) <= nowMs && nowMs <= Date.parse(cert.validTo);
+}
+
+/** The user of a verified client certificate (signed by `ca`, in its validity period): CN and O. */
+export function clientCertificateIdentity(req: FastifyRequest, ca: X509Certificate | undefined): Identity | undefined {
   const sock = req.raw.socket as Partial<TLSSocket>;
-  if (typeof sock.getPeerCertificate !== 'function' || sock.authorized !== true) return undefined;
-  const cert = sock.getPeerCertificate();
+  if (!ca || typeof sock.getPeerX509Certificate !== 'function') return undefined;
+  const peer = sock.getPeerX509Certificate();
+  if (!peer || !signedBy(peer, ca)) return undefined;
+  const cert = sock.getPeerCertificate?.();
   const subject = cert?.subject as Record<string, string | string[] | undefined> | undefined;
   const cn = subject?.CN;
   if (typeof cn !== 'string' || cn === '') return undefined;
@@ -91,9 +108,9 @@ export function clientCertificateIdentity(req: FastifyRequest): Identity | undef
   return { username: cn, groups: withAuthenticated(groups), via: 'client-certificate' };
 }
 
-/** Who the request is: a client certificate, else the token (header, or the cookie on browser paths); undefined: anonymous. */
-export function identify(req: FastifyRequest, token: string, allowCookie: boolean): Identity | undefined {
-  const cert = clientCertificateIdentity(req);
+/** Who the request is: a client certificate signed by `ca`, else the token (header, or the cookie on browser paths); undefined: anonymous. */
+export function identify(req: FastifyRequest, token: string, allowCookie: boolean, ca?: X509Certificate): Identity | undefined {
+  const cert = clientCertificateIdentity(req, ca);
   if (cert) return cert;
   if (authenticated(req, token, allowCookie)) return { username: TOKEN_USER.username, groups: withAuthenticated(TOKEN_USER.groups), via: 'token' };
   return undefined;

@@ -7,6 +7,7 @@
  * the status subresource, Events, and pods/log for the controller
  * deployments. Errors are metav1.Status objects. See docs/kube.md.
  */
+import { X509Certificate } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -197,9 +198,11 @@ function parseBody(req: FastifyRequest): unknown {
 export async function startFacade(opts: FacadeOptions): Promise<Facade> {
   const token = opts.token ?? newToken();
   const tls = opts.tls === false ? undefined : loopbackTls();
-  // Client certificates are asked for and checked against the facade's CA, not required: a client without one
-  // (or with one from another CA) may still authenticate with the token (src/facade/auth.ts).
-  const serverTls = tls ? { key: tls.server.keyPem, cert: tls.server.certPem, ca: tls.ca.certPem, requestCert: true, rejectUnauthorized: false } : undefined;
+  // Client certificates are asked for, not required: a client without one (or with one from another CA) may
+  // still authenticate with the token. They are checked against the facade's CA in src/facade/auth.ts
+  // (signedBy), not by OpenSSL: no `ca` here (why: auth.ts).
+  const serverTls = tls ? { key: tls.server.keyPem, cert: tls.server.certPem, requestCert: true, rejectUnauthorized: false } : undefined;
+  const clientCa = tls ? new X509Certificate(tls.ca.certPem) : undefined;
   // (Fastify's types differ for an https server; the routes are the same.)
   const app = Fastify({
     logger: false,
@@ -248,7 +251,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     const q: Query = Object.fromEntries(url.searchParams.entries());
     let path = url.pathname.replace(/\/+$/, '') || '/';
     const browserPath = path === '/' || path === '/_testbed' || path.startsWith('/_testbed/');
-    const who = identify(req, token, browserPath);
+    const who = identify(req, token, browserPath, clientCa);
     if (!PUBLIC_PATHS.has(path) && !who) {
       // The dashboard's link carries the token once: keep it in an HttpOnly cookie and drop it from the address.
       const given = url.searchParams.get('token');
