@@ -9,12 +9,24 @@
  */
 import { parse, stringify } from 'yaml';
 import type { Cluster, KubeadmControlPlane } from '../api/capi.js';
+import { memoByString } from '../core/memo.js';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
 
 export const KUBEADM_CONFIGMAP = { namespace: 'kube-system', name: 'kubeadm-config' } as const;
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
+
+// Every KCP reconcile re-reads and re-renders the same document: both YAML steps are cached by their text
+// (src/core/memo.ts). A parsed value is shared between callers: it is only read, never changed.
+const stringifyCached = memoByString((json: string) => stringify(JSON.parse(json) as unknown));
+const parseCached = memoByString((text: string): unknown => {
+  try {
+    return parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+});
 
 function minor(v: string): number {
   return Number(/^v?\d+\.(\d+)/.exec(v)?.[1] ?? 0);
@@ -26,7 +38,7 @@ export function renderClusterConfiguration(cluster: Cluster, kcp: KubeadmControl
   const ep = cluster.spec.controlPlaneEndpoint;
   const v1beta4 = minor(kubernetesVersion) >= 31;
   const net = cluster.spec.clusterNetwork;
-  return stringify({
+  return stringifyCached(JSON.stringify({
     apiServer: {},
     apiVersion: v1beta4 ? 'kubeadm.k8s.io/v1beta4' : 'kubeadm.k8s.io/v1beta3',
     ...(v1beta4 ? { caCertificateValidityPeriod: '87600h0m0s', certificateValidityPeriod: '8760h0m0s' } : {}),
@@ -47,19 +59,14 @@ export function renderClusterConfiguration(cluster: Cluster, kcp: KubeadmControl
     },
     proxy: {},
     scheduler: {},
-  });
+  }));
 }
 
 /** Create or update kubeadm-config once the control plane is initialized (kubernetesVersion known). */
 export async function writeKubeadmConfig(wl: KubeClient, cluster: Cluster, kcp: KubeadmControlPlane, kubernetesVersion: string, dnsImageTag: string): Promise<void> {
   if (!kubernetesVersion) return;
   const cur = await wl.get<ConfigMap>({ kind: 'ConfigMap', ...KUBEADM_CONFIGMAP });
-  let prev: { kubernetesVersion?: string; etcd?: Record<string, unknown> } = {};
-  try {
-    prev = (parse(cur?.data?.ClusterConfiguration ?? '') ?? {}) as typeof prev;
-  } catch {
-    prev = {};
-  }
+  const prev = (parseCached(cur?.data?.ClusterConfiguration ?? '') ?? {}) as { kubernetesVersion?: string; etcd?: Record<string, unknown> };
   // etcd follows the KCP's spec when the version moves (the upgrade started), otherwise it stays as uploaded.
   const specEtcd = kcp.spec.kubeadmConfigSpec.clusterConfiguration?.etcd?.local ?? {};
   const etcd = prev.etcd && prev.kubernetesVersion === kubernetesVersion ? prev.etcd : { local: { dataDir: '/var/lib/etcd', ...specEtcd } };
