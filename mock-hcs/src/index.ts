@@ -24,6 +24,7 @@ import { imsRoutes } from './routes/ims.js';
 import { vpcRoutes } from './routes/vpc.js';
 import { emptyData, normalizeDbData, Store, validateDbData, type DbData } from './state.js';
 import { checkIntegrity } from './state-validate.js';
+import { processValidators } from './schema-cache.js';
 
 export { defaultCloudConfig, usersOf, DEFAULT_DOMAIN, DEFAULT_TOKEN_TTL_MS } from './config.js';
 export type {
@@ -171,6 +172,8 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
     http: { headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs), connectionsCheckingInterval: timeouts.checkIntervalMs },
     clientErrorHandler,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    // Compiled route schemas are shared by every app of the process (mock-hcs/src/schema-cache.ts).
+    schemaController: { compilersFactory: { buildValidator: processValidators.buildValidator } },
     frameworkErrors: frameworkErrors(admin),
     // HTTPS on request: the same app behind an https.Server (fastify's handler is the request listener).
     ...(opts.https ? { serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => createHttpsServer({ cert: opts.https!.cert, key: opts.https!.key }, handler) as unknown as HttpServer } : {}),
