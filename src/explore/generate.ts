@@ -4,8 +4,13 @@
  * reached; crashes of the controllers that reconciled, right after an event
  * its log holds. Only faults the system is meant to ride out are drawn — a
  * transient 500, a call carried out whose answer is lost (`partial`), a
- * slower job or response — so a failure points at the system, not at a
- * cloud that never recovers (no `stuck`, no quota or capacity exhaustion).
+ * slower job or response, and on `detachVolume` a detach that times out
+ * (`timeout`: the job stays RUNNING, then ends FAIL with the volume still
+ * in-use, as ECS reports a detach it gave up; the provider reports
+ * DiskDetachFailed and detaches again, DISK-9, bug report 2) — so a failure
+ * points at the system, not at a cloud that never recovers (no `stuck`, no
+ * quota or capacity exhaustion, no `jobFail` or `timeout` of a create or
+ * delete, which Cluster API treats as terminal).
  */
 import { JOB_OPERATIONS } from '../../mock-hcs/src/faults.js';
 import type { Rng } from '../core/rng.js';
@@ -22,6 +27,8 @@ export interface GenerateOptions {
 /** Short outages more often: a restart that lands while a cloud operation is still in flight. */
 const DOWN_FOR_MS = [0, 0, 1_000, 3_000, 10_000, 30_000];
 const GROUPS = ['provider', 'capi', 'all'];
+/** How long a timed-out detach stays RUNNING before its job ends FAIL. */
+const DETACH_TIMEOUT_MS = [30_000, 120_000];
 /**
  * Anchor weights: right after the cloud accepted a mutating call (the
  * operation is in flight, the controller holds its outcome in memory) is
@@ -56,6 +63,8 @@ function faultItem(rng: Rng, p: Profile): ScheduleItem | undefined {
     { type: 'error', status: 500, code, message: 'explore: transient internal error' },
     ...(job ? [{ type: 'partial' }, { type: 'latency', ms: pick(rng, [5_000, 30_000, 120_000]), mode: 'job' }] : [{ type: 'latency', ms: pick(rng, [1_000, 10_000, 60_000]), mode: 'response' }]),
   ];
+  // Only for detaches (see above); drawn last so the other operations' draws are unchanged.
+  if (c.operation === 'detachVolume') menu.push({ type: 'timeout', ms: pick(rng, DETACH_TIMEOUT_MS), failReason: 'explore: the detach timed out' });
   const effect = pick(rng, menu);
   return { kind: 'fault', rule: { service: c.service, operation: c.operation, effect, after: rng.int(c.count), count: 1 } };
 }

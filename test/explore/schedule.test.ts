@@ -80,6 +80,23 @@ describe('generated schedules', () => {
     }
   });
 
+  it('a detach may time out (bug report 2, DISK-9); no other operation gets a timeout, stuck or jobFail', () => {
+    const withDetach: Profile = { ...profile, calls: [...profile.calls, { service: 'ecs', operation: 'detachVolume', count: 3 }] };
+    const effects = new Map<string, Set<string>>();
+    for (let i = 0; i < 400; i++) {
+      for (const it of generateSchedule(new SeededRng(i), withDetach, { crashShare: 0 })) {
+        if (it.kind !== 'fault') continue;
+        const type = String((it.rule.effect as { type: string }).type);
+        const op = String(it.rule.operation);
+        effects.set(op, (effects.get(op) ?? new Set()).add(type));
+        if (type === 'timeout') expect([30_000, 120_000]).toContain((it.rule.effect as { ms: number }).ms);
+      }
+    }
+    expect([...effects.get('detachVolume')!].sort()).toEqual(['error', 'latency', 'partial', 'timeout']);
+    expect([...effects.get('attachVolume')!].sort()).toEqual(['error', 'latency', 'partial']);
+    expect([...effects.get('showVolume')!].sort()).toEqual(['error', 'latency']);
+  });
+
   it('run i depends on (seed, i) alone', () => {
     expect(plannedRun(7, 3, profile)).toEqual(plannedRun(7, 3, profile));
     expect(plannedRun(7, 3, profile)).not.toEqual(plannedRun(7, 4, profile));
