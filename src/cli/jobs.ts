@@ -25,6 +25,8 @@ export interface ParallelOptions {
   jobs: number;
   seed?: number;
   plugin?: string;
+  /** Workers already started (by the caller, who closes them); else runParallel starts and closes its own. */
+  pool?: WorkerPool;
 }
 
 export type Outcome = { result: ScenarioResult } | { error: string; input: boolean };
@@ -44,7 +46,8 @@ export async function runParallel(scenarios: Scenario[], o: ParallelOptions, onO
   };
   const order = scenarios.map((s, i) => ({ i, c: cost(s) })).sort((a, b) => b.c - a.c || a.i - b.i).map((x) => x.i);
   if (o.plugin) await loadPlugin(o.plugin); // a bad plugin fails here, before any worker starts
-  const pool = new WorkerPool({ jobs: Math.min(o.jobs, scenarios.length), ...(o.plugin ? { plugin: o.plugin } : {}) });
+  // A pool started by the caller (src/cli/main.ts starts it before reading the files) is used and left to it to close.
+  const pool = o.pool ?? new WorkerPool({ jobs: Math.min(o.jobs, scenarios.length), ...(o.plugin ? { plugin: o.plugin } : {}) });
   const inWorker = async (): Promise<void> => {
     for (let i = order.shift(); i !== undefined; i = order.shift()) {
       const s = scenarios[i]!;
@@ -55,7 +58,7 @@ export async function runParallel(scenarios: Scenario[], o: ParallelOptions, onO
   try {
     await Promise.all(Array.from({ length: pool.size }, () => inWorker()));
   } finally {
-    await pool.close();
+    if (!o.pool) await pool.close();
   }
   return outcomes as Outcome[];
 }

@@ -20,6 +20,7 @@ import { SUBCOMMANDS } from './entrypoints.js';
 import { kindMain } from './kind.js';
 import { exploreMain } from './explore.js';
 import { runParallel } from './jobs.js';
+import { WorkerPool } from '../explore/pool.js';
 import { defaultJobs } from '../explore/pool.js';
 import { embeddedFactory, loadPlugin } from '../explore/plugin.js';
 
@@ -284,67 +285,74 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     return 2;
   }
   if (o.manifests?.length) process.env.HCS_TESTBED_MANIFESTS = o.manifests.map((d) => resolve(d)).join(':'); // for --jobs workers
-  const loadOpts = o.manifests?.length ? { manifestDirs: o.manifests } : {};
-  let errors = 0;
-  for (const f of files) {
-    try {
-      scenarios.push(loadScenario(relative(process.cwd(), resolve(f)) || f, undefined, loadOpts));
-    } catch (e) {
-      const list = e instanceof ScenarioErrors ? e.errors : [e];
-      errors += list.length;
-      for (const x of list) write(`error: ${errorMessage(x)}\n`);
+  // --jobs: the workers start now, while this process reads and checks the files (each takes ~0.3 s to start;
+  // bench/explore.ts). Closed on every way out; runParallel uses them.
+  const pool = command === 'run' && jobs > 1 && files.length > 1 && o.plugin === undefined ? new WorkerPool({ jobs: Math.min(jobs, files.length) }) : undefined;
+  try {
+    const loadOpts = o.manifests?.length ? { manifestDirs: o.manifests } : {};
+    let errors = 0;
+    for (const f of files) {
+      try {
+        scenarios.push(loadScenario(relative(process.cwd(), resolve(f)) || f, undefined, loadOpts));
+      } catch (e) {
+        const list = e instanceof ScenarioErrors ? e.errors : [e];
+        errors += list.length;
+        for (const x of list) write(`error: ${errorMessage(x)}\n`);
+      }
     }
-  }
-  if (errors) {
-    write(`${errors} error${errors === 1 ? '' : 's'} in ${files.length - scenarios.length} of ${files.length} scenario file${files.length === 1 ? '' : 's'}\n`);
-    return 2;
-  }
-  if (command === 'validate') {
-    for (const s of scenarios) write(`ok ${s.file}: ${s.name}, ${s.steps.length} steps, rules ${s.rules.join(' ') || '-'}\n`);
-    return 0;
-  }
+    if (errors) {
+      write(`${errors} error${errors === 1 ? '' : 's'} in ${files.length - scenarios.length} of ${files.length} scenario file${files.length === 1 ? '' : 's'}\n`);
+      return 2;
+    }
+    if (command === 'validate') {
+      for (const s of scenarios) write(`ok ${s.file}: ${s.name}, ${s.steps.length} steps, rules ${s.rules.join(' ') || '-'}\n`);
+      return 0;
+    }
 
-  const color = !o['no-color'] && !!process.stdout.isTTY && !process.env.NO_COLOR;
-  const reporter = new ConsoleReporter({ write, verbose: !!o.verbose, color });
-  let backend: OpenBackend;
-  if (backendName === 'apiserver') write('backend: starting kube-apiserver + etcd, installing CRDs and the admission webhook…\n');
-  else if (backendName === 'kubeconfig') write('backend: installing CRDs on the management cluster…\n');
-  try {
-    backend = await (deps.openBackend ?? openBackend)({
-      backend: backendName as BackendName,
-      ...(o.kubeconfig !== undefined ? { kubeconfig: o.kubeconfig } : {}),
-      ...(o.context !== undefined ? { context: o.context } : {}),
-      ...(o['webhook-host'] !== undefined ? { webhookHost: o['webhook-host'] } : {}),
-      ...(o['no-webhook'] ? { webhook: false } : {}),
-      capi: capi as CapiMode,
-      provider: provider as ProviderMode,
-      ...(speed !== undefined ? { speed } : {}),
-      ...(o['external-dir'] !== undefined ? { externalDir: o['external-dir'] } : {}),
-      ...(cloudPort !== undefined ? { cloudPort } : {}),
-      ...(o['provider-log'] !== undefined ? { providerLog: o['provider-log'] } : {}),
-      ...(o['provider-health'] !== undefined ? { providerHealth: o['provider-health'] } : {}),
-      ...(providerWaitMs !== undefined ? { providerWaitMs } : {}),
-    });
-  } catch (e) {
-    write(`error: --backend ${backendName}: ${errorMessage(e)}\n`);
-    return 2;
-  }
-  if (backendName !== 'embedded') write(`backend: ${backend.description}\n`);
-  if (backend.external) {
-    const x = backend.external.info;
-    write(`external provider: start it with\n  set -a; . ${backend.external.envFile}; set +a\n  hcs-testbed provider --kubeconfig "$KUBECONFIG" --cloud-url "$HCS_CLOUD_URL" --ca-file "$HCS_CA_FILE" --project "$HCS_PROJECT_ID" --region "$HCS_REGION"   # AK/SK from HCS_AK/HCS_SK\n  (cloud ${x.cloudUrl}, project ${x.projectId}, region ${x.region}, kubeconfig ${x.kubeconfig})\n`);
-  }
-  try {
-    if (o.plugin !== undefined) backend = { ...backend, factory: embeddedFactory(await loadPlugin(o.plugin)) };
-  } catch (e) {
-    write(`error: --plugin: ${errorMessage(e)}\n`);
-    await backend.close();
-    return 2;
-  }
-  try {
-    return await runAll(scenarios, backend, { write, reporter, seed, reports, out: o.out ?? 'out', requireCoverage: !!o['require-coverage'], wholeLibrary: isWholeLibrary(files), jobs, ...(o.plugin !== undefined ? { plugin: o.plugin } : {}) });
+    const color = !o['no-color'] && !!process.stdout.isTTY && !process.env.NO_COLOR;
+    const reporter = new ConsoleReporter({ write, verbose: !!o.verbose, color });
+    let backend: OpenBackend;
+    if (backendName === 'apiserver') write('backend: starting kube-apiserver + etcd, installing CRDs and the admission webhook…\n');
+    else if (backendName === 'kubeconfig') write('backend: installing CRDs on the management cluster…\n');
+    try {
+      backend = await (deps.openBackend ?? openBackend)({
+        backend: backendName as BackendName,
+        ...(o.kubeconfig !== undefined ? { kubeconfig: o.kubeconfig } : {}),
+        ...(o.context !== undefined ? { context: o.context } : {}),
+        ...(o['webhook-host'] !== undefined ? { webhookHost: o['webhook-host'] } : {}),
+        ...(o['no-webhook'] ? { webhook: false } : {}),
+        capi: capi as CapiMode,
+        provider: provider as ProviderMode,
+        ...(speed !== undefined ? { speed } : {}),
+        ...(o['external-dir'] !== undefined ? { externalDir: o['external-dir'] } : {}),
+        ...(cloudPort !== undefined ? { cloudPort } : {}),
+        ...(o['provider-log'] !== undefined ? { providerLog: o['provider-log'] } : {}),
+        ...(o['provider-health'] !== undefined ? { providerHealth: o['provider-health'] } : {}),
+        ...(providerWaitMs !== undefined ? { providerWaitMs } : {}),
+      });
+    } catch (e) {
+      write(`error: --backend ${backendName}: ${errorMessage(e)}\n`);
+      return 2;
+    }
+    if (backendName !== 'embedded') write(`backend: ${backend.description}\n`);
+    if (backend.external) {
+      const x = backend.external.info;
+      write(`external provider: start it with\n  set -a; . ${backend.external.envFile}; set +a\n  hcs-testbed provider --kubeconfig "$KUBECONFIG" --cloud-url "$HCS_CLOUD_URL" --ca-file "$HCS_CA_FILE" --project "$HCS_PROJECT_ID" --region "$HCS_REGION"   # AK/SK from HCS_AK/HCS_SK\n  (cloud ${x.cloudUrl}, project ${x.projectId}, region ${x.region}, kubeconfig ${x.kubeconfig})\n`);
+    }
+    try {
+      if (o.plugin !== undefined) backend = { ...backend, factory: embeddedFactory(await loadPlugin(o.plugin)) };
+    } catch (e) {
+      write(`error: --plugin: ${errorMessage(e)}\n`);
+      await backend.close();
+      return 2;
+    }
+    try {
+      return await runAll(scenarios, backend, { write, reporter, seed, reports, out: o.out ?? 'out', requireCoverage: !!o['require-coverage'], wholeLibrary: isWholeLibrary(files), jobs, ...(o.plugin !== undefined ? { plugin: o.plugin } : {}), ...(pool ? { pool } : {}) });
+    } finally {
+      await backend.close();
+    }
   } finally {
-    await backend.close();
+    await pool?.close();
   }
 }
 
@@ -375,13 +383,13 @@ function crashedResult(s: Scenario, seed: number | undefined, message: string, i
 async function runAll(
   scenarios: Scenario[],
   backend: OpenBackend,
-  o: { write: (s: string) => void; reporter: ConsoleReporter; seed: number | undefined; reports: string[]; out: string; requireCoverage: boolean; wholeLibrary: boolean; jobs: number; plugin?: string },
+  o: { write: (s: string) => void; reporter: ConsoleReporter; seed: number | undefined; reports: string[]; out: string; requireCoverage: boolean; wholeLibrary: boolean; jobs: number; plugin?: string; pool?: WorkerPool },
 ): Promise<number> {
   const { write, reporter, seed, reports } = o;
   const results: ScenarioResult[] = [];
   if (o.jobs > 1 && scenarios.length > 1) {
     // src/cli/jobs.ts: the same console output, in list order, once each scenario and those before it are done.
-    await runParallel(scenarios, { jobs: o.jobs, ...(seed !== undefined ? { seed } : {}), ...(o.plugin ? { plugin: o.plugin } : {}) }, (i, out) => {
+    await runParallel(scenarios, { jobs: o.jobs, ...(seed !== undefined ? { seed } : {}), ...(o.plugin ? { plugin: o.plugin } : {}), ...(o.pool ? { pool: o.pool } : {}) }, (i, out) => {
       const s = scenarios[i]!;
       const effectiveSeed = seed ?? s.seed;
       reporter.scenarioStart(s, effectiveSeed);
