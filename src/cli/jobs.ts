@@ -51,7 +51,7 @@ export async function runParallel(scenarios: Scenario[], o: ParallelOptions, onO
   const inWorker = async (): Promise<void> => {
     for (let i = order.shift(); i !== undefined; i = order.shift()) {
       const s = scenarios[i]!;
-      const r = await pool.run({ type: 'scenario', file: s.file, ...(o.seed !== undefined ? { seed: o.seed } : {}) });
+      const r = await pool.run({ type: 'scenario', file: s.file, scenario: s, ...(o.seed !== undefined ? { seed: o.seed } : {}) });
       settle(i, 'result' in r ? { result: r.result } : 'error' in r ? { error: r.error, input: r.input } : { error: 'unexpected answer from the worker', input: false });
     }
   };

@@ -10,6 +10,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { ScenarioResult } from '../scenario/runner.js';
+import type { Scenario } from '../scenario/types.js';
 import type { RunSummary } from './run-one.js';
 import type { ScheduleItem } from './schedule.js';
 import { workerBundle } from './worker-bundle.js';
@@ -17,7 +18,7 @@ import { workerBundle } from './worker-bundle.js';
 /** A run: an exploration run (answered with a summary) or a plain scenario run (answered with the full result). */
 export type Job =
   | { type: 'explore'; file: string; seed: number; /** Default: the file's own schedule. */ schedule?: ScheduleItem[]; profile?: boolean }
-  | { type: 'scenario'; file: string; seed?: number }
+  | { type: 'scenario'; file: string; seed?: number; /** Already read and checked by the sender (then the worker does not read the file again). */ scenario?: Scenario }
   | { type: 'bundle'; file: string; dir: string };
 
 export type Request = { id: number; type: 'init'; plugin?: string; stallMs?: number } | (Job & { id: number });

@@ -80,7 +80,7 @@ async function handle(m: Request): Promise<void> {
     } else if (m.type === 'bundle') {
       send({ id: m.id, summary: await recordBundleRun(m.file, m.dir, plugin, track) });
     } else {
-      const s = scenario(m.file);
+      const s = m.scenario ?? scenario(m.file);
       const result = await runScenario(s, embeddedFactory(plugin, track), m.seed !== undefined ? { seed: m.seed } : {});
       send({ id: m.id, result });
     }
