@@ -68,25 +68,43 @@ export function dispatchTransport(endpoint: InProcessEndpoint): HcsTransport {
   };
 }
 
-/** Real HTTP through the global fetch. `endpoint` like "http://127.0.0.1:8443" (no trailing path). */
-export function fetchTransport(endpoint: string): HcsTransport {
+/** Default bound on one request over real HTTP (headers and body), see fetchTransport. */
+export const FETCH_TIMEOUT_MS = 120_000;
+
+/**
+ * Real HTTP through the global fetch. `endpoint` like "http://127.0.0.1:8443" (no trailing path).
+ * Every request is bounded (`timeoutMs`, default FETCH_TIMEOUT_MS) by a timer that keeps the
+ * process alive: on Node 20 a response whose connection dies mid-body (the server killed with
+ * SIGKILL) could leave `res.text()` pending with nothing else running, and the process then exited
+ * 13 ("unsettled top-level await") instead of seeing a failed call (test/mock-hcs/kill9.test.ts).
+ * A request that runs out of time rejects like a connection failure: its outcome is unknown.
+ */
+export function fetchTransport(endpoint: string, opts: { timeoutMs?: number } = {}): HcsTransport {
   const base = endpoint.replace(/\/+$/, '');
+  const timeoutMs = opts.timeoutMs ?? FETCH_TIMEOUT_MS;
   return {
     host: new URL(base).host,
     async send(req) {
       const headers = { ...req.headers };
       // fetch derives Host from the URL; it equals the signed host (see `host` above).
       delete headers['host'];
-      const res = await fetch(base + req.path, {
-        method: req.method,
-        headers,
-        ...(req.body !== undefined ? { body: req.body } : {}),
-      });
-      const out: Record<string, string> = {};
-      res.headers.forEach((v, k) => {
-        out[k] = v;
-      });
-      return { status: res.status, headers: out, body: await res.text() };
+      const abort = new AbortController();
+      const timer = setTimeout(() => abort.abort(new Error(`${req.method} ${req.path}: no complete answer within ${timeoutMs} ms`)), timeoutMs);
+      try {
+        const res = await fetch(base + req.path, {
+          method: req.method,
+          headers,
+          signal: abort.signal,
+          ...(req.body !== undefined ? { body: req.body } : {}),
+        });
+        const out: Record<string, string> = {};
+        res.headers.forEach((v, k) => {
+          out[k] = v;
+        });
+        return { status: res.status, headers: out, body: await res.text() };
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }

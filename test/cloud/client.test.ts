@@ -89,6 +89,26 @@ describe('HcsClient', () => {
     }
   });
 
+  it('fetchTransport: an answer that stops mid-body fails the call, and its time is bounded (the process never waits forever)', async () => {
+    const { createServer } = await import('node:http');
+    // Headers and half a body, then the connection dies (as a server killed with SIGKILL), or nothing more comes at all.
+    const srv = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('{"flavors":[');
+      if (req.url?.includes('die')) setImmediate(() => req.socket.destroy());
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    try {
+      const base = `http://127.0.0.1:${(srv.address() as { port: number }).port}`;
+      const t = fetchTransport(base, { timeoutMs: 300 });
+      await expect(t.send({ method: 'GET', path: '/die', headers: {} })).rejects.toThrow();
+      await expect(t.send({ method: 'GET', path: '/hang', headers: {} })).rejects.toThrow(/no complete answer within 300 ms/);
+    } finally {
+      srv.closeAllConnections();
+      srv.close();
+    }
+  });
+
   describe('against nock', () => {
     beforeAll(() => nock.disableNetConnect());
     afterEach(() => nock.cleanAll());

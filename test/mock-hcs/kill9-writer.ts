@@ -18,7 +18,8 @@ const count = Number(countText);
 const cfg = defaultCloudConfig();
 const p = cfg.projects[0]!;
 const subnet = cfg.subnets.find((s) => s.name === 'worker-subnet')!;
-const client = new HcsClient({ transport: fetchTransport(url!), ak: p.ak, sk: p.sk, projectId: p.id, clock: new RealClock() });
+// Each call bounded at 10 s: a call to a killed server fails (outcome unknown) instead of hanging.
+const client = new HcsClient({ transport: fetchTransport(url!, { timeoutMs: 10_000 }), ak: p.ak, sk: p.sk, projectId: p.id, clock: new RealClock() });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const out = (o: unknown) => process.stdout.write(`${JSON.stringify(o)}\n`);
 // Bounded, but long enough for a loaded 2-core machine (8 restarts of a tsx-started mock-hcs can
