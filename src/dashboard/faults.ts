@@ -13,6 +13,9 @@ export interface FaultPreset {
 
 export const FAULT_PRESETS: Record<string, FaultPreset> = {
   'stuck-detach': { title: 'volume detach never completes (stuck detaching)', rule: { service: 'ecs', operation: 'detachVolume', effect: { type: 'stuck' } } },
+  // Bug report 2 (docs/scenarios.md, effect `timeout`): the next detach stays RUNNING for 10 min, then its job ends FAIL with
+  // the disk still in-use; the provider reports DiskDetachFailed and detaches again (DISK-9). One detach only (count 1).
+  'detach-timeout': { title: 'the next volume detach times out (10 min, then FAIL; the disk stays in-use)', rule: { service: 'ecs', operation: 'detachVolume', effect: { type: 'timeout' }, count: 1 } },
   'stuck-attach': { title: 'volume attach never completes (stuck attaching)', rule: { service: 'ecs', operation: 'attachVolume', effect: { type: 'stuck' } } },
   'no-capacity': { title: 'no capacity: server creation refused (Ecs.0319)', rule: { service: 'ecs', operation: 'createServers', effect: { type: 'capacity' } } },
   'build-fails': { title: 'server build ends in ERROR', rule: { service: 'ecs', operation: 'createServers', effect: { type: 'jobFail' } } },

@@ -134,4 +134,23 @@ describe.skipIf(!haveChromium || !haveKubectl)('dashboard in chromium (playwrigh
     await page.waitForFunction(() => !document.querySelector('#volumes tbody')?.textContent?.includes('detaching'));
     await shot('05-released');
   });
+
+  it('a detach that times out (bug report 2): DiskDetachFailed shows in the events, and the next detach completes the scale-in', async () => {
+    await page.selectOption('#fault-preset', 'detach-timeout');
+    await page.click('#inject');
+    await page.waitForSelector('#faults .fault');
+    await k.ok('kubectl scale machinedeployment demo-md-0 -n cpaas-system --replicas=2');
+    await page.fill('#advance-duration', '5m');
+    await page.click('#advance');
+    await page.waitForSelector('#timeline svg rect[data-lane="volume"][data-state="detaching"]');
+    await page.fill('#advance-duration', '10m');
+    await page.click('#advance');
+    await expect.poll(() => page.textContent('#events'), { timeout: 20_000 }).toMatch(/DiskDetachFailed/);
+    await shot('06-detach-timeout');
+    await page.click('#advance');
+    await page.waitForFunction(() => !document.querySelector('#volumes tbody')?.textContent?.includes('detaching'));
+    await expect.poll(() => machines().length, { timeout: 20_000 }).toBe(2);
+    // The fault fired once (count 1): the retry was a plain detach.
+    expect(s.tb.cloud.faults.list().map((f) => [f.operation, f.fired])).toEqual([['detachVolume', 1]]);
+  });
 });
