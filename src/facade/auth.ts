@@ -21,6 +21,7 @@
  * into the kubeconfig as certificate-authority-data.
  */
 import { randomBytes, randomInt, timingSafeEqual, X509Certificate } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { FastifyRequest } from 'fastify';
 import { SeededRng } from '../core/rng.js';
@@ -114,6 +115,16 @@ export function identify(req: FastifyRequest, token: string, allowCookie: boolea
   if (cert) return cert;
   if (authenticated(req, token, allowCookie)) return { username: TOKEN_USER.username, groups: withAuthenticated(TOKEN_USER.groups), via: 'token' };
   return undefined;
+}
+
+/** Whether a raw request (an upgrade, before fastify) carries the token or a client certificate signed by `ca`. */
+export function rawAuthenticated(req: IncomingMessage, token: string, ca: X509Certificate | undefined): boolean {
+  const m = /^Bearer\s+(\S+)$/i.exec(String(req.headers.authorization ?? ''));
+  if (m && same(m[1]!, token)) return true;
+  const sock = req.socket as Partial<TLSSocket>;
+  if (!ca || typeof sock.getPeerX509Certificate !== 'function') return false;
+  const peer = sock.getPeerX509Certificate();
+  return peer !== undefined && signedBy(peer, ca);
 }
 
 /**

@@ -14,7 +14,7 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { TlsOptions } from 'node:tls';
 
 export interface WorkloadListenerOptions {
@@ -23,6 +23,8 @@ export interface WorkloadListenerOptions {
   tls?: TlsOptions;
   /** The facade's router (fastify's `routing`). */
   route: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Requests asking for a protocol upgrade (pods/portforward over SPDY, etcd-forward.ts), with the cluster's key; path without the prefix. */
+  upgrade?: (key: string, req: IncomingMessage, socket: Socket, head: Buffer) => void;
 }
 
 export class WorkloadListeners {
@@ -50,6 +52,8 @@ export class WorkloadListeners {
     };
     const server = this.opts.tls ? createHttpsServer(this.opts.tls, handler) : createHttpServer(handler);
     this.servers.add(server);
+    const upgrade = this.opts.upgrade;
+    if (upgrade) server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => upgrade(key, req, socket, head));
     const p = new Promise<string>((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, this.opts.host, () => {

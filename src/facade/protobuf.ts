@@ -77,7 +77,7 @@ export class ProtobufError extends Error {
   }
 }
 
-class Reader {
+export class Reader {
   pos = 0;
   constructor(private readonly buf: Buffer) {}
   done(): boolean {
@@ -112,7 +112,7 @@ class Reader {
 }
 
 /** Each (field number, wire type, reader positioned at the value) of a message. */
-function* fields(buf: Buffer): Generator<{ no: number; wire: number; r: Reader }> {
+export function* fields(buf: Buffer): Generator<{ no: number; wire: number; r: Reader }> {
   const r = new Reader(buf);
   while (!r.done()) {
     const tag = Number(r.varint());

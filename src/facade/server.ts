@@ -24,12 +24,13 @@ import type { ControllerLogs } from '../runtime/context.js';
 import type { EmbeddedWorkloadClusters } from '../testbed/embedded.js';
 import { ANN_LOG_STREAM, ensureControllerObjects, ensureNamespaces, KNOWN_CONTROLLER_DEPLOYMENTS, CONTROLLER_NAMESPACE } from './controllers.js';
 import { apiGroupInfo, apiGroupList, apiResourceList, apiVersions, groupVersions, openApiV3, openApiV3Index, SERVER_VERSION } from './discovery.js';
-import { CERT_USER, identify, issueClientCertificate, loopbackTls, newToken, PUBLIC_PATHS, selfSubjectReview, TOKEN_COOKIE, UNAUTHORIZED } from './auth.js';
+import { CERT_USER, identify, rawAuthenticated, issueClientCertificate, loopbackTls, newToken, PUBLIC_PATHS, selfSubjectReview, TOKEN_COOKIE, UNAUTHORIZED } from './auth.js';
 import { rfc3339 } from '../core/clock.js';
 import { requireFieldManager, withApplyEntry, type ManagedFieldsEntry } from './managed-fields.js';
 import { SCALE_KINDS, serveScale } from './scale.js';
 import { serveEviction } from './eviction.js';
 import { WorkloadListeners } from './listeners.js';
+import { PortForwards, type EtcdCaSource } from './etcd-forward.js';
 import { checkCreate, checkWrite, jsonDepth, MAX_BODY_DEPTH, valueDepth } from './validate.js';
 import { toTable, type IncludeObject } from './tables.js';
 import { decodeKubeProtobuf, PROTOBUF_CONTENT_TYPE, ProtobufError } from './protobuf.js';
@@ -57,6 +58,11 @@ export interface FacadeOptions {
    * hence kubectl, sends no bearer token over plain http). false: plain http.
    */
   tls?: boolean;
+  /**
+   * The etcd CA of workload cluster `<namespace>/<cluster>` (Cluster API's `<cluster>-etcd` Secret), for the
+   * etcd members served through pods/etcd-<node>/portforward (etcd-forward.ts); undefined: the forward is refused.
+   */
+  etcdCa?: EtcdCaSource;
 }
 
 /**
@@ -584,7 +590,17 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
   const address = await app.listen({ port: opts.port ?? 0, host: opts.host ?? '127.0.0.1' });
   const url = address.replace('[::1]', '127.0.0.1').replace('//localhost:', '//127.0.0.1:');
   // Every workload cluster also gets its own address, as real clusters have (src/facade/listeners.ts).
-  const listeners = new WorkloadListeners({ host: opts.host ?? '127.0.0.1', ...(serverTls ? { tls: serverTls } : {}), route: (req, res) => app.routing(req, res) });
+  const portForwards = new PortForwards({
+    store: (key) => (workloads?.names().includes(key) ? workloads.store(...(key.split('/') as [string, string])) : undefined),
+    ...(opts.etcdCa ? { etcdCa: opts.etcdCa } : {}),
+    authenticated: (req) => rawAuthenticated(req, token, clientCa),
+  });
+  const listeners = new WorkloadListeners({
+    host: opts.host ?? '127.0.0.1',
+    ...(serverTls ? { tls: serverTls } : {}),
+    route: (req, res) => app.routing(req, res),
+    upgrade: (key, req, socket, head) => portForwards.upgrade(key, req, socket, head),
+  });
   // The client certificate of client-cert.kubeconfig (kubeadm's admin.conf user).
   const adminCert = tls ? issueClientCertificate(tls, CERT_USER.username, CERT_USER.group) : undefined;
   const prefixedUrl = (namespace: string, name: string): string => `${url}/clusters/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;

@@ -130,6 +130,14 @@ export async function resetCluster(o: RemoteOptions, timeoutMs = 60_000): Promis
   return n;
 }
 
+/** Cluster API's `<cluster>-etcd` Secret (tls.crt, tls.key: the etcd CA KCP generates, or a user's), if it exists. */
+async function etcdCaOf(env: Env, namespace: string, cluster: string): Promise<{ certPem: string; keyPem: string } | undefined> {
+  const s = await env.mgmt.get<KubeObject & { data?: Record<string, string> }>({ kind: 'Secret', namespace, name: `${cluster}-etcd` });
+  const crt = s?.data?.['tls.crt'];
+  const key = s?.data?.['tls.key'];
+  return crt && key ? { certPem: Buffer.from(crt, 'base64').toString('utf8'), keyPem: Buffer.from(key, 'base64').toString('utf8') } : undefined;
+}
+
 export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions): Promise<RemoteTestbed> {
   const kc = loadKubeConfig(opts);
   const paced = isPaced(opts);
@@ -156,7 +164,13 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
   let workloadFacade: Facade | undefined;
   const realCapi = (opts.capi ?? 'embedded') !== 'embedded';
   if (externalProvider || realCapi) {
-    workloadFacade = await startFacade({ mgmt: new EmbeddedStore({ clock: env.clock, rng: env.rng.fork('facade'), clusterName: 'unused' }), workloads: env.workloads, clock: env.clock });
+    workloadFacade = await startFacade({
+      mgmt: new EmbeddedStore({ clock: env.clock, rng: env.rng.fork('facade'), clusterName: 'unused' }),
+      workloads: env.workloads,
+      clock: env.clock,
+      // The etcd members KCP reads through pods/etcd-<node>/portforward are served with the cluster's etcd CA (src/facade/etcd-forward.ts).
+      etcdCa: (namespace, cluster) => etcdCaOf(env, namespace, cluster),
+    });
   }
   let kubeconfigForKubectl: string | undefined;
   const parts = await assembleTestbed(env, { ...opts, parts: { capi: (opts.capi ?? 'embedded') === 'embedded', provider: !externalProvider }, ...(externalProvider ? { cloudAuthNow: Date.now } : {}) }, {

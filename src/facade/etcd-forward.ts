@@ -1,0 +1,116 @@
+/**
+ * `pods/<name>/portforward` on a served workload cluster's address
+ * (listeners.ts), with the etcd static pods' port 2379 behind it: how Cluster
+ * API's KubeadmControlPlane reads and manages stacked etcd (v1.10:
+ * controlplane/kubeadm/internal/etcd_client_generator.go dials
+ * `kube-system/etcd-<node>` port 2379 through controlplane/kubeadm/internal/proxy/dial.go).
+ * KCP's preflight checks (KCP-2 scale up/down and rollouts) need
+ * EtcdMemberHealthy True on every control plane Machine
+ * (workload_cluster_conditions.go updateManagedEtcdConditions: the member
+ * named after the Machine's Node is listed and raises no alarm).
+ *
+ * The etcd CA is the cluster's `<cluster>-etcd` Secret (tls.crt, tls.key),
+ * read from the management cluster by the caller's `etcdCa`; without it the
+ * forward is refused on the error stream. KCP v1.10 does not verify the
+ * serving certificate (controlplane/kubeadm/internal/cluster.go
+ * GetWorkloadCluster: InsecureSkipVerify, the endpoint being the pod name);
+ * it is signed by the etcd CA all the same, for clients that do (the Go test
+ * client verifies it for `etcd-<node>`). Other pods or ports are refused the
+ * way kubelet refuses a port nothing listens on.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Http2SecureServer } from 'node:http2';
+import type { Socket } from 'node:net';
+import { randomInt } from 'node:crypto';
+import type { Node } from '../api/core.js';
+import type { Pod } from '../workload/pods.js';
+import { SeededRng } from '../core/rng.js';
+import type { EmbeddedStore } from '../kube/embedded-store.js';
+import { issueCertificateSync, type CertKeyPair } from '../pki/index.js';
+import { WorkloadEtcd } from './etcd-members.js';
+import { etcdServer, serveOn } from './etcd-server.js';
+import { acceptPortForward, checkUpgrade } from './portforward.js';
+
+export type EtcdCaSource = (namespace: string, cluster: string) => Promise<CertKeyPair | undefined>;
+
+export interface PortForwardOptions {
+  /** The workload cluster "ns/name" → its store (undefined: not served). */
+  store: (key: string) => EmbeddedStore | undefined;
+  etcdCa?: EtcdCaSource;
+  /** Whether the upgrade request authenticates (the facade's token or client certificate). */
+  authenticated: (req: IncomingMessage) => boolean;
+}
+
+const PATH = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/portforward$/;
+
+function refuseHttp(socket: Socket, code: number, reason: string, message: string): void {
+  const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
+  const text = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 405: 'Method Not Allowed' }[code] ?? 'Error';
+  socket.end(`HTTP/1.1 ${code} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+const imageVersion = (pod: Pod): string => {
+  const image = pod.spec?.containers?.[0]?.image ?? '';
+  const tag = /:(\d+\.\d+\.\d+)/.exec(image)?.[1];
+  return tag ?? '3.5.15';
+};
+
+export class PortForwards {
+  private readonly etcds = new Map<string, WorkloadEtcd>();
+  /** Per cluster, node and CA: the TLS + gRPC server of that member. */
+  private readonly servers = new Map<string, Http2SecureServer>();
+
+  constructor(private readonly opts: PortForwardOptions) {}
+
+  /** The etcd of workload cluster `key` (tests and the scenario checks read it). */
+  etcd(key: string): WorkloadEtcd | undefined {
+    const store = this.opts.store(key);
+    if (!store) return undefined;
+    let e = this.etcds.get(key);
+    if (!e) {
+      e = new WorkloadEtcd(key, () => store.listSync<Node>('Node'));
+      this.etcds.set(key, e);
+    }
+    return e;
+  }
+
+  /** An upgrade request on workload cluster `key`'s address (path without the /clusters prefix). */
+  upgrade(key: string, req: IncomingMessage, socket: Socket, head: Buffer): void {
+    socket.on('error', () => undefined);
+    const path = (req.url ?? '').split('?')[0]!;
+    const m = PATH.exec(path);
+    if (!m) return refuseHttp(socket, 404, 'NotFound', 'the server could not find the requested resource');
+    if (req.method !== 'POST' && req.method !== 'GET') return refuseHttp(socket, 405, 'MethodNotAllowed', `${req.method} is not supported on pods/portforward`);
+    if (!this.opts.authenticated(req)) return refuseHttp(socket, 401, 'Unauthorized', 'Unauthorized');
+    const bad = checkUpgrade(req);
+    if (bad) return refuseHttp(socket, 400, 'BadRequest', bad);
+    const namespace = decodeURIComponent(m[1]!);
+    const podName = decodeURIComponent(m[2]!);
+    const store = this.opts.store(key);
+    const pod = store?.listSync<Pod>('Pod', { namespace }).find((p) => p.metadata.name === podName);
+    if (!store || !pod) return refuseHttp(socket, 404, 'NotFound', `pods "${podName}" not found`);
+    const [ns, cluster] = key.split('/') as [string, string];
+    acceptPortForward(socket, head, async (port, conn) => {
+      const node = pod.spec?.nodeName ?? '';
+      const refused = `error forwarding port ${port} to pod ${podName}, uid ${pod.metadata.uid ?? ''}: failed to connect to localhost:${port}: connection refused`;
+      if (namespace !== 'kube-system' || podName !== `etcd-${node}` || port !== 2379) return refused;
+      const etcd = this.etcd(key)!;
+      const member = etcd.memberOn(node);
+      if (!member || !member.reachable) return refused;
+      const ca = await this.opts.etcdCa?.(ns, cluster);
+      if (!ca) return `${refused} (the testbed has no etcd CA: Secret ${ns}/${cluster}-etcd)`;
+      const skey = `${key}/${node}/${ca.certPem}`;
+      let server = this.servers.get(skey);
+      if (!server) {
+        // The member's serving certificate, as kubeadm's etcd/server (SANs: the node name, localhost, its IP).
+        const ip = member.clientURLs[0]?.replace(/^https:\/\/|:\d+$/g, '');
+        const rng = new SeededRng(randomInt(2 ** 31 - 1));
+        const cert = issueCertificateSync(ca, { commonName: node, dnsNames: [node, `etcd-${node}`, 'localhost'], ips: ['127.0.0.1', ...(ip ? [ip] : [])], days: 365 }, rng, Date.now());
+        server = etcdServer({ ...cert, caPem: ca.certPem }, () => ({ etcd, node, version: imageVersion(pod) }));
+        this.servers.set(skey, server);
+      }
+      serveOn(server, conn);
+      return undefined;
+    });
+  }
+}
