@@ -11,9 +11,10 @@
  * balancer in front of spec.controlPlaneEndpoint) and plays kubeadm's
  * upload-config phase (`kube-system/kubeadm-config`), so the Machine gets
  * its nodeRef and KCP reports `status.initialized` and one ready replica.
- * Scaling beyond the first Machine is not asserted: KCP's preflight checks
- * wait for the etcd member conditions, which need the workload API's
- * port-forward to the etcd pods (not served).
+ * Then KCP scales to three (KCP-2): its preflight checks pass because it
+ * reads each member through `pods/etcd-<node>/portforward` on the served
+ * workload API (src/facade/etcd-forward.ts), so EtcdClusterHealthy is True
+ * (every Machine's EtcdMemberHealthy True, members matching the Machines).
  *
  * Run by `npm run test:upstream` (inside `unshare -n`); skipped, saying why,
  * without the binaries or outside a network namespace with only lo.
@@ -30,8 +31,8 @@ const skip = upstreamProblem();
 
 const SCENARIO = `
 name: kcp-init-upstream
-description: The first control plane Machine of the KubeadmControlPlane fixture gets its Node and KCP reports initialized.
-rules: [KCP-1, BOOT-2, BOOT-3]
+description: The first control plane Machine of the KubeadmControlPlane fixture gets its Node and KCP reports initialized, then scales to three with healthy etcd members.
+rules: [KCP-1, KCP-2, BOOT-2, BOOT-3]
 seed: 202
 steps:
   - apply: manifests/cluster
@@ -42,6 +43,13 @@ steps:
       - object: {kind: Cluster, name: demo, path: status.controlPlaneReady, equals: true}
     timeout: 1h
     rules: [KCP-1]
+  - name: KCP scales to three; it reads the etcd members through pods/etcd-<node>/portforward and finds them healthy
+    wait:
+      - object: {kind: KubeadmControlPlane, name: demo-control-plane, path: status.readyReplicas, equals: 3}
+      - condition: {kind: KubeadmControlPlane, name: demo-control-plane, type: EtcdClusterHealthy, status: "True"}
+      - nodes: {cluster: demo, ready: true, count: 6}
+    timeout: 2h
+    rules: [KCP-2]
   - name: kubeadm init on demo-cp-1 with the kubelet certificate signed by KCP's cluster CA
     expect:
       - events: {source: guest, type: guest.joined, contains: "kubeadm init succeeded; Node demo-cp-1", count: 1}
@@ -60,7 +68,7 @@ describe.skipIf(!!skip)(`the KubeadmControlPlane fixture on upstream Cluster API
     await backend?.close();
   }, 120_000);
 
-  it('the first control plane Machine gets its Node and KCP reports initialized', async () => {
+  it('the first control plane Machine gets its Node, KCP reports initialized, then scales to three with EtcdClusterHealthy True', async () => {
     const r = await runScenario(loadScenario(join('scenarios', 'kcp-init-upstream.yaml'), SCENARIO), backend!.factory);
     process.stdout.write(`kcp-init on upstream (speed ${SPEED}): ${(r.wallMs / 1000).toFixed(1)} s wall (${r.ok ? 'pass' : 'FAIL'})\n`);
     const failed = r.steps.filter((s) => !s.ok).map((s) => `step ${s.index} (${s.title}): ${s.error ?? ''}\n${s.detail.join('\n')}`).join('\n');
