@@ -11,10 +11,15 @@
  *   addresses, failureReason/Message;
  * - nodeRef: the workload cluster's Node whose spec.providerID matches;
  * - phases Pending → Provisioning → Provisioned → Running (Failed, Deleting);
- * - deletion (SPEC MD-4): cordon + drain (nodeDrainTimeout), wait for volumes
- *   to detach (nodeVolumeDetachTimeout), delete the bootstrap config and the
- *   infrastructure machine and wait until the latter is gone, delete the Node
- *   (give up after nodeDeletionTimeout, default 10s), remove the finalizer.
+ * - deletion (SPEC MD-4): if the Node may be deleted (isDeleteNodeAllowed,
+ *   src/capi/machine-delete-gate.ts: the Cluster not being deleted, a nodeRef,
+ *   and an active control plane Machine or an externally managed control
+ *   plane), cordon + drain (nodeDrainTimeout), wait for volumes to detach
+ *   (nodeVolumeDetachTimeout); delete the bootstrap config and the
+ *   infrastructure machine and wait until the latter is gone; then, again
+ *   only if allowed, delete the Node (give up after nodeDeletionTimeout,
+ *   default 10s); remove the finalizer. Not allowed: the Node is kept as it
+ *   is, only logged (as upstream).
  *
  * Drain: cordon marks the Node unschedulable, then the Node's pods are evicted
  * through the workload cluster as upstream's drain helper does (DaemonSet and
@@ -34,6 +39,7 @@ import { isDeleting, ownerRef } from '../kube/types.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
 import { drainNode } from '../workload/drain.js';
+import { isDeleteNodeAllowed, type NodeDeleteSkip } from './machine-delete-gate.js';
 import { ANN_DRAIN_BLOCKED, ANN_EXCLUDE_NODE_DRAINING, ANN_EXCLUDE_WAIT_FOR_VOLUME_DETACH, CAPI_DEPLOYMENT, sameJson, getCondition, keyFor, markFalse, markTrue, msSince, splitKey } from './util.js';
 
 export const MACHINE_CONTROLLER = 'capi-machine';
@@ -240,6 +246,36 @@ export class MachineReconciler implements Controller {
 
   // ---- deletion ---------------------------------------------------------------
 
+  /** "<what>|<Machine uid>" already traced (skipped Node deletion, drain / volume-detach timeouts). */
+  private readonly skipLogged = new Set<string>();
+
+  private onceFor(what: string, m: Machine, fn: () => void): void {
+    const id = `${what}|${m.metadata.uid ?? keyFor(m)}`;
+    if (this.skipLogged.has(id)) return;
+    this.skipLogged.add(id);
+    fn();
+  }
+
+  /**
+   * Upstream only logs why the Node is kept (reconcileDelete: "Skipping
+   * deletion of Kubernetes Node associated with Machine as it is not
+   * allowed", with the cause), on every reconcile; no condition or Event.
+   * The model writes that log line and one trace event per Machine.
+   */
+  private nodeDeletionSkipped(m: Machine, cause: NodeDeleteSkip): void {
+    const node = m.status?.nodeRef?.name ?? '';
+    this.log.info('Skipping deletion of Kubernetes Node associated with Machine as it is not allowed', { machine: keyFor(m), node, cause });
+    this.onceFor('node-deletion-skipped', m, () =>
+      this.ctx.events.record({
+        source: 'capi',
+        type: 'machine.node-deletion-skipped',
+        message: `Machine ${keyFor(m)}: Node ${node || '(none)'} is neither drained nor deleted: ${cause}`,
+        data: { machine: m.metadata.name, node, cause },
+        rules: ['MD-4'],
+      }),
+    );
+  }
+
   private async reconcileDelete(m: Machine, cluster: Cluster | undefined): Promise<Result | void> {
     const namespace = m.metadata.namespace ?? 'default';
     const now = this.ctx.clock.now();
@@ -249,9 +285,29 @@ export class MachineReconciler implements Controller {
     m = await this.writeStatus(m, status);
     status = structuredClone(m.status ?? {});
 
-    const nodeName = m.status?.nodeRef?.name;
-    const clusterDeleting = !!cluster && isDeleting(cluster);
-    const workload = nodeName && !clusterDeleting ? this.workload(namespace, m.spec.clusterName) : undefined;
+    // 0. May the Node be drained and deleted at all (upstream isDeleteNodeAllowed, src/capi/machine-delete-gate.ts)?
+    const ir0 = m.spec.infrastructureRef;
+    const infra0 = ir0.kind ? await getShared<InfraMachine>(this.ctx.mgmt, { kind: ir0.kind, namespace: ir0.namespace ?? namespace, name: ir0.name }) : undefined;
+    const gate = await isDeleteNodeAllowed({
+      mgmt: this.ctx.mgmt,
+      machine: m,
+      cluster,
+      ...(infra0?.spec?.providerID ? { infraProviderID: infra0.spec.providerID } : {}),
+      nodeByProviderID: async (pid) => {
+        const n = await this.nodeFor(namespace, m!.spec.clusterName, pid);
+        return n ? { name: n.metadata.name, ...(n.metadata.uid ? { uid: n.metadata.uid } : {}) } : undefined;
+      },
+    });
+    for (const note of gate.notes) this.log.error(note, { machine: keyFor(m) });
+    if (gate.allowed && gate.foundNode) {
+      // Found by providerID: upstream takes it as the nodeRef (and patches it at the end of the reconcile).
+      status.nodeRef = { kind: 'Node', name: gate.foundNode.name, apiVersion: 'v1', ...(gate.foundNode.uid ? { uid: gate.foundNode.uid } : {}) };
+      m = await this.writeStatus(m, status);
+      status = structuredClone(m.status ?? {});
+    }
+    if (!gate.allowed) this.nodeDeletionSkipped(m, gate.cause);
+    const nodeName = gate.allowed ? gate.nodeName : undefined;
+    const workload = gate.allowed ? this.workload(namespace, m.spec.clusterName) : undefined;
 
     // 1. Cordon and drain (nodeDrainTimeout).
     if (workload && nodeName && !(m.metadata.annotations && ANN_EXCLUDE_NODE_DRAINING in m.metadata.annotations)) {
@@ -262,9 +318,12 @@ export class MachineReconciler implements Controller {
         const timeout = durationMs(m.spec.nodeDrainTimeout, 0);
         const node = await workload.get<Node>({ kind: 'Node', name: nodeName });
         if (timeout > 0 && msSince(started, now) > timeout) {
-          status.conditions = markTrue(status.conditions, 'DrainingSucceeded', now);
-          this.ctx.events.record({ source: 'capi', type: 'machine.drain-timeout', message: `Machine ${keyFor(m)}: nodeDrainTimeout ${m.spec.nodeDrainTimeout} exceeded, skipping drain of Node ${nodeName}`, data: { machine: m.metadata.name, node: nodeName }, rules: ['MD-4'] });
-          await this.ctx.recorder.record('capi', 'machine-controller', m, 'Warning', 'DrainTimeout', `nodeDrainTimeout ${m.spec.nodeDrainTimeout} exceeded; proceeding without draining Node "${nodeName}"`, ['MD-4']);
+          // Upstream isNodeDrainAllowed → nodeDrainTimeoutExceeded: the drain is skipped from now on; DrainingSucceeded
+          // keeps its last False reason and no Kubernetes Event is recorded. The model traces it once.
+          this.onceFor('drain-timeout', m, () => {
+            this.ctx.events.record({ source: 'capi', type: 'machine.drain-timeout', message: `Machine ${keyFor(m)}: nodeDrainTimeout ${m.spec.nodeDrainTimeout} exceeded, skipping drain of Node ${nodeName}`, data: { machine: m.metadata.name, node: nodeName }, rules: ['MD-4'] });
+            this.log.info('nodeDrainTimeout exceeded, skipping Node drain', { machine: keyFor(m), node: nodeName });
+          });
         } else if (node) {
           if (!node.spec?.unschedulable) {
             await workload.update<Node>({ ...node, spec: { ...(node.spec ?? {}), unschedulable: true } });
@@ -311,17 +370,26 @@ export class MachineReconciler implements Controller {
         const started = getCondition(status.conditions, 'VolumeDetachSucceeded')!.lastTransitionTime;
         const timeout = durationMs(m.spec.nodeVolumeDetachTimeout, 0);
         const node = await workload.get<Node>({ kind: 'Node', name: nodeName });
-        const attached = node?.status?.volumesAttached?.length ?? 0;
-        if (attached > 0 && !(timeout > 0 && msSince(started, now) > timeout)) {
+        // Upstream shouldWaitForNodeVolumes: no Node, or an unreachable one (Ready Unknown, noderefutil.IsNodeUnreachable), is not waited for.
+        const unreachable = node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'Unknown') ?? false;
+        const attached = unreachable ? 0 : (node?.status?.volumesAttached?.length ?? 0);
+        if (timeout > 0 && msSince(started, now) > timeout) {
+          // Upstream isNodeVolumeDetachingAllowed → nodeVolumeDetachTimeoutExceeded: no more waiting; VolumeDetachSucceeded
+          // stays False and no Kubernetes Event is recorded. The model traces it once.
+          this.onceFor('volume-detach-timeout', m, () => {
+            this.ctx.events.record({ source: 'capi', type: 'machine.volume-detach-timeout', message: `Machine ${keyFor(m)}: nodeVolumeDetachTimeout ${m.spec.nodeVolumeDetachTimeout} exceeded with ${attached} volume(s) still attached to Node ${nodeName}`, data: { machine: m.metadata.name, node: nodeName, attached }, rules: ['MD-4'] });
+            this.log.info('nodeVolumeDetachTimeout exceeded, no longer waiting for volumes to detach', { machine: keyFor(m), node: nodeName, attached });
+          });
+          m = await this.writeStatus(m, status);
+          status = structuredClone(m.status ?? {});
+        } else if (attached > 0) {
           m = await this.writeStatus(m, status);
           return { requeueAfter: VOLUME_DETACH_RETRY_MS };
+        } else {
+          status.conditions = markTrue(status.conditions, 'VolumeDetachSucceeded', now);
+          m = await this.writeStatus(m, status);
+          status = structuredClone(m.status ?? {});
         }
-        if (attached > 0) {
-          await this.ctx.recorder.record('capi', 'machine-controller', m, 'Warning', 'VolumeDetachTimeout', `nodeVolumeDetachTimeout ${m.spec.nodeVolumeDetachTimeout} exceeded with ${attached} volume(s) still attached to Node "${nodeName}"`, ['MD-4']);
-        }
-        status.conditions = markTrue(status.conditions, 'VolumeDetachSucceeded', now);
-        m = await this.writeStatus(m, status);
-        status = structuredClone(m.status ?? {});
       }
     }
 
@@ -361,6 +429,7 @@ export class MachineReconciler implements Controller {
     }
 
     // 5. Remove the finalizer.
+    for (const what of ['node-deletion-skipped', 'drain-timeout', 'volume-detach-timeout']) this.skipLogged.delete(`${what}|${m.metadata.uid ?? keyFor(m)}`);
     this.phaseEvent(m, 'Deleted');
     const fresh = await this.ctx.mgmt.get<Machine>({ kind: 'Machine', namespace, name: m.metadata.name });
     if (!fresh) return;

@@ -42,6 +42,7 @@ const TOP_FIELDS = ['name', 'description', 'rules', 'seed', 'expectViolations', 
 export const CRASH_CONTROLLERS = [
   'capi-cluster', 'capi-machinedeployment', 'capi-machineset', 'capi-machine', 'capi-kubeadmconfig', 'capi-kubeadmcontrolplane',
   'hcscluster', 'hcscluster-workload', 'hcsmachineconfigpool', 'hcsmachine', 'apprelease', 'workload-system', 'guest',
+  'cloud-node-lifecycle',
 ] as const;
 export const CRASH_GROUPS = ['provider', 'capi', 'guest', 'all'] as const;
 

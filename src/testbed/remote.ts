@@ -191,8 +191,6 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
     const stopHarness = setupUpstreamHarness(env.ctx, {
       endpoint: (ns, name) => ({ server: f.clusterUrl(ns, name), ...(f.caPem ? { caPem: f.caPem } : {}), token: f.token }),
       createWorkload: (ns, name) => void env.workloads.store(ns, name),
-      hypervisor: parts.cloud.hypervisor,
-      workloadKeys: () => env.workloads.names(),
     });
     const close = parts.close;
     parts.close = async () => {

@@ -4,6 +4,7 @@
  * over (in-process) signed HTTP, the simulated Cluster API core, the HCS
  * provider and the guests. One seed fixes the whole run.
  */
+import { NODE_LIFECYCLE_CONTROLLER, setupNodeLifecycle } from './node-lifecycle.js';
 import { createMockHcs, type CloudConfig, type MockHcs } from '../../mock-hcs/src/index.js';
 import { installAdmission } from '../admission/index.js';
 import { secretValue, type Secret } from '../api/core.js';
@@ -187,6 +188,8 @@ export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: B
   const guests = new GuestFleet(env.ctx, opts.guest ? opts.guest(guestDefaults) : guestDefaults);
   guests.setup();
   const hv = cloud.hypervisor;
+  // The site's cloud controller manager (node lifecycle), whichever Cluster API runs.
+  setupNodeLifecycle(env.ctx, hv, () => env.workloads.names());
   const world: World = {
     clock: env.clock,
     mgmt: env.mgmt,
@@ -232,6 +235,7 @@ export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: B
     const kind = CONTROLLER_KINDS[controller];
     if (kind) return backend.keysSync ? backend.keysSync(kind) : backend.keys(kind);
     if (controller === 'guest') return hv.listServers().map((s) => s.id);
+    if (controller === NODE_LIFECYCLE_CONTROLLER) return ['all'];
     return [];
   }
   return {

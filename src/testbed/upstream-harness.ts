@@ -25,34 +25,22 @@
  *   the served workload API) and kubeadm init's upload-config phase
  *   (`kube-system/kubeadm-config`), see pointKubeconfigAtServedApi and
  *   uploadKubeadmConfig below.
- * - **The cloud controller manager's node lifecycle controller** in each
- *   workload cluster: a Node that is not Ready and whose server no longer
- *   exists is deleted (k8s.io/cloud-provider controllers/nodelifecycle:
- *   InstanceExistsByProviderID false → delete, monitored every 5 s). Upstream
- *   Cluster API never deletes the Node of a cluster without control plane
- *   Machines (internal/controllers/machine/machine_controller.go
- *   isDeleteNodeAllowed → errNoControlPlaneNodes: no drain, no Node
- *   deletion), so in the worker fixture this is what removes it.
+ * - The cloud controller manager's node lifecycle controller is not here: it
+ *   runs in every testbed, whichever Cluster API (src/testbed/node-lifecycle.ts).
  */
 import { LABEL_CLUSTER_NAME } from '../api/capi.js';
 import type { Cluster, Condition } from '../api/capi.js';
 import type { KubeadmControlPlane } from '../api/capi.js';
 import type { Node, Secret } from '../api/core.js';
 import { KUBEADM_CONFIGMAP, writeKubeadmConfig } from '../capi/kubeadm-config.js';
-import { nodeReady } from '../api/core.js';
 import { rfc3339 } from '../core/clock.js';
 import { CLUSTER_SECRET_TYPE, KUBECONFIG_DATA_KEY, kubeconfigSecretName, renderKubeconfig } from '../capi/kubeconfig.js';
 import { KubeApiError } from '../kube/errors.js';
 import { generateCA, issueCertificateSync } from '../pki/index.js';
-import type { Hypervisor } from '../../mock-hcs/src/index.js';
-import { META_CLUSTER, META_MACHINE, META_NAMESPACE, providerIDFor } from '../provider/labels.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext } from '../runtime/context.js';
 
 export const HARNESS_CONTROLLER = 'upstream-external-control-plane';
-export const NODE_LIFECYCLE_CONTROLLER = 'upstream-node-lifecycle';
-/** k8s.io/cloud-provider node lifecycle controller's default monitor period. */
-export const NODE_MONITOR_PERIOD_MS = 5_000;
 /** kubeadm's mark-control-plane label. */
 const NODE_ROLE_CONTROL_PLANE = 'node-role.kubernetes.io/control-plane';
 
@@ -188,46 +176,14 @@ class ExternalControlPlane implements Controller {
   }
 }
 
-class NodeLifecycle implements Controller {
-  readonly name = NODE_LIFECYCLE_CONTROLLER;
-  constructor(
-    private readonly ctx: ControllerContext,
-    private readonly hv: Hypervisor,
-    private readonly workloadKeys: () => string[],
-  ) {}
-
-  async reconcile(): Promise<Result | void> {
-    const live = new Set<string>();
-    for (const s of this.hv.listServers()) {
-      const md = this.hv.server(s.id)?.metadata ?? {};
-      if (md[META_CLUSTER] && md[META_MACHINE]) live.add(`${md[META_NAMESPACE] ?? ''}|${providerIDFor(md[META_CLUSTER], md[META_MACHINE])}`);
-    }
-    for (const key of this.workloadKeys()) {
-      const { namespace, name } = splitKey(key);
-      const wl = this.ctx.workloads.client(namespace, name);
-      for (const n of await wl.list<Node>('Node')) {
-        const pid = n.spec?.providerID;
-        if (!pid || nodeReady(n) || live.has(`${namespace}|${pid}`)) continue;
-        await wl.delete({ kind: 'Node', name: n.metadata.name }, { ignoreNotFound: true });
-        this.ctx.events.record({ source: 'workload', type: 'node.deleted-by-cloud', message: `Node ${n.metadata.name} of ${key}: server of ${pid} no longer exists, deleted (cloud node lifecycle)`, data: { cluster: name, node: n.metadata.name } });
-      }
-    }
-    return { requeueAfter: NODE_MONITOR_PERIOD_MS };
-  }
-}
-
 export interface HarnessOptions {
   endpoint: (namespace: string, name: string) => ServedEndpoint;
   createWorkload: (namespace: string, name: string) => void;
-  hypervisor: Hypervisor;
-  workloadKeys: () => string[];
 }
 
 /** Register the harness controllers; returns a function that stops their watch. */
 export function setupUpstreamHarness(ctx: ControllerContext, o: HarnessOptions): () => void {
   ctx.manager.register(new ExternalControlPlane(ctx, o.endpoint, o.createWorkload));
-  ctx.manager.register(new NodeLifecycle(ctx, o.hypervisor, o.workloadKeys));
-  ctx.manager.enqueue(NODE_LIFECYCLE_CONTROLLER, 'all');
   return ctx.mgmt.watch<Cluster>('Cluster', (e) => {
     if (e.type !== 'DELETED') ctx.manager.enqueue(HARNESS_CONTROLLER, `${e.object.metadata.namespace ?? 'default'}/${e.object.metadata.name}`);
   }, { shared: true });

@@ -226,6 +226,12 @@ describe('scaling (MD-4)', () => {
     expect(timeoutEv.t - t0).toBeGreaterThan(60_000);
     expect(timeoutEv.t - t0).toBeLessThanOrEqual(61_000);
     expect(w.mgmt.getSync({ kind: 'HCSMachine', namespace: NS, name: m.metadata.name })?.metadata.deletionTimestamp).toBeUndefined();
+    // Upstream (isNodeDrainAllowed → nodeDrainTimeoutExceeded) only stops draining: DrainingSucceeded keeps its
+    // False reason, and there is no Kubernetes Event for the timeout.
+    const conds = machines(w)[0]!.status?.conditions ?? [];
+    expect(conds.find((c) => c.type === 'DrainingSucceeded')).toMatchObject({ status: 'False', reason: 'DrainError' });
+    expect(conds.find((c) => c.type === 'VolumeDetachSucceeded')).toMatchObject({ status: 'False', reason: 'WaitingForVolumeDetach' });
+    expect(w.events.all().filter((e) => e.type === 'event.DrainTimeout')).toEqual([]);
     // Volumes detach → infra deletion proceeds → machine gone.
     await wl.patch({ kind: 'Node', name: nodeName }, 'merge', { status: { volumesAttached: null } }, { subresource: 'status' });
     const r = await w.sim.runUntil(() => machines(w).length === 0, 5 * MIN);

@@ -5,7 +5,7 @@
  */
 import { FINALIZER_HCSMACHINE, INFRA_VERSION } from '../../src/api/hcs.js';
 import type { HCSCluster, HCSMachine, HCSMachineTemplate } from '../../src/api/hcs.js';
-import { BOOTSTRAP_VERSION, CAPI_VERSION } from '../../src/api/capi.js';
+import { BOOTSTRAP_VERSION, CAPI_VERSION, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../../src/api/capi.js';
 import { CONTROLPLANE_VERSION } from '../../src/api/capi.js';
 import type { Cluster, KubeadmConfigTemplate, KubeadmControlPlane, Machine, MachineDeployment } from '../../src/api/capi.js';
 import type { Node } from '../../src/api/core.js';
@@ -216,8 +216,40 @@ export function kubeadmControlPlane(replicas: number, maxSurge: 0 | 1, opts: { v
   };
 }
 
+/**
+ * The one control plane Machine of a world without KubeadmControlPlane: a
+ * stand-alone Machine labelled `cluster.x-k8s.io/control-plane` whose
+ * infrastructure machine never exists (it stays Provisioning). Upstream
+ * drains and deletes a worker's Node only while the cluster has an active
+ * control plane Machine (machine_controller.go isDeleteNodeAllowed counts
+ * Machines, not their readiness; src/capi/machine-delete-gate.ts), so the
+ * worlds that test drain and Node deletion carry one. `machines(w)` leaves it out.
+ */
+export const CP_MACHINE = `${CLUSTER}-cp-0`;
+
+export function controlPlaneMachine(name = CP_MACHINE): Machine {
+  return {
+    apiVersion: CAPI_VERSION,
+    kind: 'Machine',
+    metadata: { name, namespace: NS, labels: { [LABEL_CLUSTER_NAME]: CLUSTER, [LABEL_CONTROL_PLANE]: '' } },
+    spec: {
+      clusterName: CLUSTER,
+      version: 'v1.30.4',
+      bootstrap: { dataSecretName: `${name}-bootstrap` },
+      infrastructureRef: { apiVersion: INFRA_VERSION, kind: 'HCSMachine', name },
+    },
+  };
+}
+
+export interface WorldOptions {
+  /** A KubeadmControlPlane cluster (spec.controlPlaneRef; the test creates the KCP). */
+  controlPlane?: boolean;
+  /** Without KCP: create the stand-alone control plane Machine CP_MACHINE (default true). */
+  controlPlaneMachine?: boolean;
+}
+
 /** Management objects for one cluster "demo" whose infrastructure is ready, plus the CAPI controllers and the fake provider. */
-export async function createWorld(seed: number, infraOpts: FakeInfraOptions = { provisionMs: 30_000, deleteMs: 20_000 }, opts: { controlPlane?: boolean } = {}): Promise<World> {
+export async function createWorld(seed: number, infraOpts: FakeInfraOptions = { provisionMs: 30_000, deleteMs: 20_000 }, opts: WorldOptions = {}): Promise<World> {
   const env = createEmbeddedEnv({ seed });
   setupCapiControllers(env.ctx);
   const infra = setupFakeInfra(env.ctx, infraOpts);
@@ -243,11 +275,13 @@ export async function createWorld(seed: number, infraOpts: FakeInfraOptions = { 
   await env.mgmt.create(machineTemplate(`${CLUSTER}-worker-template`, 'alauda-os-k8s-v1.30.4'));
   await env.mgmt.create(kubeadmConfigTemplate());
   if (opts.controlPlane) await env.mgmt.create({ ...machineTemplate(`${CLUSTER}-cp-template`, 'alauda-os-k8s-v1.30.4'), metadata: { name: `${CLUSTER}-cp-template`, namespace: NS } });
+  else if (opts.controlPlaneMachine !== false) await env.mgmt.create(controlPlaneMachine());
   return { ...env, infra };
 }
 
+/** The cluster's Machines, without the stand-alone control plane Machine CP_MACHINE. */
 export function machines(w: World): Machine[] {
-  return w.mgmt.listSync<Machine>('Machine', { namespace: NS });
+  return w.mgmt.listSync<Machine>('Machine', { namespace: NS }).filter((m) => m.metadata.name !== CP_MACHINE);
 }
 
 export function runningCount(w: World): number {

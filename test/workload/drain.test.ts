@@ -13,7 +13,8 @@ import { bootWorkerCluster, NS } from './fixture.js';
 describe('drain evicts through the workload cluster; evicted pods are rescheduled', () => {
   let tb: Testbed;
   beforeAll(async () => {
-    tb = await bootWorkerCluster(23);
+    // With an active control plane Machine: upstream drains and deletes a worker's Node only then (isDeleteNodeAllowed).
+    tb = await bootWorkerCluster(23, { controlPlaneMachine: true });
     await tb.sim.advance(60_000);
   });
   afterAll(async () => tb?.close());
@@ -49,6 +50,8 @@ describe('drain evicts through the workload cluster; evicted pods are reschedule
     await tb.env.mgmt.update<MachineDeployment>({ ...md, spec: { ...md.spec, replicas: 2 } });
     const ok = await tb.sim.runUntil(async () => !wl().getSync({ kind: 'Node', name: onNode }), 30 * 60_000);
     expect(ok.ok).toBe(true);
+    // The Machine controller deleted it (not the cloud node lifecycle, src/testbed/node-lifecycle.ts).
+    expect(tb.env.events.all().some((e) => e.type === 'machine.node-deleted' && (e.data as { node?: string }).node === onNode)).toBe(true);
     const drained = tb.env.events.all().find((e) => e.type === 'machine.node-drained' && (e.data as { node?: string }).node === onNode);
     expect(drained?.message).toMatch(/evicted [1-9]\d* pod\(s\) \(.*kube-system\/coredns-/);
     await tb.sim.advance(10_000);
@@ -60,5 +63,33 @@ describe('drain evicts through the workload cluster; evicted pods are reschedule
     }
     // Nothing is left on the removed Node (pod GC for the DaemonSet pods, the Node's mirror pods go with it).
     expect(wl().listSync<Pod>('Pod', { fieldSelector: `spec.nodeName=${onNode}` })).toEqual([]);
+  });
+});
+
+describe('the worker fixture as it is (control plane outside Cluster API): no drain, the cloud deletes the Node', () => {
+  let tb: Testbed;
+  beforeAll(async () => {
+    tb = await bootWorkerCluster(24);
+    await tb.sim.advance(60_000);
+  });
+  afterAll(async () => tb?.close());
+
+  it('scale in: no cordon, no eviction (upstream isDeleteNodeAllowed → errNoControlPlaneNodes); the Node goes once its server is gone (node lifecycle)', async () => {
+    const wl = tb.env.workloads.store(NS, 'demo');
+    const md = tb.env.mgmt.getSync<MachineDeployment>({ kind: 'MachineDeployment', namespace: NS, name: 'demo-md-0' })!;
+    await tb.env.mgmt.update<MachineDeployment>({ ...md, spec: { ...md.spec, replicas: 2 } });
+    const ok = await tb.sim.runUntil(async () => tb.env.mgmt.listSync<Machine>('Machine', { namespace: NS }).length === 2 && wl.listSync('Node').length === 2, 30 * 60_000);
+    expect(ok.ok).toBe(true);
+    const skipped = tb.env.events.all().filter((e) => e.type === 'machine.node-deletion-skipped');
+    expect(skipped).toHaveLength(1);
+    expect(skipped[0]!.data).toMatchObject({ cause: 'no control plane members' });
+    const node = (skipped[0]!.data as { node: string }).node;
+    const types = tb.env.events.all().filter((e) => (e.data as { node?: string } | undefined)?.node === node).map((e) => e.type);
+    expect(types).not.toContain('machine.node-cordoned');
+    expect(types).not.toContain('machine.node-drained');
+    expect(types).not.toContain('machine.node-deleted');
+    expect(types).toContain('node.deleted-by-cloud');
+    // Its pods were never evicted: they went with the Node (pod GC), and the ReplicaSets replaced them elsewhere.
+    expect(wl.listSync<Pod>('Pod', { fieldSelector: `spec.nodeName=${node}` })).toEqual([]);
   });
 });
