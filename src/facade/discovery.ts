@@ -12,7 +12,7 @@
  * strategic-merge metadata, and custom resources use JSON merge patches.
  */
 import { crdForKind, type JSONSchemaProps } from '../kube/crds/index.js';
-import { RESOURCES, type ResourceInfo } from '../kube/resources.js';
+import { BUILTIN_GROUPS, RESOURCES, type ResourceInfo } from '../kube/resources.js';
 import { SCALE_KINDS } from './scale.js';
 
 export const SERVER_VERSION = { major: '1', minor: '33', gitVersion: 'v1.33.0+hcs-testbed', gitCommit: '0000000000000000000000000000000000000000', gitTreeState: 'clean', buildDate: '2025-01-01T00:00:00Z', goVersion: 'go1.24.0', compiler: 'gc', platform: 'linux/amd64' };
@@ -153,7 +153,7 @@ export function openApiV3(group: string, version: string): unknown | undefined {
       parameters: [...writeParams, param('force', 'query', 'Force is going to "force" Apply requests.')],
       requestBody: {
         content: Object.fromEntries(
-          ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml', ...(r.group === '' || r.group === 'apps' ? ['application/strategic-merge-patch+json'] : [])].map((t) => [
+          ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml', ...(BUILTIN_GROUPS.has(r.group) ? ['application/strategic-merge-patch+json'] : [])].map((t) => [
             t,
             { schema: { $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch' } },
           ]),

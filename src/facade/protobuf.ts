@@ -62,7 +62,24 @@ const SCHEMAS: Record<string, Schema> = {
     3: { name: 'binaryData', type: 'map', value: 'bytes' },
     4: { name: 'immutable', type: 'bool' },
   },
+  // rbac.authorization.k8s.io/v1 (k8s.io/api rbac/v1 generated.proto): KCP writes kubeadm's RBAC into workload clusters
+  // (ClusterRole aggregationRule, field 3, is not decoded: kubeadm's roles have none).
+  Role: { 1: { name: 'metadata', type: 'message', of: 'ObjectMeta' }, 2: { name: 'rules', type: 'repeated-message', of: 'PolicyRule' } },
+  ClusterRole: { 1: { name: 'metadata', type: 'message', of: 'ObjectMeta' }, 2: { name: 'rules', type: 'repeated-message', of: 'PolicyRule' } },
+  RoleBinding: { 1: { name: 'metadata', type: 'message', of: 'ObjectMeta' }, 2: { name: 'subjects', type: 'repeated-message', of: 'Subject' }, 3: { name: 'roleRef', type: 'message', of: 'RoleRef' } },
+  ClusterRoleBinding: { 1: { name: 'metadata', type: 'message', of: 'ObjectMeta' }, 2: { name: 'subjects', type: 'repeated-message', of: 'Subject' }, 3: { name: 'roleRef', type: 'message', of: 'RoleRef' } },
+  PolicyRule: {
+    1: { name: 'verbs', type: 'repeated-string' },
+    2: { name: 'apiGroups', type: 'repeated-string' },
+    3: { name: 'resources', type: 'repeated-string' },
+    4: { name: 'resourceNames', type: 'repeated-string' },
+    5: { name: 'nonResourceURLs', type: 'repeated-string' },
+  },
+  Subject: { 1: { name: 'kind', type: 'string' }, 2: { name: 'apiGroup', type: 'string' }, 3: { name: 'name', type: 'string' }, 4: { name: 'namespace', type: 'string' } },
+  RoleRef: { 1: { name: 'apiGroup', type: 'string' }, 2: { name: 'kind', type: 'string' }, 3: { name: 'name', type: 'string' } },
 };
+/** Schemas of embedded messages only, not kinds a body may carry. */
+const PARTS = new Set(['ObjectMeta', 'OwnerReference', 'PolicyRule', 'Subject', 'RoleRef']);
 
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
@@ -197,8 +214,8 @@ export function decodeKubeProtobuf(body: Buffer): Record<string, unknown> {
     } else if (no === 2 && wire === 2) raw = r.bytes();
     else r.skip(wire);
   }
-  if (!SCHEMAS[kind] || kind === 'ObjectMeta' || kind === 'OwnerReference') {
-    throw new ProtobufError(`the facade decodes protobuf request bodies only for ${Object.keys(SCHEMAS).filter((k) => k !== 'ObjectMeta' && k !== 'OwnerReference').join(', ')}; send ${kind || 'this object'} as application/json`, 415);
+  if (!SCHEMAS[kind] || PARTS.has(kind)) {
+    throw new ProtobufError(`the facade decodes protobuf request bodies only for ${Object.keys(SCHEMAS).filter((k) => !PARTS.has(k)).join(', ')}; send ${kind || 'this object'} as application/json`, 415);
   }
   return { apiVersion, kind, ...decodeMessage(raw ?? Buffer.alloc(0), kind) };
 }

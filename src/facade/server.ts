@@ -18,7 +18,7 @@ import type { WriteOptions } from '../kube/client.js';
 import type { EmbeddedStore } from '../kube/embedded-store.js';
 import { KubeApiError } from '../kube/errors.js';
 import { applyJsonPatch, applyMergePatch } from '../kube/patch.js';
-import { RESOURCES, type ResourceInfo } from '../kube/resources.js';
+import { BUILTIN_GROUPS, RESOURCES, type ResourceInfo } from '../kube/resources.js';
 import type { KubeObject, WatchEvent } from '../kube/types.js';
 import type { ControllerLogs } from '../runtime/context.js';
 import type { EmbeddedWorkloadClusters } from '../testbed/embedded.js';
@@ -445,7 +445,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
         if (ct === 'application/merge-patch+json') return patchWith('merge');
         if (ct === 'application/strategic-merge-patch+json') {
           // The apiserver has no strategic-merge metadata for custom resources.
-          if (info.group && info.group !== 'apps') throw unsupportedMedia(ct);
+          if (!BUILTIN_GROUPS.has(info.group)) throw unsupportedMedia(ct);
           return patchWith('merge');
         }
         if (ct === 'application/apply-patch+yaml') return done(200, await serverSideApply(store, info, ref, parseBody(req) as KubeObject, wo, requireFieldManager(q.fieldManager)));

@@ -19,6 +19,10 @@ const CAPI = 'cluster.x-k8s.io';
 const BOOTSTRAP = 'bootstrap.cluster.x-k8s.io';
 const CONTROLPLANE = 'controlplane.cluster.x-k8s.io';
 const APPRELEASE = 'app.alauda.io';
+export const RBAC = 'rbac.authorization.k8s.io';
+export const STORAGE = 'storage.k8s.io';
+/** Kubernetes' own API groups (not the testbed's or Cluster API's): strategic merge patch applies; a real cluster has its own objects there. */
+export const BUILTIN_GROUPS: ReadonlySet<string> = new Set(['', 'apps', RBAC, STORAGE]);
 
 function r(
   kind: string,
@@ -44,6 +48,16 @@ export const RESOURCES: readonly ResourceInfo[] = [
   // Workload clusters' system workloads (kube-proxy, kube-ovn, coredns: src/workload/system-pods.ts).
   r('DaemonSet', 'apps', 'v1', 'daemonsets', true, true, ['ds']),
   r('ReplicaSet', 'apps', 'v1', 'replicasets', true, true, ['rs']),
+  // kubeadm's RBAC in workload clusters: Cluster API's KCP writes kubeadm:get-nodes (ClusterRole + binding) and
+  // kube-system/kubeadm:kubelet-config (Role + binding) before a rollout (controlplane/kubeadm/internal
+  // workload_cluster_rbac.go AllowBootstrapTokensToGetNodes, ReconcileKubeletRBACRole/Binding). Stored, never enforced.
+  r('Role', RBAC, 'v1', 'roles', true, false),
+  r('RoleBinding', RBAC, 'v1', 'rolebindings', true, false),
+  r('ClusterRole', RBAC, 'v1', 'clusterroles', false, false),
+  r('ClusterRoleBinding', RBAC, 'v1', 'clusterrolebindings', false, false),
+  // Cluster API's Machine deletion waits until no VolumeAttachment names the Node (internal/controllers/machine
+  // machine_controller.go shouldWaitForNodeVolumes, v1.10); the testbed's workload clusters have none.
+  r('VolumeAttachment', STORAGE, 'v1', 'volumeattachments', false, true),
   r('Cluster', CAPI, 'v1beta1', 'clusters', true, true, ['cl']),
   r('Machine', CAPI, 'v1beta1', 'machines', true, true, ['ma']),
   r('MachineSet', CAPI, 'v1beta1', 'machinesets', true, true, ['ms']),

@@ -24,7 +24,7 @@ import { dirname, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ClientNodeKube, loadKubeconfig } from '../kube/client-node.js';
 import { KubeApiError } from '../kube/errors.js';
-import { RESOURCES } from '../kube/resources.js';
+import { BUILTIN_GROUPS, RESOURCES } from '../kube/resources.js';
 import type { KubeObject } from '../kube/types.js';
 import { installCrdSchemas } from '../kube/crds/install.js';
 import { setupGarbageCollector } from '../runtime/garbage-collector.js';
@@ -42,7 +42,8 @@ import { readProviderLog, mirrorProviderEvents } from './provider-process.js';
 import { setupUpstreamHarness } from './upstream-harness.js';
 
 /** Kinds the testbed's controllers create, own or read in the management cluster. */
-const TESTBED_KINDS = RESOURCES.filter((r) => r.group !== '' && r.group !== 'apps').map((r) => r.kind);
+// Not the built-in groups (core, apps, RBAC, storage): a real cluster's own objects there are not the testbed's to watch or reset.
+const TESTBED_KINDS = RESOURCES.filter((r) => !BUILTIN_GROUPS.has(r.group)).map((r) => r.kind);
 /** Core kinds the testbed writes (bootstrap data, credentials, events). */
 const CORE_KINDS = ['Secret', 'ConfigMap', 'Event'];
 /** Namespaces a reset never touches (the cluster's own objects). */

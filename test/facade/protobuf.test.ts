@@ -36,4 +36,18 @@ describe('facade: protobuf request bodies (controller-runtime sends built-in kin
     expect((e415 as Error).message).toContain('Deployment');
     expect(() => decodeKubeProtobuf(Buffer.from('{"kind":"Secret"}'))).toThrow(/magic/);
   });
+  it('decodes kubeadm\'s RBAC as KCP writes it before a rollout (k8s.io/api rbac/v1 generated.proto; PolicyRule, Subject, RoleRef)', () => {
+    const rule = Buffer.concat([ld(1, 'get'), ld(2, ''), ld(3, 'nodes')]);
+    const role = Buffer.concat([ld(1, ld(1, 'kubeadm:get-nodes')), ld(2, rule)]);
+    expect(decodeKubeProtobuf(envelope('rbac.authorization.k8s.io/v1', 'ClusterRole', role))).toEqual({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kubeadm:get-nodes' }, rules: [{ verbs: ['get'], apiGroups: [''], resources: ['nodes'] }] });
+    const binding = Buffer.concat([ld(1, Buffer.concat([ld(1, 'kubeadm:kubelet-config'), ld(3, 'kube-system')])), ld(2, Buffer.concat([ld(1, 'Group'), ld(2, 'rbac.authorization.k8s.io'), ld(3, 'system:nodes')])), ld(3, Buffer.concat([ld(1, 'rbac.authorization.k8s.io'), ld(2, 'Role'), ld(3, 'kubeadm:kubelet-config')]))]);
+    expect(decodeKubeProtobuf(envelope('rbac.authorization.k8s.io/v1', 'RoleBinding', binding))).toEqual({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'kubeadm:kubelet-config', namespace: 'kube-system' },
+      subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'system:nodes' }],
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'kubeadm:kubelet-config' },
+    });
+    expect(() => decodeKubeProtobuf(envelope('rbac.authorization.k8s.io/v1', 'PolicyRule', rule))).toThrow(ProtobufError);
+  });
 });
