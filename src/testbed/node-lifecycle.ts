@@ -18,15 +18,12 @@ import type { Hypervisor } from '../../mock-hcs/src/index.js';
 import { META_CLUSTER, META_MACHINE, META_NAMESPACE, providerIDFor } from '../provider/labels.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext } from '../runtime/context.js';
+import { splitKey } from '../capi/util.js';
 
 export const NODE_LIFECYCLE_CONTROLLER = 'cloud-node-lifecycle';
 /** k8s.io/cloud-provider node lifecycle controller's default monitor period. */
 export const NODE_MONITOR_PERIOD_MS = 5_000;
 
-const splitKey = (key: string): { namespace: string; name: string } => {
-  const i = key.indexOf('/');
-  return { namespace: key.slice(0, i), name: key.slice(i + 1) };
-};
 
 class NodeLifecycle implements Controller {
   readonly name = NODE_LIFECYCLE_CONTROLLER;

@@ -39,6 +39,7 @@ import { KubeApiError } from '../kube/errors.js';
 import { generateCA, issueCertificateSync } from '../pki/index.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext } from '../runtime/context.js';
+import { splitKey } from '../capi/util.js';
 
 export const HARNESS_CONTROLLER = 'upstream-external-control-plane';
 /** kubeadm's mark-control-plane label. */
@@ -51,10 +52,6 @@ export interface ServedEndpoint {
 }
 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
-const splitKey = (key: string): { namespace: string; name: string } => {
-  const i = key.indexOf('/');
-  return { namespace: key.slice(0, i), name: key.slice(i + 1) };
-};
 
 class ExternalControlPlane implements Controller {
   readonly name = HARNESS_CONTROLLER;
