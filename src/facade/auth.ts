@@ -52,11 +52,15 @@ export function cookieToken(req: FastifyRequest): string | undefined {
   return undefined;
 }
 
+/** Whether the Authorization header carries the token (`Bearer <token>`). */
+function bearerIs(req: IncomingMessage, token: string): boolean {
+  const m = /^Bearer\s+(\S+)$/i.exec(String(req.headers.authorization ?? ''));
+  return m !== null && same(m[1]!, token);
+}
+
 /** Whether the request carries the token: the Authorization header, or (browser paths only) the cookie. */
 export function authenticated(req: FastifyRequest, token: string, allowCookie: boolean): boolean {
-  const h = String(req.headers.authorization ?? '');
-  const m = /^Bearer\s+(\S+)$/i.exec(h);
-  if (m && same(m[1]!, token)) return true;
+  if (bearerIs(req.raw, token)) return true;
   if (allowCookie) {
     const c = cookieToken(req);
     if (c !== undefined && same(c, token)) return true;
@@ -94,12 +98,18 @@ export function signedBy(cert: X509Certificate, ca: X509Certificate, nowMs: numb
   return Date.parse(cert.validFrom) <= nowMs && nowMs <= Date.parse(cert.validTo);
 }
 
-/** The user of a verified client certificate (signed by `ca`, in its validity period): CN and O. */
-export function clientCertificateIdentity(req: FastifyRequest, ca: X509Certificate | undefined): Identity | undefined {
-  const sock = req.raw.socket as Partial<TLSSocket>;
+/** The TLS socket of a request whose client certificate `ca` signed (in its validity period); undefined otherwise. */
+function verifiedPeer(req: IncomingMessage, ca: X509Certificate | undefined): Partial<TLSSocket> | undefined {
+  const sock = req.socket as Partial<TLSSocket>;
   if (!ca || typeof sock.getPeerX509Certificate !== 'function') return undefined;
   const peer = sock.getPeerX509Certificate();
-  if (!peer || !signedBy(peer, ca)) return undefined;
+  return peer && signedBy(peer, ca) ? sock : undefined;
+}
+
+/** The user of a verified client certificate (signed by `ca`, in its validity period): CN and O. */
+export function clientCertificateIdentity(req: FastifyRequest, ca: X509Certificate | undefined): Identity | undefined {
+  const sock = verifiedPeer(req.raw, ca);
+  if (!sock) return undefined;
   const cert = sock.getPeerCertificate?.();
   const subject = cert?.subject as Record<string, string | string[] | undefined> | undefined;
   const cn = subject?.CN;
@@ -119,12 +129,7 @@ export function identify(req: FastifyRequest, token: string, allowCookie: boolea
 
 /** Whether a raw request (an upgrade, before fastify) carries the token or a client certificate signed by `ca`. */
 export function rawAuthenticated(req: IncomingMessage, token: string, ca: X509Certificate | undefined): boolean {
-  const m = /^Bearer\s+(\S+)$/i.exec(String(req.headers.authorization ?? ''));
-  if (m && same(m[1]!, token)) return true;
-  const sock = req.socket as Partial<TLSSocket>;
-  if (!ca || typeof sock.getPeerX509Certificate !== 'function') return false;
-  const peer = sock.getPeerX509Certificate();
-  return peer !== undefined && signedBy(peer, ca);
+  return bearerIs(req, token) || verifiedPeer(req, ca) !== undefined;
 }
 
 /**
