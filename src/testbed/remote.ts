@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ClientNodeKube, loadKubeconfig } from '../kube/client-node.js';
+import { secretValue, type Secret } from '../api/core.js';
 import { KubeApiError } from '../kube/errors.js';
 import { BUILTIN_GROUPS, RESOURCES } from '../kube/resources.js';
 import type { KubeObject } from '../kube/types.js';
@@ -133,10 +134,10 @@ export async function resetCluster(o: RemoteOptions, timeoutMs = 60_000): Promis
 
 /** Cluster API's `<cluster>-etcd` Secret (tls.crt, tls.key: the etcd CA KCP generates, or a user's), if it exists. */
 async function etcdCaOf(env: Env, namespace: string, cluster: string): Promise<{ certPem: string; keyPem: string } | undefined> {
-  const s = await env.mgmt.get<KubeObject & { data?: Record<string, string> }>({ kind: 'Secret', namespace, name: `${cluster}-etcd` });
-  const crt = s?.data?.['tls.crt'];
-  const key = s?.data?.['tls.key'];
-  return crt && key ? { certPem: Buffer.from(crt, 'base64').toString('utf8'), keyPem: Buffer.from(key, 'base64').toString('utf8') } : undefined;
+  const s = await env.mgmt.get<Secret>({ kind: 'Secret', namespace, name: `${cluster}-etcd` });
+  const certPem = s && secretValue(s, 'tls.crt');
+  const keyPem = s && secretValue(s, 'tls.key');
+  return certPem && keyPem ? { certPem, keyPem } : undefined;
 }
 
 export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions): Promise<RemoteTestbed> {

@@ -31,7 +31,7 @@
 import { LABEL_CLUSTER_NAME } from '../api/capi.js';
 import type { Cluster, Condition } from '../api/capi.js';
 import type { KubeadmControlPlane } from '../api/capi.js';
-import type { Node, Secret } from '../api/core.js';
+import { secretValue, type Node, type Secret } from '../api/core.js';
 import { KUBEADM_CONFIGMAP, writeKubeadmConfig } from '../capi/kubeadm-config.js';
 import { rfc3339 } from '../core/clock.js';
 import { CLUSTER_SECRET_TYPE, KUBECONFIG_DATA_KEY, kubeconfigSecretName, renderKubeconfig } from '../capi/kubeconfig.js';
@@ -126,7 +126,7 @@ class ExternalControlPlane implements Controller {
     const ep = this.endpoint(namespace, name);
     const current = Buffer.from(kc.data?.[KUBECONFIG_DATA_KEY] ?? '', 'base64').toString('utf8');
     if (current.includes(`server: ${ep.server}`) && current.includes(ep.token)) return { requeueAfter: 5_000 };
-    const pair = { certPem: Buffer.from(ca.data['tls.crt'] ?? '', 'base64').toString('utf8'), keyPem: Buffer.from(ca.data['tls.key'], 'base64').toString('utf8') };
+    const pair = { certPem: secretValue(ca, 'tls.crt') ?? '', keyPem: secretValue(ca, 'tls.key')! };
     // Wall-clock validity: the managers check the certificate's expiry against the wall clock.
     const client = issueCertificateSync(pair, { commonName: 'kubernetes-admin', organization: 'system:masters' }, this.ctx.rng, Date.now());
     const value = renderKubeconfig({ clusterName: name, server: ep.server, ...(ep.caPem ? { caPem: ep.caPem } : { insecureSkipTlsVerify: true }), clientCertPem: client.certPem, clientKeyPem: client.keyPem, token: ep.token });
