@@ -7,9 +7,10 @@
  * is the one the sequential run writes: a scenario's run depends on its
  * file and seed alone.
  *
- * The scenarios run on N worker processes, longest first (by an estimate
- * from their steps), each taking the next as soon as it answers; this process
- * only hands them out and collects the results. (It used to run scenarios
+ * The workers take the scenarios longest first (by an estimate from their
+ * steps), each the next as soon as it answers; this process only hands them
+ * out and collects the results (src/cli/main.ts starts the workers before it
+ * reads the files, and hands each worker the parsed scenario). (It used to run scenarios
  * itself beside N-1 workers, but a scenario runs on promises without
  * yielding to the event loop, so while it ran the workers' answers waited
  * unread and the workers sat idle: with 2 jobs a worker spent most of the
