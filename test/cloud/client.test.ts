@@ -89,7 +89,7 @@ describe('HcsClient', () => {
     }
   });
 
-  it('fetchTransport: an answer that stops mid-body fails the call, and its time is bounded (the process never waits forever)', async () => {
+  it('HCS-6: fetchTransport: an answer that stops mid-body (the cloud killed and restarted) fails the call, and its time is bounded (the process never waits forever)', async () => {
     const { createServer } = await import('node:http');
     // Headers and half a body, then the connection dies (as a server killed with SIGKILL), or nothing more comes at all.
     const srv = createServer((req, res) => {

@@ -135,7 +135,7 @@ describe.skipIf(!haveChromium || !haveKubectl)('dashboard in chromium (playwrigh
     await shot('05-released');
   });
 
-  it('a detach that times out (bug report 2): DiskDetachFailed shows in the events, and the next detach completes the scale-in', async () => {
+  it('HCS-6, DISK-9: a detach that times out (bug report 2): DiskDetachFailed shows in the events, and the next detach completes the scale-in', async () => {
     await page.selectOption('#fault-preset', 'detach-timeout');
     await page.click('#inject');
     await page.waitForSelector('#faults .fault');
