@@ -11,7 +11,7 @@ import { hasFinalizer, isDeleting } from '../kube/types.js';
 import type { ControllerContext } from '../runtime/context.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import { asCloudError, stableMessage, type CloudApi, type CloudSubnet } from './cloud-api.js';
-import { cloudErrorReason, ruleForCloudError } from './hcsmachine.js';
+import { cloudErrorReason, ruleForCloudError } from './cloud-errors.js';
 import { Reporter, getCondition, mutateStatus, setCondition } from './util.js';
 
 export const CLUSTER_CONTROLLER = 'hcscluster';

@@ -11,92 +11,23 @@
  * pool bindings live in the pool status.
  */
 import { getShared, updateStatusShared } from '../kube/client.js';
-import { LABEL_CLUSTER_NAME, type Cluster, type Condition, type Machine } from '../api/capi.js';
-import { secretValue, type Secret } from '../api/core.js';
-import {
-  FINALIZER_HCSMACHINE,
-  type HCSCluster,
-  type HCSMachine,
-  type HCSMachineConfigPool,
-  type HCSMachineStatus,
-  type PersistentDisk,
-  type PoolConfig,
-  type PoolNetwork,
-} from '../api/hcs.js';
-import { issueCertificate } from '../pki/index.js';
+import { LABEL_CLUSTER_NAME, type Cluster, type Machine } from '../api/capi.js';
+import { FINALIZER_HCSMACHINE, type HCSCluster, type HCSMachine, type HCSMachineConfigPool } from '../api/hcs.js';
 import { isConflict } from '../kube/errors.js';
 import { hasFinalizer, isDeleting, type ObjectRef } from '../kube/types.js';
 import type { ControllerContext } from '../runtime/context.js';
 import type { Controller, Result } from '../runtime/manager.js';
-import { asCloudError, attachedServers, type CloudApi, type CloudImage, type CloudServer, type CloudSubnet, type CloudVolume } from './cloud-api.js';
-import { CloudInitError, injectCloudInit } from './cloudinit.js';
+import { asCloudError, attachedServers, type CloudApi, type CloudServer, type CloudVolume } from './cloud-api.js';
+import { cloudErrorReason, ruleForCloudError } from './cloud-errors.js';
 import type { ClaimedDisk, DiskClaimer } from './disks.js';
-import {
-  META_CLUSTER,
-  META_HOSTNAME,
-  META_K8S_VERSION,
-  META_MACHINE,
-  META_MACHINE_UID,
-  META_NAMESPACE,
-  META_PERSISTENT,
-  META_PERSISTENT_VOLUMES,
-  META_POOL,
-  providerIDFor,
-} from './labels.js';
+import { META_CLUSTER, META_MACHINE_UID, META_PERSISTENT, META_PERSISTENT_VOLUMES, providerIDFor } from './labels.js';
+import { COND_DISKS, COND_INSTANCE, COND_POOL, COND_READY, POLL, POLL_FAST, POLL_SLOW, STUCK_AFTER_MS, WaitSignal, wait, type Run, type Wait } from './machine-wait.js';
+import { createServer, validateTemplate } from './server-build.js';
 import { COND_DISK_REUSE, surgeContext, surgeMessage } from './surge.js';
 import { bindEntry, enqueuePoolRefresh, diskPhaseOf, effectiveDisks, poolRef, releaseEntry, sameJsonText, updateDiskStatus } from './pool.js';
-import { Reporter, getCondition, ipInCidr, setCondition } from './util.js';
+import { Reporter, getCondition, setCondition } from './util.js';
 
 export const MACHINE_CONTROLLER = 'hcsmachine';
-
-/** Image metadata key with the image's Kubernetes version, for the guest (BOOT-4). */
-export const META_IMAGE_NAME = 'hcs.io/image';
-export const META_IMAGE_K8S_VERSION = 'hcs.io/image-kubernetes-version';
-
-const POLL_FAST = 5_000;
-const POLL = 10_000;
-const POLL_SLOW = 30_000;
-
-/** Condition types on HCSMachine. */
-export const COND_POOL = 'PoolEntryBound';
-export const COND_DISKS = 'PersistentDisksReady';
-export const COND_INSTANCE = 'InstanceReady';
-export const COND_READY = 'Ready';
-
-export function clientTokenFor(uid: string): string {
-  return `hcsm-${uid}`;
-}
-
-interface Wait {
-  condition: string;
-  reason: string;
-  message: string;
-  rules?: string[];
-  requeueAfter?: number;
-  /** Also emit a Warning k8s Event (stuck states); only when the condition changes. */
-  warn?: boolean;
-  /** Terminal: set failureReason/failureMessage (CAPI marks the Machine Failed). */
-  failure?: string;
-  severity?: Condition['severity'];
-  /** OPS-2: after this long in the same reason, report `stuck` instead (Warning event, condition reason). */
-  stuckAfterMs?: number;
-  stuck?: { reason: string; message: string; rules: string[] };
-}
-
-/** How long a transition may take before the machine reports it as stuck (OPS-2). */
-export const STUCK_AFTER_MS = { detach: 5 * 60_000, attach: 5 * 60_000, build: 15 * 60_000 };
-
-class WaitSignal {
-  constructor(readonly wait: Wait) {}
-}
-
-/** Mutable state of one reconcile. */
-interface Run {
-  key: string;
-  hm: HCSMachine;
-  status: HCSMachineStatus;
-  conds: Condition[];
-}
 
 export class HCSMachineController implements Controller {
   readonly name = MACHINE_CONTROLLER;
@@ -203,18 +134,18 @@ export class HCSMachineController implements Controller {
     if (hm.status?.failureReason) return; // terminal, as in Cluster API
 
     const ownerRef = hm.metadata.ownerReferences?.find((r) => r.kind === 'Machine');
-    if (!ownerRef) this.wait({ condition: COND_INSTANCE, reason: 'WaitingForOwner', message: 'waiting for the owning Machine to set an ownerReference' });
+    if (!ownerRef) wait({ condition: COND_INSTANCE, reason: 'WaitingForOwner', message: 'waiting for the owning Machine to set an ownerReference' });
     const machine = await getShared<Machine>(this.ctx.mgmt, { kind: 'Machine', namespace: ns, name: ownerRef!.name });
-    if (!machine) this.wait({ condition: COND_INSTANCE, reason: 'WaitingForOwner', message: `owner Machine ${ownerRef!.name} not found`, requeueAfter: POLL });
+    if (!machine) wait({ condition: COND_INSTANCE, reason: 'WaitingForOwner', message: `owner Machine ${ownerRef!.name} not found`, requeueAfter: POLL });
     const clusterName = hm.metadata.labels?.[LABEL_CLUSTER_NAME] ?? machine!.spec.clusterName;
-    if (!clusterName) this.wait({ condition: COND_INSTANCE, reason: 'WaitingForCluster', message: `no ${LABEL_CLUSTER_NAME} label and no Machine.spec.clusterName` });
+    if (!clusterName) wait({ condition: COND_INSTANCE, reason: 'WaitingForCluster', message: `no ${LABEL_CLUSTER_NAME} label and no Machine.spec.clusterName` });
     const cluster = await getShared<Cluster>(this.ctx.mgmt, { kind: 'Cluster', namespace: ns, name: clusterName });
-    if (!cluster) this.wait({ condition: COND_INSTANCE, reason: 'WaitingForCluster', message: `Cluster ${clusterName} not found`, requeueAfter: POLL });
+    if (!cluster) wait({ condition: COND_INSTANCE, reason: 'WaitingForCluster', message: `Cluster ${clusterName} not found`, requeueAfter: POLL });
     const hcName = cluster!.spec.infrastructureRef?.kind === 'HCSCluster' ? cluster!.spec.infrastructureRef.name : clusterName;
     const hc = await getShared<HCSCluster>(this.ctx.mgmt, { kind: 'HCSCluster', namespace: ns, name: hcName });
     if (!hc?.status?.ready) {
       const why = hc?.status?.conditions?.find((c) => c.type === 'NetworkReady' && c.status === 'False')?.message;
-      this.wait({
+      wait({
         condition: COND_INSTANCE,
         reason: 'WaitingForClusterInfrastructure',
         message: hc ? `HCSCluster ${hcName} is not ready${why ? `: ${why}` : ''}` : `HCSCluster ${hcName} not found`,
@@ -224,11 +155,11 @@ export class HCSMachineController implements Controller {
     }
 
     // Template values before anything is created for this machine.
-    const image = hm.spec.serverId ? undefined : await this.validateTemplate(run);
+    const image = hm.spec.serverId ? undefined : await validateTemplate(this.cloud, run);
 
     // Pool entry (POOL-2, POOL-4).
     if (!hm.spec.configPoolRef?.name) {
-      this.wait({
+      wait({
         condition: COND_POOL,
         reason: 'InvalidConfiguration',
         message: 'spec.configPoolRef is required: static IPs, hostname and persistent disks come from an HCSMachineConfigPool entry (POOL-1)',
@@ -240,7 +171,7 @@ export class HCSMachineController implements Controller {
     const poolKey = `${ns}/${pRef.name}`;
     const pool = await getShared<HCSMachineConfigPool>(this.ctx.mgmt, pRef);
     if (!pool) {
-      this.wait({ condition: COND_POOL, reason: 'PoolNotFound', message: `HCSMachineConfigPool ${pRef.name} not found`, requeueAfter: POLL_SLOW, warn: true, rules: ['POOL-1'] });
+      wait({ condition: COND_POOL, reason: 'PoolNotFound', message: `HCSMachineConfigPool ${pRef.name} not found`, requeueAfter: POLL_SLOW, warn: true, rules: ['POOL-1'] });
     }
     const bound = await bindEntry(this.ctx.mgmt, pRef, hm.metadata.name, run.status.hostname, now);
     const firstBinding = !run.status.hostname;
@@ -252,7 +183,7 @@ export class HCSMachineController implements Controller {
       this.waitingForEntry.set(poolKey, set);
       const total = bound && 'none' in bound ? bound.total : pool!.spec.configs.length;
       const leaving = bound && 'none' in bound ? await this.leavingHolders(ns, bound.holders) : [];
-      this.wait({
+      wait({
         condition: COND_POOL,
         reason: 'NoFreePoolEntry',
         message:
@@ -286,7 +217,7 @@ export class HCSMachineController implements Controller {
       const norm = (p: string): string => '/' + p.replace(/^\/+|\/+$/g, '').replace(/\/+/g, '/');
       const clashes = disks.flatMap((d) => (hm.spec.dataVolumes ?? []).map((v, i) => ({ d, i, v })).filter((x) => norm(x.v.mountPath) === norm(d.mountPath)));
       if (clashes.length) {
-        this.wait({
+        wait({
           condition: COND_DISKS,
           reason: 'MountPathConflict',
           message: `DISK-7: ${clashes.map((c) => `pool ${pRef.name} entry ${hostname} persistentDisks[slot ${c.d.slot}].mountPath ${c.d.mountPath} is also dataVolumes[${c.i}].mountPath of the machine template`).join('; ')}; data on a dataVolume is lost on replacement, so remove the path from spec.template.spec.dataVolumes[] (keep it in the pool's persistentDisks[]). Nothing is created until then`,
@@ -316,7 +247,7 @@ export class HCSMachineController implements Controller {
         const ce = asCloudError(e);
         if (!ce) throw e;
         const why = cloudErrorReason(ce.code, ce.status);
-        this.wait({
+        wait({
           condition: COND_DISKS,
           reason: why?.reason ?? 'DiskClaimFailed',
           message: `cannot create persistent disk ${hostname}/pd${d.slot}: ${ce.code} ${ce.message}${why ? `; ${why.hint}` : ''}`,
@@ -341,7 +272,7 @@ export class HCSMachineController implements Controller {
     let server = await this.findServer(run);
     if (!server) {
       if (hm.spec.serverId) {
-        this.wait({
+        wait({
           condition: COND_INSTANCE,
           reason: 'InstanceNotFound',
           message: `server ${hm.spec.serverId} no longer exists in HCS; the machine must be replaced`,
@@ -351,9 +282,9 @@ export class HCSMachineController implements Controller {
       }
       const dataSecretName = machine!.spec.bootstrap.dataSecretName;
       if (!dataSecretName) {
-        this.wait({ condition: COND_INSTANCE, reason: 'WaitingForBootstrapData', message: 'Machine.spec.bootstrap.dataSecretName is not set yet' });
+        wait({ condition: COND_INSTANCE, reason: 'WaitingForBootstrapData', message: 'Machine.spec.bootstrap.dataSecretName is not set yet' });
       }
-      server = await this.createServer(run, {
+      server = await createServer({ ctx: this.ctx, cloud: this.cloud, rep: this.rep }, run, {
         ns,
         clusterName,
         hc: hc!,
@@ -364,7 +295,7 @@ export class HCSMachineController implements Controller {
         version: machine!.spec.version,
         providerID,
         disks: disks.map((d) => ({ d, volumeId: claimed.get(d.slot)!.volumeId })),
-        image: image ?? (await this.validateTemplate(run)),
+        image: image ?? (await validateTemplate(this.cloud, run)),
       });
     }
     if (run.hm.spec.serverId !== server.id || run.hm.spec.providerID !== providerID) {
@@ -375,11 +306,11 @@ export class HCSMachineController implements Controller {
     run.status.addresses = [...poolIps.map((ip) => ({ type: 'InternalIP', address: ip })), { type: 'Hostname', address: hostname }];
 
     if (server['OS-EXT-STS:task_state'] === 'deleting') {
-      this.wait({ condition: COND_INSTANCE, reason: 'InstanceDeleting', message: `server ${server.id} is being deleted outside the provider`, requeueAfter: POLL, warn: true });
+      wait({ condition: COND_INSTANCE, reason: 'InstanceDeleting', message: `server ${server.id} is being deleted outside the provider`, requeueAfter: POLL, warn: true });
     }
     switch (server.status) {
       case 'BUILD':
-        this.wait({
+        wait({
           condition: COND_INSTANCE,
           reason: 'InstanceProvisioning',
           message: `server ${server.name} (${server.id}) is BUILD`,
@@ -389,7 +320,7 @@ export class HCSMachineController implements Controller {
         });
         break;
       case 'ERROR':
-        this.wait({
+        wait({
           condition: COND_INSTANCE,
           reason: 'InstanceError',
           message: `server ${server.id} is ERROR${server.fault?.message ? `: ${server.fault.message}` : ''}`,
@@ -400,7 +331,7 @@ export class HCSMachineController implements Controller {
       case 'ACTIVE':
         break;
       default:
-        this.wait({ condition: COND_INSTANCE, reason: 'InstanceNotActive', message: `server ${server.id} is ${server.status}`, requeueAfter: POLL_SLOW, warn: true });
+        wait({ condition: COND_INSTANCE, reason: 'InstanceNotActive', message: `server ${server.id} is ${server.status}`, requeueAfter: POLL_SLOW, warn: true });
     }
     setCondition(run.conds, { type: COND_INSTANCE, status: 'True', reason: 'Active', message: `server ${server.id} ACTIVE` }, now);
 
@@ -433,207 +364,6 @@ export class HCSMachineController implements Controller {
     return s;
   }
 
-  private async createServer(
-    run: Run,
-    p: {
-      ns: string;
-      clusterName: string;
-      hc: HCSCluster;
-      pool: string;
-      hostname: string;
-      config: PoolConfig;
-      dataSecretName: string;
-      version: string | undefined;
-      providerID: string;
-      disks: { d: PersistentDisk; volumeId: string }[];
-      image: CloudImage;
-    },
-  ): Promise<CloudServer> {
-    const image = p.image;
-    const { hm } = run;
-    const spec = hm.spec;
-    const now = this.ctx.clock.now();
-    const secret = await this.ctx.mgmt.get<Secret>({ kind: 'Secret', namespace: p.ns, name: p.dataSecretName });
-    const bootstrap = secret ? secretValue(secret, 'value') : undefined;
-    if (!bootstrap) this.wait({ condition: COND_INSTANCE, reason: 'WaitingForBootstrapData', message: `bootstrap data secret ${p.dataSecretName} not found or empty`, requeueAfter: POLL });
-    const caSecret = await this.ctx.mgmt.get<Secret>({ kind: 'Secret', namespace: p.ns, name: `${p.clusterName}-ca` });
-    const caCert = caSecret ? secretValue(caSecret, 'tls.crt') : undefined;
-    const caKey = caSecret ? secretValue(caSecret, 'tls.key') : undefined;
-    if (!caCert || !caKey) {
-      this.wait({ condition: COND_INSTANCE, reason: 'WaitingForClusterCA', message: `cluster CA secret ${p.clusterName}-ca (tls.crt, tls.key) not found; the kubelet certificate cannot be issued`, requeueAfter: POLL, rules: ['BOOT-2'] });
-    }
-
-    const nics = this.resolveNics(p.hc, p.config, await this.cloud.listSubnets());
-
-    // Cloud-init with the kubelet certificate (BOOT-2).
-    const ips = p.config.networks.map((n) => n.ipAddress);
-    const cert = await issueCertificate(
-      { certPem: caCert!, keyPem: caKey! },
-      { commonName: `system:node:${p.hostname}`, organization: 'system:nodes', dnsNames: [p.hostname], ips },
-      this.ctx.rng,
-      now,
-    );
-    let userData: string;
-    try {
-      userData = injectCloudInit(bootstrap!, {
-        hostname: p.hostname,
-        providerID: p.providerID,
-        kubeletCertPem: cert.certPem,
-        kubeletKeyPem: cert.keyPem,
-        dataVolumes: spec.dataVolumes ?? [],
-        persistentDisks: p.disks.map(({ d, volumeId }) => ({
-          slot: d.slot,
-          volumeId,
-          mountPath: d.mountPath,
-          format: d.format,
-          ...(d.mountOptions ? { mountOptions: d.mountOptions } : {}),
-        })),
-      });
-    } catch (e) {
-      if (!(e instanceof CloudInitError)) throw e;
-      this.wait({ condition: COND_INSTANCE, reason: 'InvalidBootstrapData', message: `BOOT-2: ${e.message}`, rules: ['BOOT-2'], requeueAfter: POLL_SLOW, warn: true });
-    }
-    const metadata: Record<string, string> = {
-      [META_CLUSTER]: p.clusterName,
-      [META_NAMESPACE]: p.ns,
-      [META_MACHINE]: hm.metadata.name,
-      [META_MACHINE_UID]: hm.metadata.uid ?? '',
-      [META_HOSTNAME]: p.hostname,
-      [META_POOL]: p.pool,
-      [META_PERSISTENT_VOLUMES]: p.disks.map((x) => x.volumeId).join(','),
-      [META_IMAGE_NAME]: image.name,
-      ...(image.__support_kubernetes_version ? { [META_IMAGE_K8S_VERSION]: image.__support_kubernetes_version } : {}),
-      ...(p.version ? { [META_K8S_VERSION]: p.version } : {}),
-    };
-    const token = clientTokenFor(hm.metadata.uid ?? hm.metadata.name);
-    let res: { job_id: string; serverIds: string[] };
-    try {
-      res = await this.cloud.createServers(
-        {
-          server: {
-            name: hm.metadata.name,
-            imageRef: image.id,
-            flavorRef: spec.flavorName,
-            availability_zone: spec.availabilityZone,
-            vpcid: nics[0]!.vpcId,
-            nics: nics.map((n) => ({ subnet_id: n.subnetId, ip_address: n.ip })),
-            root_volume: { volumetype: spec.rootVolume?.type ?? 'SSD', size: spec.rootVolume?.size ?? 40 },
-            ...(spec.dataVolumes?.length ? { data_volumes: spec.dataVolumes.map((d) => ({ volumetype: d.type, size: d.size })) } : {}),
-            user_data: Buffer.from(userData!, 'utf8').toString('base64'),
-            metadata,
-          },
-        },
-        token,
-      );
-    } catch (e) {
-      const ce = asCloudError(e);
-      if (!ce || ce.status >= 500) throw e;
-      const rules = ruleForCloudError(ce.code);
-      const why = cloudErrorReason(ce.code, ce.status);
-      this.wait({
-        condition: COND_INSTANCE,
-        reason: why?.reason ?? 'InstanceCreateFailed',
-        message: `${rules.length ? `${rules.join(', ')}: ` : ''}HCS refused to create server ${hm.metadata.name}: ${ce.code} ${ce.message}${why ? `; ${why.hint}` : ''}`,
-        rules,
-        requeueAfter: 60_000,
-        warn: true,
-      });
-    }
-    this.rep.info(
-      'hcsmachine.server-created',
-      `HCSMachine ${run.key}: requested server ${hm.metadata.name} (image ${image.name}, flavor ${spec.flavorName}, az ${spec.availabilityZone}, ips ${ips.join(',')}, persistent disks ${p.disks.map((x) => `pd${x.d.slot}=${x.volumeId}`).join(',') || 'none'}), job ${res!.job_id}`,
-      { machine: run.key, job: res!.job_id, serverIds: res!.serverIds, clientToken: token },
-      ['BOOT-2', 'TPL-3'],
-    );
-    const id = res!.serverIds[0];
-    const s = id ? await this.cloud.showServer(id) : undefined;
-    if (!s) {
-      // The job has not published the server id yet: the next reconcile finds the server by name.
-      this.wait({ condition: COND_INSTANCE, reason: 'InstanceProvisioning', message: `create job ${res!.job_id} running`, requeueAfter: POLL_FAST });
-    }
-    return s!;
-  }
-
-  /** Image (TPL-6), flavor and availability zone (TPL-2): checked before anything is created for the machine. */
-  private async validateTemplate(run: Run): Promise<CloudImage> {
-    const spec = run.hm.spec;
-    const images = (await this.cloud.listImages({ name: spec.imageName })).filter((i) => i.name === spec.imageName);
-    if (images.length === 0) {
-      this.wait({
-        condition: COND_INSTANCE,
-        reason: 'ImageNotFound',
-        message: `TPL-6: image "${spec.imageName}" (spec.imageName) does not exist in HCS; import it or point the template at an existing image`,
-        rules: ['TPL-6'],
-        requeueAfter: 60_000,
-        warn: true,
-      });
-    }
-    const image = images[0]!;
-    let flavorOk = false;
-    let flavorList: string[] = [];
-    try {
-      flavorList = (await this.cloud.listFlavors(spec.availabilityZone)).map((f) => f.id);
-      flavorOk = flavorList.includes(spec.flavorName) || flavorList.length === 0;
-    } catch (e) {
-      const ce = asCloudError(e);
-      if (!ce || ce.status >= 500) throw e;
-      this.wait({
-        condition: COND_INSTANCE,
-        reason: 'InvalidAvailabilityZone',
-        message: `TPL-2: spec.availabilityZone "${spec.availabilityZone}" is not a provider API value: ${ce.message}`,
-        rules: ['TPL-2'],
-        failure: 'InvalidConfiguration',
-        warn: true,
-      });
-    }
-    if (!flavorOk) {
-      this.wait({
-        condition: COND_INSTANCE,
-        reason: 'InvalidFlavor',
-        message: `TPL-2: spec.flavorName "${spec.flavorName}" is not offered in availability zone ${spec.availabilityZone} (valid API values: ${flavorList.join(', ')}); UI display names are not accepted`,
-        rules: ['TPL-2'],
-        failure: 'InvalidConfiguration',
-        warn: true,
-      });
-    }
-    return image;
-  }
-
-  private resolveNics(hc: HCSCluster, cfg: PoolConfig, cloudSubnets: CloudSubnet[]): { subnetId: string; vpcId: string; ip: string }[] {
-    const listed = hc.spec.network?.subnets ?? [];
-    const resolved = hc.status?.network?.subnets ?? [];
-    if (cfg.networks.length === 0) {
-      this.wait({ condition: COND_INSTANCE, reason: 'InvalidPoolEntry', message: `pool entry ${cfg.hostname} has no networks[]`, rules: ['POOL-1'], requeueAfter: POLL_SLOW, warn: true });
-    }
-    return cfg.networks.map((n: PoolNetwork, i) => {
-      const field = `pool entry ${cfg.hostname} networks[${i}]`;
-      const fail = (rule: string, message: string): never =>
-        this.wait({ condition: COND_INSTANCE, reason: 'SubnetNotResolved', message: `${rule}: ${field}: ${message}`, rules: [rule], requeueAfter: POLL_SLOW, warn: true });
-      if (n.subnetName && n.subnetId) fail('NET-1', 'set subnetName or subnetId, not both');
-      if (n.subenetName && n.subnetName && n.subenetName !== n.subnetName) fail('NET-2', `legacy subenetName "${n.subenetName}" differs from subnetName "${n.subnetName}"`);
-      const name = n.subnetName ?? n.subenetName;
-      let sub: CloudSubnet | undefined;
-      if (n.subnetId) {
-        sub = cloudSubnets.find((s) => s.id === n.subnetId || s.neutron_subnet_id === n.subnetId);
-        if (!sub) fail('NET-4', `subnetId ${n.subnetId} does not exist in HCS`);
-        if (name && sub!.name !== name) fail('NET-3', `subenetName "${name}" and subnetId ${n.subnetId} select different subnets`);
-      } else if (name) {
-        if (!listed.some((s) => s.name === name) && !resolved.some((s) => s.name === name)) {
-          fail('NET-4', `subnet "${name}" is not listed in HCSCluster ${hc.metadata.name} spec.network.subnets; add it (as a full object with its id on a Ready cluster, NET-5) before creating or scaling the pool`);
-        }
-        const r = resolved.find((s) => s.name === name);
-        if (!r?.id) fail('NET-5', `subnet "${name}" is listed in HCSCluster ${hc.metadata.name} but not resolved (see its NetworkReady condition)`);
-        sub = cloudSubnets.find((s) => s.id === r!.id);
-        if (!sub) fail('NET-4', `subnet "${name}" (${r!.id}) does not exist in HCS`);
-      } else {
-        fail('NET-1', 'needs a subnet selector (subnetName or subnetId)');
-      }
-      const inside = ipInCidr(n.ipAddress, sub!.cidr);
-      if (inside === false) fail('NET-7', `ipAddress ${n.ipAddress} is outside subnet ${sub!.name} (${sub!.cidr})`);
-      return { subnetId: sub!.id, vpcId: sub!.vpc_id, ip: n.ipAddress };
-    });
-  }
-
   private async attachDisks(run: Run, server: CloudServer, pRef: ObjectRef, hostname: string, read: ReadonlyMap<string, CloudVolume>): Promise<void> {
     const ids = (server.metadata?.[META_PERSISTENT_VOLUMES] ?? '').split(',').filter(Boolean);
     const now = this.ctx.clock.now();
@@ -647,7 +377,7 @@ export class HCSMachineController implements Controller {
         touched = true;
       };
       if (!v) {
-        this.wait({
+        wait({
           condition: COND_DISKS,
           reason: 'DiskMissing',
           message: `persistent disk ${id} written into the cloud-init of server ${server.id} no longer exists in EVS`,
@@ -661,7 +391,7 @@ export class HCSMachineController implements Controller {
       const other = holders.find((h) => h !== server.id);
       if (other) {
         await record({ phase: diskPhaseOf(v), attachedServerId: other, message: `in use by server ${other}` });
-        this.wait({
+        wait({
           condition: COND_DISKS,
           reason: 'DiskInUse',
           message: `DISK-9: persistent disk ${v!.name} (${id}) is ${v!.status} on server ${other}; waiting for it to be released (never force-detached)`,
@@ -677,7 +407,7 @@ export class HCSMachineController implements Controller {
           const ce = asCloudError(e);
           if (!ce || ce.status >= 500) throw e;
           const rules = ruleForCloudError(ce.code);
-          this.wait({
+          wait({
             condition: COND_DISKS,
             reason: 'DiskAttachFailed',
             message: `cannot attach persistent disk ${v!.name} (${id}) to server ${server.id}: ${ce.code} ${ce.message}`,
@@ -693,7 +423,7 @@ export class HCSMachineController implements Controller {
     }
     if (touched) enqueuePoolRefresh(this.ctx, pRef.namespace ?? 'default', pRef.name);
     if (pending.length) {
-      this.wait({
+      wait({
         condition: COND_DISKS,
         reason: 'DisksAttaching',
         message: `waiting for persistent disks: ${pending.join(', ')}`,
@@ -755,7 +485,7 @@ export class HCSMachineController implements Controller {
       }
       if (pVols.length && hm.spec.configPoolRef?.name) enqueuePoolRefresh(this.ctx, ns, hm.spec.configPoolRef.name);
       if (busy.length) {
-        this.wait({
+        wait({
           condition: COND_INSTANCE,
           reason: 'DetachingDisks',
           message: `waiting for persistent disks to detach before deleting server ${server.id}: ${busy.join(', ')}`,
@@ -774,7 +504,7 @@ export class HCSMachineController implements Controller {
         const res = await this.cloud.deleteServers([server.id], { deleteVolume: true });
         this.rep.info('hcsmachine.server-delete', `deleting server ${server.name} (${server.id}) with delete_volume=true (root and data volumes go, persistent disks stay)`, { machine: run.key, serverId: server.id, job: res.job_id }, ['TPL-3', 'DISK-9']);
       }
-      this.wait({ condition: COND_INSTANCE, reason: 'InstanceDeleting', message: `waiting for server ${server.id} to be deleted`, severity: 'Info', requeueAfter: POLL });
+      wait({ condition: COND_INSTANCE, reason: 'InstanceDeleting', message: `waiting for server ${server.id} to be deleted`, severity: 'Info', requeueAfter: POLL });
     }
     // 3. Server gone: release the pool entry (POOL-4) and drop the finalizer.
     if (hm.spec.configPoolRef?.name) {
@@ -819,10 +549,6 @@ export class HCSMachineController implements Controller {
   }
 
   // ------------------------------------------------------------------ status
-
-  private wait(w: Wait): never {
-    throw new WaitSignal(w);
-  }
 
   private async applyWait(run: Run, wait: Wait): Promise<Result | void> {
     const now = this.ctx.clock.now();
@@ -878,49 +604,4 @@ export class HCSMachineController implements Controller {
 
 function refOf(hm: HCSMachine): ObjectRef {
   return { kind: 'HCSMachine', namespace: hm.metadata.namespace, name: hm.metadata.name };
-}
-
-/** SPEC rules a cloud error code relates to (mock-hcs codes follow the real services' naming). */
-export function ruleForCloudError(code: string): string[] {
-  switch (code) {
-    case 'Ecs.0031':
-      return ['TPL-6'];
-    case 'Ecs.0023':
-      return ['TPL-2'];
-    case 'Ecs.0010':
-    case 'Ecs.0013':
-    case 'Ecs.0039':
-      return ['NET-7'];
-    case 'Ecs.0020':
-    case 'Ecs.0021':
-      return ['NET-4'];
-    case 'Ecs.0057':
-      return ['DISK-9'];
-    case 'Ecs.0062':
-      return ['DISK-3'];
-    case 'Ecs.0319':
-    case 'Ecs.0001':
-    case 'EVS.0001':
-      return ['OPS-2', 'HCS-6'];
-    case 'APIGW.0301':
-    case 'Ecs.0003':
-      return ['OPS-2', 'HCS-5'];
-    default:
-      return [];
-  }
-}
-
-/**
- * Condition reason and operator hint for a cloud refusal (OPS-2: every stuck
- * state says why). Unknown codes keep the caller's generic reason.
- */
-export function cloudErrorReason(code: string, status: number): { reason: string; hint: string } | undefined {
-  if (code === 'Ecs.0319') return { reason: 'InsufficientCapacity', hint: 'HCS has no capacity for this flavor in this availability zone; retried every minute (choose another flavor/AZ or free capacity)' };
-  if (code === 'Ecs.0001' || code === 'EVS.0001') return { reason: 'QuotaExceeded', hint: 'the project quota is exhausted; retried every minute (raise the quota or remove unused servers/volumes)' };
-  if (code === 'Ecs.0010') return { reason: 'IPAddressInUse', hint: 'the pool entry\'s static IP is used by another port (NET-7); free it or change the entry' };
-  if (code === 'Ecs.0039' || code === 'Ecs.0013') return { reason: 'IPAddressInvalid', hint: 'the static IP is not usable in the subnet (NET-7)' };
-  if (status === 401 || code === 'APIGW.0301') return { reason: 'CloudAuthenticationFailed', hint: 'HCS rejected the provider\'s credentials (AK/SK, signature or clock); check the identity secret' };
-  if (status === 403) return { reason: 'CloudPermissionDenied', hint: 'the credentials are valid but not allowed this operation or project; check the account\'s permissions' };
-  if (status >= 500) return { reason: 'CloudError', hint: 'HCS returned a server error; retried' };
-  return undefined;
 }

@@ -34,18 +34,9 @@ export {
 } from './cloudinit.js';
 export * from './labels.js';
 export { HCSClusterController, CLUSTER_CONTROLLER, resolveSubnets } from './hcscluster.js';
-export {
-  HCSMachineController,
-  MACHINE_CONTROLLER,
-  META_IMAGE_NAME,
-  META_IMAGE_K8S_VERSION,
-  COND_POOL,
-  COND_DISKS,
-  COND_INSTANCE,
-  COND_READY,
-  clientTokenFor,
-  STUCK_AFTER_MS,
-} from './hcsmachine.js';
+export { HCSMachineController, MACHINE_CONTROLLER } from './hcsmachine.js';
+export { COND_POOL, COND_DISKS, COND_INSTANCE, COND_READY, STUCK_AFTER_MS } from './machine-wait.js';
+export { META_IMAGE_NAME, META_IMAGE_K8S_VERSION, clientTokenFor } from './server-build.js';
 export { HCSClusterWorkloadController, CLUSTER_WORKLOAD_CONTROLLER, COND_VERSIONS } from './clusterworkload.js';
 export {
   reconcileKubeOvnRelease,
@@ -60,7 +51,7 @@ export {
   COND_KUBE_OVN,
   type KubeOvnValues,
 } from './kubeovn.js';
-export { ruleForCloudError, cloudErrorReason } from './hcsmachine.js';
+export { ruleForCloudError, cloudErrorReason } from './cloud-errors.js';
 export { surgeContext, surgeMessage, COND_DISK_REUSE, type SurgeContext } from './surge.js';
 export { PoolController, POOL_CONTROLLER, POOL_REFRESH_MS, bindEntry, releaseEntry, syncEntries } from './pool.js';
 
