@@ -37,3 +37,10 @@ export function secretValue(s: Secret, key: string): string | undefined {
   if (v !== undefined) return Buffer.from(v, 'base64').toString('utf8');
   return s.stringData?.[key];
 }
+
+/** A `kubernetes.io/tls`-shaped Secret's certificate and key (tls.crt, tls.key), when it holds both. */
+export function tlsPairOf(s: Secret | undefined): { certPem: string; keyPem: string } | undefined {
+  const certPem = s && secretValue(s, 'tls.crt');
+  const keyPem = s && secretValue(s, 'tls.key');
+  return certPem && keyPem ? { certPem, keyPem } : undefined;
+}

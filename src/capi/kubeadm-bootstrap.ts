@@ -21,7 +21,7 @@
  */
 import { BOOTSTRAP_VERSION, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../api/capi.js';
 import type { Cluster, KubeadmConfig, KubeadmConfigStatus, Machine } from '../api/capi.js';
-import type { Secret } from '../api/core.js';
+import { secretValue, type Secret } from '../api/core.js';
 import { rfc3339 } from '../core/clock.js';
 import { KubeApiError } from '../kube/errors.js';
 import { getShared } from '../kube/client.js';
@@ -129,10 +129,10 @@ export class KubeadmConfigReconciler implements Controller {
   /** The cluster CA `<cluster>-ca` (normally created by KCP); generated here when missing. */
   private async lookupOrGenerateCA(cluster: Cluster): Promise<{ certPem: string; keyPem: string }> {
     const ref = { kind: 'Secret', namespace: cluster.metadata.namespace, name: `${cluster.metadata.name}-ca` };
+    // A CA Secret with tls.crt counts even without tls.key (the key is then empty): a worker join's bootstrap data carries only the certificate (init and control-plane joins also carry the key).
     const fromSecret = (s: Secret | undefined): { certPem: string; keyPem: string } | undefined => {
-      const crt = s?.data?.['tls.crt'];
-      if (!crt) return undefined;
-      return { certPem: Buffer.from(crt, 'base64').toString('utf8'), keyPem: Buffer.from(s?.data?.['tls.key'] ?? '', 'base64').toString('utf8') };
+      const certPem = s && secretValue(s, 'tls.crt');
+      return certPem ? { certPem, keyPem: (s && secretValue(s, 'tls.key')) ?? '' } : undefined;
     };
     const existing = fromSecret(await this.ctx.mgmt.get<Secret>(ref));
     if (existing) return existing;

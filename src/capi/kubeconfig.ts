@@ -26,7 +26,7 @@ import { createHash } from 'node:crypto';
 import { stringify, parse } from 'yaml';
 import { LABEL_CLUSTER_NAME } from '../api/capi.js';
 import type { Cluster } from '../api/capi.js';
-import { secretValue, type Secret } from '../api/core.js';
+import { secretValue, tlsPairOf, type Secret } from '../api/core.js';
 import type { Rng } from '../core/rng.js';
 import type { KubeClient } from '../kube/client.js';
 import type { OwnerReference } from '../kube/types.js';
@@ -143,9 +143,9 @@ export async function reconcileKubeconfigSecret(
   const ep = kubeconfigEndpoint(workloads, cluster);
   if (!ep) return 'no-endpoint';
   const caSecret = await mgmt.get<Secret>({ kind: 'Secret', namespace: ns, name: `${name}-ca` });
-  const caPem = caSecret ? secretValue(caSecret, 'tls.crt') : undefined;
-  const caKey = caSecret ? secretValue(caSecret, 'tls.key') : undefined;
-  if (!caPem || !caKey) return 'waiting-for-ca'; // kubeconfig.ErrDependentCertificateNotFound
+  const ca = tlsPairOf(caSecret);
+  if (!ca) return 'waiting-for-ca'; // kubeconfig.ErrDependentCertificateNotFound
+  const { certPem: caPem, keyPem: caKey } = ca;
   const ref = { kind: 'Secret', namespace: ns, name: kubeconfigSecretName(name) };
   const cur = await mgmt.get<Secret>(ref);
   const have = cur ? parsedOf(cur) : {};

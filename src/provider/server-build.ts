@@ -7,7 +7,7 @@
  * uid so that a retried or restarted create never makes a second server.
  * Every refusal stops the reconcile with a Wait (machine-wait.ts).
  */
-import { secretValue, type Secret } from '../api/core.js';
+import { secretValue, tlsPairOf, type Secret } from '../api/core.js';
 import type { HCSCluster, PersistentDisk, PoolConfig, PoolNetwork } from '../api/hcs.js';
 import { issueCertificate } from '../pki/index.js';
 import type { ControllerContext } from '../runtime/context.js';
@@ -57,9 +57,8 @@ export async function createServer(
   const bootstrap = secret ? secretValue(secret, 'value') : undefined;
   if (!bootstrap) wait({ condition: COND_INSTANCE, reason: 'WaitingForBootstrapData', message: `bootstrap data secret ${p.dataSecretName} not found or empty`, requeueAfter: POLL });
   const caSecret = await deps.ctx.mgmt.get<Secret>({ kind: 'Secret', namespace: p.ns, name: `${p.clusterName}-ca` });
-  const caCert = caSecret ? secretValue(caSecret, 'tls.crt') : undefined;
-  const caKey = caSecret ? secretValue(caSecret, 'tls.key') : undefined;
-  if (!caCert || !caKey) {
+  const ca = tlsPairOf(caSecret);
+  if (!ca) {
     wait({ condition: COND_INSTANCE, reason: 'WaitingForClusterCA', message: `cluster CA secret ${p.clusterName}-ca (tls.crt, tls.key) not found; the kubelet certificate cannot be issued`, requeueAfter: POLL, rules: ['BOOT-2'] });
   }
 
@@ -68,7 +67,7 @@ export async function createServer(
   // Cloud-init with the kubelet certificate (BOOT-2).
   const ips = p.config.networks.map((n) => n.ipAddress);
   const cert = await issueCertificate(
-    { certPem: caCert!, keyPem: caKey! },
+    ca!,
     { commonName: `system:node:${p.hostname}`, organization: 'system:nodes', dnsNames: [p.hostname], ips },
     deps.ctx.rng,
     now,

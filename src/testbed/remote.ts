@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ClientNodeKube, loadKubeconfig } from '../kube/client-node.js';
-import { secretValue, type Secret } from '../api/core.js';
+import { tlsPairOf, type Secret } from '../api/core.js';
 import { KubeApiError } from '../kube/errors.js';
 import { BUILTIN_GROUPS, RESOURCES } from '../kube/resources.js';
 import type { KubeObject } from '../kube/types.js';
@@ -134,10 +134,7 @@ export async function resetCluster(o: RemoteOptions, timeoutMs = 60_000): Promis
 
 /** Cluster API's `<cluster>-etcd` Secret (tls.crt, tls.key: the etcd CA KCP generates, or a user's), if it exists. */
 async function etcdCaOf(env: Env, namespace: string, cluster: string): Promise<{ certPem: string; keyPem: string } | undefined> {
-  const s = await env.mgmt.get<Secret>({ kind: 'Secret', namespace, name: `${cluster}-etcd` });
-  const certPem = s && secretValue(s, 'tls.crt');
-  const keyPem = s && secretValue(s, 'tls.key');
-  return certPem && keyPem ? { certPem, keyPem } : undefined;
+  return tlsPairOf(await env.mgmt.get<Secret>({ kind: 'Secret', namespace, name: `${cluster}-etcd` }));
 }
 
 export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions): Promise<RemoteTestbed> {
