@@ -24,14 +24,19 @@
  *
  * Testbed model of etcd (stacked etcd, one member per control plane Machine):
  * a member joins when the Machine's Node first becomes Ready, and is removed by
- * the KCP before it deletes the Machine (RemoveEtcdMemberForMachine). Quorum =
- * more than half of the members healthy; a member is unhealthy when its Node is
- * not Ready or it is listed in the KCP annotation
- * `testbed.hcs/etcd-member-unhealthy` (comma-separated Machine names). Without
- * quorum no member can be added or removed, so every scale operation, a
- * rollback included, is refused (KCP-5) until the operator annotates the KCP
- * with `testbed.hcs/restore-etcd-quorum: "true"` (the members that are not
- * healthy are dropped, as a forced etcd recovery does).
+ * the KCP before it deletes the Machine (RemoveEtcdMemberForMachine). A member
+ * is down when its Node is not Ready or it is named in the testbed fault
+ * annotation `testbed.hcs/etcd-member-unhealthy` (etcd-faults.ts: the same
+ * fault model the served etcd of `--capi upstream` follows). Quorum = more
+ * than half of the members up. Without it, as KCP v1.10.10 sees a real etcd
+ * (workload_cluster_conditions.go getCurrentEtcdMembersAndAlarms: the member
+ * it reaches reports `etcdserver: no leader` in its Status), every Machine
+ * with a Node gets EtcdMemberHealthy False, EtcdClusterHealthy is False
+ * (EtcdClusterUnhealthy), and the preflight checks refuse every scale
+ * operation, a rollback included (KCP-5), with the Warning Event
+ * ControlPlaneUnhealthy. The operator hint (Warning EtcdQuorumLost) and the
+ * forced recovery (`testbed.hcs/restore-etcd-quorum: "true"`: the down members
+ * are dropped and re-join as new members) are the testbed etcd's, not KCP's.
  * A skipped Kubernetes minor in spec.version is refused (UPG-3): condition
  * VersionUpgradeAllowed False, a Warning event, no rollout.
  * The CoreDNS and etcd image tags actually deployed are recorded in the
@@ -50,7 +55,8 @@ import type { ControllerContext, Logger } from '../runtime/context.js';
 import type { Rng } from '../core/rng.js';
 import { writeKubeadmConfig } from './kubeadm-config.js';
 import { kubeconfigSecretName, reconcileKubeconfigSecret } from './kubeconfig.js';
-import { canonicalJson, sameJson, groupOf, keyFor, markFalse, markTrue, splitKey } from './util.js';
+import { canonicalJson, sameJson, groupOf, keyFor, markFalse, markTrue, setCondition, splitKey } from './util.js';
+import { ANN_ETCD_MEMBER_UNHEALTHY, ANN_RESTORE_ETCD_QUORUM, ETCD_COMPONENT, ETCD_NO_LEADER, endpointErrorsMessage, etcdFaultsOf, hasQuorum, quorumLostMessage, quorumRestoredMessage } from './etcd-faults.js';
 
 export const KCP_CONTROLLER = 'capi-kubeadmcontrolplane';
 export const KCP_DEPLOYMENT = 'capi-kubeadm-control-plane-controller-manager';
@@ -58,10 +64,7 @@ export const KCP_DEPLOYMENT = 'capi-kubeadm-control-plane-controller-manager';
 export const LABEL_CONTROL_PLANE_NAME = 'cluster.x-k8s.io/control-plane-name';
 /** Upstream KubeadmClusterConfigurationAnnotation. */
 export const ANN_KUBEADM_CLUSTER_CONFIGURATION = 'controlplane.cluster.x-k8s.io/kubeadm-cluster-configuration';
-/** Testbed operator action (KCP-5): drop unhealthy etcd members so that the remaining ones have quorum. */
-export const ANN_RESTORE_ETCD_QUORUM = 'testbed.hcs/restore-etcd-quorum';
-/** Testbed fault: comma-separated control plane Machine names (or their Node names) whose etcd member is unhealthy. */
-export const ANN_ETCD_MEMBER_UNHEALTHY = 'testbed.hcs/etcd-member-unhealthy';
+export { ANN_RESTORE_ETCD_QUORUM, ANN_ETCD_MEMBER_UNHEALTHY } from './etcd-faults.js';
 /** Testbed fault: comma-separated control plane Machine names (or their Node names) whose API server / controller manager / scheduler are unhealthy. */
 export const ANN_CONTROL_PLANE_COMPONENTS_UNHEALTHY = 'testbed.hcs/control-plane-components-unhealthy';
 /** Workload-cluster ConfigMap recording what the control plane actually runs (KCP-3). */
@@ -86,6 +89,9 @@ export interface KcpMachineView {
   componentsHealthy: boolean;
   /** undefined: not an etcd member (yet). */
   etcdMemberHealthy?: boolean;
+  /** Why EtcdMemberHealthy is not True (KCP's condition message), and whether it is Unknown rather than False. */
+  etcdMessage?: string;
+  etcdUnknown?: boolean;
 }
 
 export interface KcpDecisionInput {
@@ -93,8 +99,6 @@ export interface KcpDecisionInput {
   maxSurge: number;
   initialized: boolean;
   machines: KcpMachineView[];
-  /** Members of the etcd cluster and how many are healthy (members whose Machine is gone count as unhealthy). */
-  etcd: { members: number; healthy: number };
 }
 
 export type KcpAction =
@@ -102,10 +106,16 @@ export type KcpAction =
   | { type: 'initialize' }
   | { type: 'scaleUp'; reason: string }
   | { type: 'scaleDown'; machine: string; reason: string }
-  | { type: 'blocked'; operation: 'scaleUp' | 'scaleDown'; reason: 'EtcdQuorumLost' | 'WaitingForMachineDeletion' | 'PreflightFailed'; messages: string[]; machine?: string };
+  | { type: 'blocked'; operation: 'scaleUp' | 'scaleDown'; reason: 'WaitingForMachineDeletion' | 'PreflightFailed'; messages: string[]; machine?: string };
 
 export function etcdHasQuorum(etcd: { members: number; healthy: number }): boolean {
-  return etcd.members === 0 || etcd.healthy * 2 > etcd.members;
+  return hasQuorum(etcd.healthy, etcd.members);
+}
+
+/** k8s.io/apimachinery util/errors Aggregate.Error(): one message as is, several as "[a, b]" (duplicates once). */
+export function aggregateMessage(msgs: string[]): string {
+  const uniq = [...new Set(msgs)];
+  return uniq.length === 1 ? uniq[0]! : `[${uniq.join(', ')}]`;
 }
 
 function oldest(ms: KcpMachineView[]): KcpMachineView | undefined {
@@ -141,7 +151,11 @@ export function preflightChecks(machines: KcpMachineView[], exclude?: string): {
       continue;
     }
     if (!m.componentsHealthy) msgs.push(`Machine ${m.name} reports APIServerPodHealthy, ControllerManagerPodHealthy or SchedulerPodHealthy condition is false`);
-    if (m.etcdMemberHealthy === false) msgs.push(`Machine ${m.name} reports EtcdMemberHealthy condition is false`);
+    // scale.go preflightCheckCondition: "%s %s reports %s condition is false (%s, %s)" (severity, message) / "is unknown (%s)".
+    if (m.etcdMemberHealthy === false) {
+      if (m.etcdUnknown) msgs.push(`Machine ${m.name} reports EtcdMemberHealthy condition is unknown (${m.etcdMessage ?? ''})`);
+      else msgs.push(`Machine ${m.name} reports EtcdMemberHealthy condition is false${m.etcdMessage ? ` (Error, ${m.etcdMessage})` : ''}`);
+    }
   }
   return msgs.length ? { ok: false, reason: 'PreflightFailed', messages: msgs } : { ok: true };
 }
@@ -150,10 +164,9 @@ export function preflightChecks(machines: KcpMachineView[], exclude?: string): {
 export function decideKcp(input: KcpDecisionInput): KcpAction {
   const ms = input.machines;
   const outdated = ms.filter((m) => !m.upToDate);
-  const quorum = etcdHasQuorum(input.etcd);
-  const quorumMsg = `etcd has no quorum: ${input.etcd.healthy}/${input.etcd.members} members healthy; members cannot be added or removed`;
+  // Without etcd quorum KCP v1.10.10 has no quorum check of its own: the Machines' EtcdMemberHealthy conditions
+  // (all False then, see the views) fail the preflight checks (scale.go).
   const scaleUp = (reason: string): KcpAction => {
-    if (!quorum) return { type: 'blocked', operation: 'scaleUp', reason: 'EtcdQuorumLost', messages: [quorumMsg] };
     const pf = preflightChecks(ms);
     if (!pf.ok) return { type: 'blocked', operation: 'scaleUp', reason: pf.reason, messages: pf.messages };
     return { type: 'scaleUp', reason };
@@ -161,7 +174,6 @@ export function decideKcp(input: KcpDecisionInput): KcpAction {
   const scaleDown = (pool: KcpMachineView[], reason: string): KcpAction => {
     const victim = selectMachineForScaleDown(ms, pool);
     if (!victim) return { type: 'none' };
-    if (!quorum) return { type: 'blocked', operation: 'scaleDown', reason: 'EtcdQuorumLost', messages: [quorumMsg], machine: victim.name };
     const pf = preflightChecks(ms, victim.name);
     if (!pf.ok) return { type: 'blocked', operation: 'scaleDown', reason: pf.reason, messages: pf.messages, machine: victim.name };
     return { type: 'scaleDown', machine: victim.name, reason };
@@ -216,6 +228,8 @@ export interface ControlPlaneRecord {
   kubernetesVersion: string;
   dnsImageTag: string;
   members: EtcdMemberRecord[];
+  /** etcdQuorum as last written (undefined: never written). */
+  quorum?: boolean;
 }
 
 function splitList(v: string | undefined): Set<string> {
@@ -264,16 +278,18 @@ export class KubeadmControlPlaneReconciler implements Controller {
     const nodeOf = (m: Machine): Node | undefined => (m.status?.nodeRef ? nodes.get(m.status.nodeRef.name) : undefined);
     let record = await this.readRecord(wl, kcp);
 
-    // Operator action (KCP-5): restore quorum by dropping the members that are not healthy.
-    const unhealthyAnn = splitList(kcp.metadata.annotations?.[ANN_ETCD_MEMBER_UNHEALTHY]);
-    if (kcp.metadata.annotations?.[ANN_RESTORE_ETCD_QUORUM] === 'true') {
+    // The testbed etcd's faults (etcd-faults.ts; not a KCP behaviour): members named in the annotation are down.
+    const faults = etcdFaultsOf(kcp.metadata.annotations);
+    const unhealthyAnn = faults.down;
+    if (faults.restore) {
+      // Operator action (KCP-5), forced recovery: the down members are dropped; they re-join as new members below.
       const byName = new Map(machines.map((m) => [m.metadata.name, m]));
       const keep = record.members.filter((mem) => {
         const m = byName.get(mem.name);
         const n = m ? nodeOf(m) : undefined;
         return !!m && !unhealthyAnn.has(mem.name) && !unhealthyAnn.has(mem.node) && !!n && nodeReady(n);
       });
-      const dropped = record.members.filter((x) => !keep.includes(x)).map((x) => x.name);
+      const dropped = record.members.filter((x) => !keep.includes(x));
       record = { ...record, members: keep };
       await this.writeRecord(wl, kcp, record, true);
       const fresh = (await this.ctx.mgmt.get<KubeadmControlPlane>({ kind: 'KubeadmControlPlane', namespace, name }))!;
@@ -281,8 +297,9 @@ export class KubeadmControlPlaneReconciler implements Controller {
       delete ann[ANN_RESTORE_ETCD_QUORUM];
       delete ann[ANN_ETCD_MEMBER_UNHEALTHY];
       await this.ctx.mgmt.update({ ...fresh, metadata: { ...fresh.metadata, annotations: ann } });
-      this.ctx.events.record({ source: 'capi', type: 'kcp.etcd-quorum-restored', message: `KubeadmControlPlane ${key}: operator restored etcd quorum; removed members ${dropped.join(', ') || '(none)'}`, data: { kcp: name, removed: dropped }, rules: ['KCP-5'] });
-      await this.ctx.recorder.record('capi', 'kubeadm-control-plane-controller', kcp, 'Normal', 'EtcdQuorumRestored', `etcd quorum restored by operator action (${ANN_RESTORE_ETCD_QUORUM}); removed members: ${dropped.join(', ') || '(none)'}`, ['KCP-5']);
+      const recreated = dropped.map((x) => x.node).sort();
+      this.ctx.events.record({ source: 'workload', type: 'etcd.quorum-restored', message: `KubeadmControlPlane ${key}: ${quorumRestoredMessage(recreated)}`, data: { kcp: name, recreated }, rules: ['KCP-5'] });
+      await this.ctx.recorder.record('workload', ETCD_COMPONENT, kcp, 'Normal', 'EtcdQuorumRestored', quorumRestoredMessage(recreated), ['KCP-5']);
       return; // the annotation update brings us back
     }
 
@@ -326,6 +343,30 @@ export class KubeadmControlPlaneReconciler implements Controller {
     });
     const memberHealthy = (mem: EtcdMemberRecord): boolean => views.find((v) => v.name === mem.name)?.etcdMemberHealthy === true;
     const quorum = etcdHasQuorum({ members: record.members.length, healthy: record.members.filter(memberHealthy).length });
+    const upNodes = record.members.filter(memberHealthy).map((mem) => mem.node).sort();
+    const downNodes = record.members.filter((mem) => !memberHealthy(mem)).map((mem) => mem.node).sort();
+    if (!quorum) {
+      // What KCP v1.10.10 reads from an etcd without quorum (workload_cluster_conditions.go getCurrentEtcdMembersAndAlarms):
+      // the first member that answers (forFirstAvailableNode; here the first up member by Node name) reports
+      // "etcdserver: no leader" in its Status, and every Machine with a Node and no deletionTimestamp gets
+      // EtcdMemberHealthy False with that message; none answering: Unknown, "Failed to connect to etcd".
+      const allNodes = views.filter((v) => v.hasNodeRef && !v.deleting).map((v) => machines.find((m) => m.metadata.name === v.name)!.status!.nodeRef!.name);
+      for (const v of views) {
+        if (!v.hasNodeRef || v.deleting) continue;
+        v.etcdMemberHealthy = false;
+        if (upNodes.length) v.etcdMessage = endpointErrorsMessage(upNodes[0]!, [ETCD_NO_LEADER]);
+        else {
+          v.etcdUnknown = true;
+          v.etcdMessage = `Failed to connect to etcd: could not establish a connection to etcd members hosted on ${allNodes.join(',')}`;
+        }
+      }
+    }
+    // The testbed etcd's operator hint (KCP-5), once per loss of quorum: KCP itself names no quorum (etcd-faults.ts).
+    if (!quorum && record.quorum !== false && record.members.length > 0) {
+      const msg = quorumLostMessage(upNodes, downNodes, record.members.length);
+      this.ctx.events.record({ source: 'workload', type: 'etcd.quorum-lost', message: `KubeadmControlPlane ${key}: ${msg}`, data: { kcp: name, up: upNodes, down: downNodes }, rules: ['KCP-5'] });
+      await this.ctx.recorder.record('workload', ETCD_COMPONENT, kcp, 'Warning', 'EtcdQuorumLost', msg, ['KCP-5']);
+    }
 
     // etcd membership: members join when their Node is Ready; members without a Machine leave (only with quorum).
     for (const m of machines) {
@@ -344,8 +385,6 @@ export class KubeadmControlPlaneReconciler implements Controller {
         record.members = record.members.filter((mem) => !gone.includes(mem));
       }
     }
-    const members = record.members.length;
-    const healthy = record.members.filter(memberHealthy).length;
     const initialized = kcp.status?.initialized === true || machines.some((m) => {
       const n = nodeOf(m);
       return !!n && nodeReady(n);
@@ -366,7 +405,6 @@ export class KubeadmControlPlaneReconciler implements Controller {
         maxSurge: Math.min(1, Math.max(0, Number(kcp.spec.rolloutStrategy?.rollingUpdate?.maxSurge ?? 1) || 0)),
         initialized,
         machines: views,
-        etcd: { members, healthy },
       });
     }
     // KCP-3: at the start of an upgrade, the kubeadm-config and the CoreDNS deployment get the new values (UpdateCoreDNS).
@@ -400,17 +438,12 @@ export class KubeadmControlPlaneReconciler implements Controller {
         break;
       }
       case 'blocked': {
-        const msg = `${action.operation === 'scaleUp' ? 'scale up' : `scale down${action.machine ? ` (${action.machine})` : ''}`} refused: ${action.messages.join('; ')}`;
-        if (action.reason === 'EtcdQuorumLost') {
-          const full = `KCP-5: ${msg}. Restore quorum first (operator action: annotate the KubeadmControlPlane ${ANN_RESTORE_ETCD_QUORUM}="true"); a rollback is refused too.`;
-          if (kcp.status?.conditions?.find((c) => c.type === 'EtcdClusterHealthy')?.message !== full) {
-            await this.ctx.recorder.record('capi', 'kubeadm-control-plane-controller', kcp, 'Warning', 'EtcdQuorumLost', full, ['KCP-5']);
-            this.ctx.events.record({ source: 'capi', type: 'kcp.blocked', message: `KubeadmControlPlane ${key}: ${full}`, data: { kcp: name, reason: action.reason, operation: action.operation }, rules: ['KCP-5'] });
-          }
-        } else if (action.reason === 'PreflightFailed') {
+        if (action.reason === 'PreflightFailed') {
+          // scale.go preflightChecks: the Warning Event with the aggregated errors (upstream records it every reconcile;
+          // the model once per distinct message).
           const last = kcp.status?.conditions?.find((c) => c.type === 'Resized')?.message;
-          const m2 = `Waiting for control plane to pass preflight checks to continue reconciliation: ${action.messages.join(', ')}`;
-          if (last !== m2) await this.ctx.recorder.record('capi', 'kubeadm-control-plane-controller', kcp, 'Warning', 'ControlPlaneUnhealthy', m2);
+          const m2 = `Waiting for control plane to pass preflight checks to continue reconciliation: ${aggregateMessage(action.messages)}`;
+          if (last !== m2) await this.ctx.recorder.record('capi', 'kubeadm-control-plane-controller', kcp, 'Warning', 'ControlPlaneUnhealthy', m2, action.messages.some((x) => x.includes('EtcdMemberHealthy')) ? ['KCP-5'] : undefined);
         }
         this.log.info('operation blocked', { kcp: key, reason: action.reason, messages: action.messages });
         result = { requeueAfter: action.reason === 'WaitingForMachineDeletion' ? DELETE_REQUEUE_MS : PREFLIGHT_FAILED_REQUEUE_MS };
@@ -446,7 +479,7 @@ export class KubeadmControlPlaneReconciler implements Controller {
     const lowest = after.map((m) => normVersion(m.spec.version)).filter(Boolean).sort(compareVersions)[0];
     if (lowest) status.version = lowest;
     status.observedGeneration = kcp.metadata.generation;
-    status.conditions = this.conditions(kcp, status, { action, outdated: outdatedWhy, members: record.members.length, healthy: record.members.filter(memberHealthy).length, skip, componentsUnhealthy: views.filter((v) => !v.componentsHealthy && v.hasNodeRef).map((v) => v.name), now });
+    status.conditions = this.conditions(kcp, status, { action, outdated: outdatedWhy, members: record.members.length, healthy: record.members.filter(memberHealthy).length, etcd: views, skip, componentsUnhealthy: views.filter((v) => !v.componentsHealthy && v.hasNodeRef).map((v) => v.name), now });
     if (!sameJson(status, kcp.status ?? {})) {
       await this.ctx.mgmt.updateStatus<KubeadmControlPlane>({ ...kcp, status });
     }
@@ -458,7 +491,7 @@ export class KubeadmControlPlaneReconciler implements Controller {
   private conditions(
     kcp: KubeadmControlPlane,
     st: KubeadmControlPlaneStatus,
-    x: { action: KcpAction; outdated: Map<string, string>; members: number; healthy: number; skip: string | undefined; componentsUnhealthy: string[]; now: number },
+    x: { action: KcpAction; outdated: Map<string, string>; members: number; healthy: number; etcd: KcpMachineView[]; skip: string | undefined; componentsUnhealthy: string[]; now: number },
   ): Condition[] {
     let c = st.conditions;
     const now = x.now;
@@ -467,8 +500,8 @@ export class KubeadmControlPlaneReconciler implements Controller {
     c = x.outdated.size === 0
       ? markTrue(c, 'MachinesSpecUpToDate', now)
       : markFalse(c, 'MachinesSpecUpToDate', 'RollingUpdateInProgress', 'Warning', `Rolling ${x.outdated.size} replicas with outdated spec (${[...x.outdated].map(([m, w]) => `${m}: ${w}`).join('; ')})`, now);
-    if (x.action.type === 'blocked' && x.action.reason !== 'EtcdQuorumLost') {
-      c = markFalse(c, 'Resized', x.action.reason === 'WaitingForMachineDeletion' ? 'WaitingForMachineDeletion' : 'PreflightChecksFailed', 'Warning', `Waiting for control plane to pass preflight checks to continue reconciliation: ${x.action.messages.join(', ')}`, now);
+    if (x.action.type === 'blocked') {
+      c = markFalse(c, 'Resized', x.action.reason === 'WaitingForMachineDeletion' ? 'WaitingForMachineDeletion' : 'PreflightChecksFailed', 'Warning', `Waiting for control plane to pass preflight checks to continue reconciliation: ${aggregateMessage(x.action.messages)}`, now);
     } else if ((st.replicas ?? 0) < replicas) {
       c = markFalse(c, 'Resized', 'ScalingUp', 'Warning', `Scaling up control plane to ${replicas} replicas (actual ${st.replicas ?? 0})`, now);
     } else if ((st.replicas ?? 0) > replicas) {
@@ -479,10 +512,14 @@ export class KubeadmControlPlaneReconciler implements Controller {
     c = x.componentsUnhealthy.length === 0
       ? markTrue(c, 'ControlPlaneComponentsHealthy', now)
       : markFalse(c, 'ControlPlaneComponentsHealthy', 'ControlPlaneComponentsUnhealthy', 'Error', `Following machines are reporting control plane errors: ${x.componentsUnhealthy.join(', ')}`, now);
-    if (!etcdHasQuorum({ members: x.members, healthy: x.healthy })) {
-      const blocked = x.action.type === 'blocked' && x.action.reason === 'EtcdQuorumLost';
-      const msg = `KCP-5: etcd has no quorum (${x.healthy}/${x.members} members healthy)${blocked ? `; ${x.action.type === 'blocked' ? (x.action.operation === 'scaleUp' ? 'scale up' : `scale down${x.action.machine ? ` (${x.action.machine})` : ''}`) : ''} refused: ${x.action.type === 'blocked' ? x.action.messages.join('; ') : ''}` : ''}. Restore quorum first (operator action: annotate the KubeadmControlPlane ${ANN_RESTORE_ETCD_QUORUM}="true"); a rollback is refused too.`;
-      c = markFalse(c, 'EtcdClusterHealthy', 'EtcdQuorumLost', 'Error', msg, now);
+    // workload_cluster_conditions.go aggregateConditionsFromMachinesToKCP (v1beta1 EtcdClusterHealthy): Machines whose
+    // EtcdMemberHealthy is False (severity Error) → False EtcdClusterUnhealthy; only Unknown ones → Unknown EtcdClusterUnknown.
+    const etcdErrors = x.etcd.filter((v) => v.etcdMemberHealthy === false && !v.etcdUnknown).map((v) => v.name).sort();
+    const etcdUnknown = x.etcd.filter((v) => v.etcdMemberHealthy === false && v.etcdUnknown).map((v) => v.name).sort();
+    if (etcdErrors.length) {
+      c = markFalse(c, 'EtcdClusterHealthy', 'EtcdClusterUnhealthy', 'Error', `Following Machines are reporting etcd member errors: ${etcdErrors.join(', ')}`, now);
+    } else if (etcdUnknown.length && x.etcd.every((v) => v.etcdMemberHealthy !== true)) {
+      c = setCondition(c, { type: 'EtcdClusterHealthy', status: 'Unknown', reason: 'EtcdClusterUnknown', message: `Following Machines are reporting unknown etcd member status: ${etcdUnknown.join(', ')}` }, now);
     } else if (x.healthy < x.members) {
       c = markFalse(c, 'EtcdClusterHealthy', 'EtcdClusterUnhealthy', 'Warning', `${x.healthy}/${x.members} etcd members healthy`, now);
     } else {
@@ -525,7 +562,7 @@ export class KubeadmControlPlaneReconciler implements Controller {
     } catch {
       members = [];
     }
-    return { kubernetesVersion: cm.data.kubernetesVersion ?? '', dnsImageTag: cm.data.dnsImageTag ?? '', members };
+    return { kubernetesVersion: cm.data.kubernetesVersion ?? '', dnsImageTag: cm.data.dnsImageTag ?? '', members, ...(cm.data.etcdQuorum ? { quorum: cm.data.etcdQuorum === 'true' } : {}) };
   }
 
   private async writeRecord(wl: KubeClient, kcp: KubeadmControlPlane, r: ControlPlaneRecord, quorum: boolean): Promise<void> {

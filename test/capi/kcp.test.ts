@@ -215,39 +215,54 @@ describe('preflight checks, etcd quorum (KCP-5) and version skew (UPG-3)', () =>
     await settled(w, 3, 'v1.30.5');
   });
 
-  it('without etcd quorum every scale operation, rollback included, is refused until the operator restores quorum', async () => {
+  it('KCP-5: without etcd quorum the preflight checks refuse every scale operation, rollback included, as KCP v1.10.10 does; the testbed etcd says what to do', async () => {
     const w = await cpWorld(26, 3, 0);
     await settled(w, 3);
     await w.mgmt.create({ ...machineTemplate(`${CLUSTER}-cp-template-v2`, 'alauda-os-k8s-v1.31.2'), metadata: { name: `${CLUSTER}-cp-template-v2`, namespace: NS } });
     await patchKcp(w, { spec: { version: 'v1.31.2', machineTemplate: { infrastructureRef: { name: `${CLUSTER}-cp-template-v2` } } } });
-    // Let the upgrade replace one machine.
-    await w.sim.runUntil(() => cpMachines(w).filter((m) => m.spec.version === 'v1.31.2' && m.status?.phase === 'Running').length === 1, 30 * MIN);
-    await w.sim.advance(30_000);
-    // The new control plane loses quorum: two members unhealthy.
-    const names = cpMachines(w).map((m) => m.metadata.name);
-    await w.mgmt.patch({ kind: 'KubeadmControlPlane', namespace: NS, name: KCP }, 'merge', { metadata: { annotations: { [ANN_ETCD_MEMBER_UNHEALTHY]: names.slice(0, 2).join(',') } } });
+    await settled(w, 3, 'v1.31.2', `${CLUSTER}-cp-template-v2`);
+    // The new control plane loses quorum: two members down (named by their Nodes, as the scenarios do).
+    const machines = cpMachines(w).sort((a, b) => a.status!.nodeRef!.name.localeCompare(b.status!.nodeRef!.name));
+    const nodes = machines.map((m) => m.status!.nodeRef!.name);
+    await w.mgmt.patch({ kind: 'KubeadmControlPlane', namespace: NS, name: KCP }, 'merge', { metadata: { annotations: { [ANN_ETCD_MEMBER_UNHEALTHY]: nodes.slice(0, 2).join(',') } } });
     await w.sim.advance(2 * MIN);
-    expect(cond(w, 'EtcdClusterHealthy')).toMatchObject({ status: 'False', reason: 'EtcdQuorumLost' });
+    // workload_cluster_conditions.go: the member KCP reaches (the only one up) reports "etcdserver: no leader"; every
+    // Machine with a Node is EtcdMemberHealthy False, aggregated into EtcdClusterHealthy False EtcdClusterUnhealthy.
+    const names = machines.map((m) => m.metadata.name).sort();
+    expect(cond(w, 'EtcdClusterHealthy')).toMatchObject({ status: 'False', reason: 'EtcdClusterUnhealthy', severity: 'Error', message: `Following Machines are reporting etcd member errors: ${names.join(', ')}` });
     expect(cm(w).etcdQuorum).toBe('false');
+    // The operator hint is the testbed etcd's (component testbed-etcd), once: KCP names no quorum.
+    const hint = w.events.all().filter((e) => e.type === 'event.EtcdQuorumLost');
+    expect(hint).toHaveLength(1);
+    expect(hint[0]!.rules).toEqual(['KCP-5']);
+    expect(hint[0]!.message).toContain(`1/3 members up (${nodes[2]}; down: ${nodes[0]}, ${nodes[1]})`);
+    expect(hint[0]!.message).toContain(`${ANN_RESTORE_ETCD_QUORUM}=true`);
+    expect(w.events.all().filter((e) => e.type === 'etcd.quorum-lost')).toHaveLength(1);
 
-    // Rollback (RB-5): restore template and version. Refused while there is no quorum.
+    // Rollback (RB-5): restore template and version. Refused by the preflight checks while there is no quorum.
     const before = cpMachines(w).map((m) => `${m.metadata.name}:${m.metadata.deletionTimestamp ?? ''}`);
     const createdBefore = w.events.all().filter((e) => e.type === 'kcp.machine-created').length;
     await patchKcp(w, { spec: { version: 'v1.30.4', machineTemplate: { infrastructureRef: { name: `${CLUSTER}-cp-template` } } } });
     await w.sim.advance(30 * MIN);
     expect(cpMachines(w).map((m) => `${m.metadata.name}:${m.metadata.deletionTimestamp ?? ''}`)).toEqual(before);
     expect(w.events.all().filter((e) => e.type === 'kcp.machine-created').length).toBe(createdBefore);
-    const ev = w.events.all().filter((e) => e.type === 'event.EtcdQuorumLost');
-    expect(ev.length).toBeGreaterThan(0);
-    expect(ev.at(-1)!.rules).toEqual(['KCP-5']);
-    expect(cond(w, 'EtcdClusterHealthy')?.message).toContain(ANN_RESTORE_ETCD_QUORUM);
+    // scale.go preflightChecks: the Warning Event ControlPlaneUnhealthy with the aggregated errors "[…, …]".
+    const pf = w.events.all().filter((e) => e.type === 'event.ControlPlaneUnhealthy').at(-1)!;
+    expect(pf.message).toContain(`Waiting for control plane to pass preflight checks to continue reconciliation: [Machine `);
+    expect(pf.message).toContain(`reports EtcdMemberHealthy condition is false (Error, Etcd endpoint etcd-${nodes[2]} reports errors: etcdserver: no leader)`);
+    expect(pf.rules).toEqual(['KCP-5']);
+    expect(w.events.all().some((e) => e.type === 'event.EtcdQuorumLost' && e.source === 'capi')).toBe(false);
     expect(cond(w, 'Ready')?.status).toBe('False');
 
-    // Operator action: restore quorum → the rollback proceeds to the old template and version.
+    // Operator action: forced recovery → the down members re-join and the rollback proceeds to the old template and version.
     await w.mgmt.patch({ kind: 'KubeadmControlPlane', namespace: NS, name: KCP }, 'merge', { metadata: { annotations: { [ANN_RESTORE_ETCD_QUORUM]: 'true' } } });
     await w.sim.advance(1_000);
-    expect(w.events.all().some((e) => e.type === 'kcp.etcd-quorum-restored')).toBe(true);
+    const restored = w.events.all().filter((e) => e.type === 'etcd.quorum-restored');
+    expect(restored).toHaveLength(1);
+    expect(restored[0]!.data?.recreated).toEqual(nodes.slice(0, 2));
+    expect(w.events.all().some((e) => e.type === 'event.EtcdQuorumRestored')).toBe(true);
     expect(kcp(w).metadata.annotations?.[ANN_RESTORE_ETCD_QUORUM]).toBeUndefined();
+    expect(kcp(w).metadata.annotations?.[ANN_ETCD_MEMBER_UNHEALTHY]).toBeUndefined();
     await settled(w, 3, 'v1.30.4', `${CLUSTER}-cp-template`);
     expect(cond(w, 'EtcdClusterHealthy')?.status).toBe('True');
   });
@@ -306,12 +321,22 @@ describe('KCP decisions (pure)', () => {
   });
   it('rollout loop: scale up while machines < replicas + maxSurge, else scale down an outdated one', () => {
     const ms = [v('a', 1, { upToDate: false }), v('b', 2, { upToDate: false }), v('c', 3, { upToDate: false })];
-    expect(decideKcp({ replicas: 3, maxSurge: 1, initialized: true, machines: ms, etcd: { members: 3, healthy: 3 } }).type).toBe('scaleUp');
-    expect(decideKcp({ replicas: 3, maxSurge: 0, initialized: true, machines: ms, etcd: { members: 3, healthy: 3 } })).toMatchObject({ type: 'scaleDown', machine: 'a' });
-    expect(decideKcp({ replicas: 3, maxSurge: 0, initialized: true, machines: ms, etcd: { members: 3, healthy: 1 } })).toMatchObject({ type: 'blocked', reason: 'EtcdQuorumLost' });
-    expect(decideKcp({ replicas: 3, maxSurge: 0, initialized: false, machines: [], etcd: { members: 0, healthy: 0 } }).type).toBe('initialize');
-    expect(decideKcp({ replicas: 3, maxSurge: 0, initialized: true, machines: [v('a', 1), v('b', 2, { hasNodeRef: false })], etcd: { members: 1, healthy: 1 } })).toMatchObject({ type: 'blocked', reason: 'PreflightFailed' });
-    expect(decideKcp({ replicas: 1, maxSurge: 0, initialized: true, machines: [v('a', 1), v('b', 2, { deleting: true })], etcd: { members: 1, healthy: 1 } })).toMatchObject({ type: 'blocked', reason: 'WaitingForMachineDeletion' });
+    expect(decideKcp({ replicas: 3, maxSurge: 1, initialized: true, machines: ms }).type).toBe('scaleUp');
+    expect(decideKcp({ replicas: 3, maxSurge: 0, initialized: true, machines: ms })).toMatchObject({ type: 'scaleDown', machine: 'a' });
+    // Without etcd quorum every Machine's EtcdMemberHealthy is False: the preflight checks of the scale down fail on the
+    // Machines it keeps (scale.go preflightChecks excludes the one being removed; preflightCheckCondition's message).
+    const noLeader = 'Etcd endpoint etcd-n3 reports errors: etcdserver: no leader';
+    const lost = ms.map((m) => ({ ...m, etcdMemberHealthy: false, etcdMessage: noLeader }));
+    expect(decideKcp({ replicas: 3, maxSurge: 0, initialized: true, machines: lost })).toEqual({
+      type: 'blocked',
+      operation: 'scaleDown',
+      reason: 'PreflightFailed',
+      machine: 'a',
+      messages: [`Machine b reports EtcdMemberHealthy condition is false (Error, ${noLeader})`, `Machine c reports EtcdMemberHealthy condition is false (Error, ${noLeader})`],
+    });
+    expect(decideKcp({ replicas: 3, maxSurge: 0, initialized: false, machines: [] }).type).toBe('initialize');
+    expect(decideKcp({ replicas: 3, maxSurge: 0, initialized: true, machines: [v('a', 1), v('b', 2, { hasNodeRef: false })] })).toMatchObject({ type: 'blocked', reason: 'PreflightFailed' });
+    expect(decideKcp({ replicas: 1, maxSurge: 0, initialized: true, machines: [v('a', 1), v('b', 2, { deleting: true })] })).toMatchObject({ type: 'blocked', reason: 'WaitingForMachineDeletion' });
   });
 });
 
