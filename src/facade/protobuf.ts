@@ -77,9 +77,22 @@ const SCHEMAS: Record<string, Schema> = {
   },
   Subject: { 1: { name: 'kind', type: 'string' }, 2: { name: 'apiGroup', type: 'string' }, 3: { name: 'name', type: 'string' }, 4: { name: 'namespace', type: 'string' } },
   RoleRef: { 1: { name: 'apiGroup', type: 'string' }, 2: { name: 'kind', type: 'string' }, 3: { name: 'name', type: 'string' } },
+  // policy/v1 Eviction (k8s.io/api policy/v1 generated.proto): the Machine controller's drain evicts a Node's Pods
+  // (internal/controllers/machine/drain/drain.go evictPod: SubResource("eviction").Create with a policy/v1 Eviction).
+  Eviction: { 1: { name: 'metadata', type: 'message', of: 'ObjectMeta' }, 2: { name: 'deleteOptions', type: 'message', of: 'DeleteOptions' } },
+  // k8s.io/apimachinery pkg/apis/meta/v1 generated.proto.
+  DeleteOptions: {
+    1: { name: 'gracePeriodSeconds', type: 'int' },
+    2: { name: 'preconditions', type: 'message', of: 'Preconditions' },
+    3: { name: 'orphanDependents', type: 'bool' },
+    4: { name: 'propagationPolicy', type: 'string' },
+    5: { name: 'dryRun', type: 'repeated-string' },
+    6: { name: 'ignoreStoreReadErrorWithClusterBreakingPotential', type: 'bool' },
+  },
+  Preconditions: { 1: { name: 'uid', type: 'string' }, 2: { name: 'resourceVersion', type: 'string' } },
 };
 /** Schemas of embedded messages only, not kinds a body may carry. */
-const PARTS = new Set(['ObjectMeta', 'OwnerReference', 'PolicyRule', 'Subject', 'RoleRef']);
+const PARTS = new Set(['ObjectMeta', 'OwnerReference', 'PolicyRule', 'Subject', 'RoleRef', 'DeleteOptions', 'Preconditions']);
 
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);

@@ -25,6 +25,11 @@
  *   the served workload API) and kubeadm init's upload-config phase
  *   (`kube-system/kubeadm-config`), see pointKubeconfigAtServedApi and
  *   uploadKubeadmConfig below.
+ * - **The model's `source: capi` KCP events** (`kcp.machine-created`,
+ *   `kcp.scale-down`), which upstream KCP does not write: on upstream they are
+ *   the harness's observations of KCP's writes (control plane Machines
+ *   appearing, getting a deletionTimestamp), marked `data.observed: true`,
+ *   once per Machine (src/testbed/upstream-kcp-events.ts).
  * - The cloud controller manager's node lifecycle controller is not here: it
  *   runs in every testbed, whichever Cluster API (src/testbed/node-lifecycle.ts).
  */
@@ -40,6 +45,7 @@ import { generateCA, issueCertificateSync } from '../pki/index.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext } from '../runtime/context.js';
 import { splitKey } from '../capi/util.js';
+import { observeKcpMachines } from './upstream-kcp-events.js';
 
 export const HARNESS_CONTROLLER = 'upstream-external-control-plane';
 /** kubeadm's mark-control-plane label. */
@@ -178,10 +184,16 @@ export interface HarnessOptions {
   createWorkload: (namespace: string, name: string) => void;
 }
 
-/** Register the harness controllers; returns a function that stops their watch. */
+/** Register the harness controllers and the KCP observer; returns a function that stops their watches. */
 export function setupUpstreamHarness(ctx: ControllerContext, o: HarnessOptions): () => void {
   ctx.manager.register(new ExternalControlPlane(ctx, o.endpoint, o.createWorkload));
-  return ctx.mgmt.watch<Cluster>('Cluster', (e) => {
+  const stopClusters = ctx.mgmt.watch<Cluster>('Cluster', (e) => {
     if (e.type !== 'DELETED') ctx.manager.enqueue(HARNESS_CONTROLLER, `${e.object.metadata.namespace ?? 'default'}/${e.object.metadata.name}`);
   }, { shared: true });
+  const log = ctx.logs.logger('upstream-harness', 'kcp-observer');
+  const stopMachines = observeKcpMachines({ mgmt: ctx.mgmt, events: ctx.events, warn: (msg) => log.error(msg) });
+  return () => {
+    stopClusters();
+    stopMachines();
+  };
 }

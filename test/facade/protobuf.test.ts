@@ -50,4 +50,15 @@ describe('facade: protobuf request bodies (controller-runtime sends built-in kin
     });
     expect(() => decodeKubeProtobuf(envelope('rbac.authorization.k8s.io/v1', 'PolicyRule', rule))).toThrow(ProtobufError);
   });
+  it('decodes a policy/v1 Eviction with its DeleteOptions, as the Machine controller\'s drain sends it (cluster-api internal/controllers/machine/drain/drain.go evictPod)', () => {
+    const opts = Buffer.concat([vf(1, 30), ld(2, Buffer.concat([ld(1, 'uid-1'), ld(2, '42')])), ld(4, 'Background'), ld(5, 'All')]);
+    const eviction = Buffer.concat([ld(1, Buffer.concat([ld(1, 'coredns-abc'), ld(3, 'kube-system')])), ld(2, opts)]);
+    expect(decodeKubeProtobuf(envelope('policy/v1', 'Eviction', eviction))).toEqual({
+      apiVersion: 'policy/v1',
+      kind: 'Eviction',
+      metadata: { name: 'coredns-abc', namespace: 'kube-system' },
+      deleteOptions: { gracePeriodSeconds: 30, preconditions: { uid: 'uid-1', resourceVersion: '42' }, propagationPolicy: 'Background', dryRun: ['All'] },
+    });
+    expect(() => decodeKubeProtobuf(envelope('v1', 'DeleteOptions', opts))).toThrow(ProtobufError);
+  });
 });

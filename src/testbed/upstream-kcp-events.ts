@@ -1,0 +1,126 @@
+/**
+ * The `source: capi` KubeadmControlPlane events of the model
+ * (`kcp.machine-created`, `kcp.scale-down`: src/capi/kcp.ts createMachine and
+ * decision) on upstream Cluster API, where KCP writes no testbed events: the
+ * upstream harness records them from what it observes KCP write to the
+ * management cluster, so a scenario's `events:` checks read the same on
+ * both sides. They carry `data.observed: true` and say "observed" in their
+ * message.
+ *
+ * - **`kcp.machine-created`**: a control plane Machine (label
+ *   `cluster.x-k8s.io/control-plane`, controller owner a
+ *   KubeadmControlPlane) appears. Message as the model's: `KubeadmControlPlane
+ *   <ns>/<kcp> created [initial ]control plane Machine <m> (<spec.version>,
+ *   <template>)`, the template being the HCSMachine's
+ *   `cluster.x-k8s.io/cloned-from-name` (upstream's CloneTemplate writes it;
+ *   else spec.infrastructureRef.name). "initial" when no other control plane
+ *   Machine of that KCP existed: upstream creates the kubeadm-init Machine
+ *   exactly then (controlplane/kubeadm/internal/controllers/controller.go
+ *   reconcile: `numMachines == 0` → initializeControlPlane).
+ * - **`kcp.scale-down`**: a control plane Machine gets a deletionTimestamp
+ *   (or is gone without one having been seen) while its KubeadmControlPlane
+ *   is not being deleted. Upstream's scaleDownControlPlane (scale.go) deletes
+ *   the Machine and records no Event on success, so the deletion itself is
+ *   what is observable. A control plane Machine deleted by someone else (an
+ *   operator, remediation) would be counted too; the scenarios compared on
+ *   upstream delete none.
+ *
+ * Exactly once each per Machine uid: watch events repeat (a re-list after a
+ * watch restart replays ADDED for every Machine, MODIFIED arrives for every
+ * status write). Handled in watch order, one at a time.
+ */
+import { LABEL_CONTROL_PLANE, ANNOTATION_CLONED_FROM_NAME, type KubeadmControlPlane, type Machine } from '../api/capi.js';
+import { errorMessage } from '../core/errors.js';
+import type { EventLog } from '../core/events.js';
+import type { KubeClient } from '../kube/client.js';
+import type { KubeObject, WatchEvent } from '../kube/types.js';
+
+export interface KcpObserverInput {
+  mgmt: KubeClient;
+  events: EventLog;
+  /** Logs a failed read (the event is then recorded with what is known). */
+  warn?: (msg: string) => void;
+}
+
+interface Seen {
+  kcp: string;
+  deleting: boolean;
+}
+
+/** Watches Machines and records the observed KCP events; returns a function that stops the watch. */
+export function observeKcpMachines(i: KcpObserverInput): () => void {
+  const seen = new Map<string, Seen>();
+  /** KCP key ("ns/name") → uids of its control plane Machines that exist. */
+  const live = new Map<string, Set<string>>();
+  let chain: Promise<void> = Promise.resolve();
+
+  const handle = async (e: WatchEvent<Machine>): Promise<void> => {
+    const m = e.object;
+    const uid = m.metadata.uid;
+    if (!uid || m.metadata.labels?.[LABEL_CONTROL_PLANE] === undefined) return;
+    const owner = (m.metadata.ownerReferences ?? []).find((r) => r.controller && r.kind === 'KubeadmControlPlane');
+    if (!owner) return;
+    const namespace = m.metadata.namespace ?? 'default';
+    const kcpKey = `${namespace}/${owner.name}`;
+    let s = seen.get(uid);
+    if (!s) {
+      const others = live.get(kcpKey) ?? new Set<string>();
+      live.set(kcpKey, others);
+      const initial = others.size === 0;
+      others.add(uid);
+      s = { kcp: kcpKey, deleting: false };
+      seen.set(uid, s);
+      const version = m.spec.version ?? '';
+      const template = await templateOf(i, m);
+      i.events.record({
+        source: 'capi',
+        type: 'kcp.machine-created',
+        message: `KubeadmControlPlane ${kcpKey} created ${initial ? 'initial ' : ''}control plane Machine ${m.metadata.name} (${version}, ${template}) [observed]`,
+        data: { kcp: owner.name, machine: m.metadata.name, init: initial, version, template, observed: true },
+      });
+    }
+    const gone = e.type === 'DELETED';
+    if (gone) live.get(kcpKey)?.delete(uid);
+    if (!s.deleting && (gone || m.metadata.deletionTimestamp)) {
+      s.deleting = true;
+      if (await kcpDeleting(i, namespace, owner.name)) return;
+      i.events.record({
+        source: 'capi',
+        type: 'kcp.scale-down',
+        message: `KubeadmControlPlane ${kcpKey}: deleting ${m.metadata.name} [observed: ${gone && !m.metadata.deletionTimestamp ? 'gone' : 'deletionTimestamp set'}]`,
+        data: { kcp: owner.name, machine: m.metadata.name, observed: true },
+        rules: ['KCP-1', 'KCP-2'],
+      });
+    }
+  };
+
+  return i.mgmt.watch<Machine>(
+    'Machine',
+    (e) => {
+      chain = chain.then(() => handle(e)).catch((err: unknown) => i.warn?.(`observing ${e.object.metadata.name}: ${errorMessage(err)}`));
+    },
+    { shared: true },
+  );
+}
+
+async function templateOf(i: KcpObserverInput, m: Machine): Promise<string> {
+  const ref = m.spec.infrastructureRef;
+  try {
+    const infra = await i.mgmt.get<KubeObject>({ kind: ref.kind ?? 'HCSMachine', namespace: ref.namespace ?? m.metadata.namespace ?? 'default', name: ref.name });
+    const from = infra?.metadata.annotations?.[ANNOTATION_CLONED_FROM_NAME];
+    if (from) return from;
+  } catch (err) {
+    i.warn?.(`reading ${ref.kind} ${ref.name}: ${errorMessage(err)}`);
+  }
+  return ref.name;
+}
+
+async function kcpDeleting(i: KcpObserverInput, namespace: string, name: string): Promise<boolean> {
+  try {
+    const kcp = await i.mgmt.get<KubeadmControlPlane>({ kind: 'KubeadmControlPlane', namespace, name });
+    return !kcp || !!kcp.metadata.deletionTimestamp;
+  } catch (err) {
+    i.warn?.(`reading KubeadmControlPlane ${namespace}/${name}: ${errorMessage(err)}`);
+    return false;
+  }
+}
