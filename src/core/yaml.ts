@@ -31,6 +31,16 @@ const CORE_FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/;
 const CORE_FLOAT_EXP = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/;
 const CORE_FLOAT_SPECIAL = /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
 
+/**
+ * The first characters the core patterns above can match (js-yaml tries every
+ * implicit type on every plain scalar: most scalars, names and paths, are
+ * ruled out by one lookup instead of up to eight regular expressions).
+ */
+const codes = (chars: string): Set<number> => new Set([...chars].map((c) => c.charCodeAt(0)));
+const NULL_FIRST = codes('~nN');
+const BOOL_FIRST = codes('tTfF');
+const NUMBER_FIRST = codes('-+.0123456789');
+
 /** The implicit resolvers of PyYAML (resolver.py, YAML 1.1): bool (with the y/n of the 1.1 spec), float, int, merge, null, timestamp, value. */
 const YAML11_NON_STRING = [
   /^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$/,
@@ -48,28 +58,28 @@ const isInt = (v: unknown): boolean => typeof v === 'number' && Number.isInteger
 // js-yaml passes a plain scalar's text to resolve/construct, or null for an empty node with an explicit tag.
 const coreNull = new Type('tag:yaml.org,2002:null', {
   kind: 'scalar',
-  resolve: (s: string | null) => s === null || CORE_NULL.test(s),
+  resolve: (s: string | null) => s === null || s === '' || (NULL_FIRST.has(s.charCodeAt(0)) && CORE_NULL.test(s)),
   construct: () => null,
   predicate: (v: unknown) => v === null,
   represent: () => 'null',
 });
 const coreBool = new Type('tag:yaml.org,2002:bool', {
   kind: 'scalar',
-  resolve: (s: string | null) => s !== null && CORE_BOOL.test(s),
+  resolve: (s: string | null) => s !== null && BOOL_FIRST.has(s.charCodeAt(0)) && CORE_BOOL.test(s),
   construct: (s: string) => s[0] === 't' || s[0] === 'T',
   predicate: (v: unknown) => typeof v === 'boolean',
   represent: (v: unknown) => (v ? 'true' : 'false'),
 });
 const coreInt = new Type('tag:yaml.org,2002:int', {
   kind: 'scalar',
-  resolve: (s: string | null) => s !== null && (CORE_INT.test(s) || CORE_INT_OCT.test(s) || CORE_INT_HEX.test(s)),
+  resolve: (s: string | null) => s !== null && NUMBER_FIRST.has(s.charCodeAt(0)) && (CORE_INT.test(s) || CORE_INT_OCT.test(s) || CORE_INT_HEX.test(s)),
   construct: (s: string) => (s[1] === 'o' ? parseInt(s.slice(2), 8) : s[1] === 'x' ? parseInt(s.slice(2), 16) : parseInt(s, 10)),
   predicate: isInt,
   represent: (v: unknown) => String(v),
 });
 const coreFloat = new Type('tag:yaml.org,2002:float', {
   kind: 'scalar',
-  resolve: (s: string | null) => s !== null && (CORE_FLOAT.test(s) || CORE_FLOAT_EXP.test(s) || CORE_FLOAT_SPECIAL.test(s)),
+  resolve: (s: string | null) => s !== null && NUMBER_FIRST.has(s.charCodeAt(0)) && (CORE_FLOAT.test(s) || CORE_FLOAT_EXP.test(s) || CORE_FLOAT_SPECIAL.test(s)),
   construct: (s: string) => (CORE_FLOAT_SPECIAL.test(s) ? (s.slice(-3).toLowerCase() === 'nan' ? NaN : s[0] === '-' ? -Infinity : Infinity) : parseFloat(s)),
   predicate: (v: unknown) => typeof v === 'number' && !isInt(v),
   represent: (v: unknown) => {

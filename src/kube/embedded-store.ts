@@ -53,7 +53,11 @@ interface HistoryEntry {
 export function deepFreeze<T>(v: T): T {
   if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return v;
   const o = v as Record<string, unknown>;
-  for (const k of Object.keys(o)) deepFreeze(o[k]);
+  // Own keys only (a non-plain value may inherit enumerable ones); primitives need no call.
+  for (const k of Object.keys(o)) {
+    const x = o[k];
+    if (typeof x === 'object' && x !== null) deepFreeze(x);
+  }
   return Object.freeze(v);
 }
 
