@@ -116,6 +116,8 @@ export interface MockHcs {
   /** The token /_admin requests must send as X-Admin-Token (undefined when admin is off). */
   adminToken: string | undefined;
   hypervisor: Hypervisor;
+  /** Bumped by every change of the cloud's state (servers, volumes, jobs, ...): while it stays the same, so does everything the hypervisor view shows. */
+  revision(): number;
   onServerChange(fn: (s: ServerChange) => void): () => void;
   onVolumeChange(fn: (v: VolumeChange) => void): () => void;
   flush(): Promise<void>;
@@ -350,6 +352,7 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
     config,
     adminToken,
     hypervisor: engine,
+    revision: () => store.revision,
     onServerChange: (fn) => engine.onServerChange(fn),
     onVolumeChange: (fn) => engine.onVolumeChange(fn),
     flush: () => store.flush(),

@@ -466,6 +466,11 @@ export class Store {
     return this.usedIps.get(subnetId)?.get(ip);
   }
 
+  /** A number bumped by every change of the state (markDirty): unchanged, the state is as it was. */
+  get revision(): number {
+    return this.version;
+  }
+
   /** True when changes are not yet on disk. */
   get dirty(): boolean {
     return this.persistent && this.writtenVersion < this.version;

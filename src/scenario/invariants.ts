@@ -74,9 +74,24 @@ export class InvariantMonitor {
     return [...this.violations.values()].sort((a, b) => a.at - b.at || a.key.localeCompare(b.key));
   }
 
-  /** Check everything that must hold at any instant. Returns the new violations. */
+  /** World.revision at the last completed check. */
+  private checkedAt: string | undefined;
+
+  /**
+   * Check everything that must hold at any instant. Returns the new violations.
+   *
+   * Skipped while World.revision says that nothing the checks read changed
+   * since the last one (two of three quiescent instants of the library): the
+   * findings would be those of the last check, all already recorded, and the
+   * trackers (rollouts, disks in service) would remember what they already
+   * do: a second check of the same state changes neither.
+   */
   async check(): Promise<Violation[]> {
-    return this.record([...this.cloudFindings(), ...(await this.clusterFindings()), ...(await this.stranded.findings())]);
+    const rev = this.world.revision?.();
+    if (rev !== undefined && rev === this.checkedAt) return [];
+    const fresh = this.record([...this.cloudFindings(), ...(await this.clusterFindings()), ...(await this.stranded.findings())]);
+    this.checkedAt = rev;
+    return fresh;
   }
 
   /** Checks that only make sense when the system is meant to be at rest (end of a run). */

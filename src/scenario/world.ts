@@ -45,6 +45,13 @@ export interface World {
   markers: Marker[];
   /** The run's event log so far. */
   eventLog(): readonly LogEvent[];
+  /**
+   * A value that changes whenever anything the invariants read may have
+   * changed: management and workload objects, the cloud's servers and
+   * volumes. Equal values: nothing changed in between. Absent where the
+   * backend cannot tell (a remote management cluster): then every check runs.
+   */
+  revision?(): string;
   /** Provider controller log (OPS-3). */
   controllerLog(deployment: string): string;
   /** Cloud fault injection (HCS-6). Throws with a message naming the bad field. */

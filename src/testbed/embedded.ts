@@ -22,6 +22,13 @@ export class EmbeddedWorkloadClusters implements WorkloadClusters {
     return this.store(namespace, clusterName);
   }
 
+  /** Changes whenever any workload cluster's store does (a write bumps its resourceVersion) or a cluster's store is created. */
+  revision(): string {
+    let sum = 0;
+    for (const s of this.stores.values()) sum += Number(s.resourceVersion());
+    return `${this.stores.size}:${sum}`;
+  }
+
   store(namespace: string, clusterName: string): EmbeddedStore {
     const key = `${namespace}/${clusterName}`;
     let s = this.stores.get(key);

@@ -117,6 +117,8 @@ export interface Backend {
   sync?(): Promise<void>;
   /** Keys of every object of a kind (a restarted controller's resync). */
   keys(kind: string): Promise<string[]>;
+  /** Changes with every write to the management cluster (World.revision); absent where the backend cannot tell. */
+  revision?(): string;
   /** The same, synchronously, where the backend can (embedded): a restart then enqueues its resync at once. */
   keysSync?(kind: string): string[];
   close(): Promise<void>;
@@ -138,6 +140,7 @@ export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
     },
     keys: async (kind) => embeddedKeys(kind),
     keysSync: (kind) => embeddedKeys(kind),
+    revision: () => env.mgmt.resourceVersion(),
     close: async () => {
       await facade?.close();
     },
@@ -207,6 +210,7 @@ export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: B
     kubeconfig: () => backend.kubeconfig(),
     ...(backend.sync ? { sync: () => backend.sync!() } : {}),
     eventLog: () => env.events.all(),
+    ...(backend.revision ? { revision: () => `${backend.revision!()}|${env.workloads.revision()}|${cloud.revision()}` } : {}),
     faults: {
       add: (rule) => cloud.faults.add(rule as unknown as Parameters<MockHcs['faults']['add']>[0]),
       clear: () => cloud.faults.clear(),
