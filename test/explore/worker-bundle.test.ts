@@ -1,17 +1,18 @@
 /**
  * The workers' precompiled bundle (src/explore/worker-bundle.ts): built from
  * the sources, rebuilt when an input changes, each module keeping its own
- * import.meta.url, and a run in a bundled worker writes the event log of a run
- * through tsx byte for byte (determinism; the start-up times are printed by
- * `npm run bench -- explore`, never asserted).
+ * import.meta.url, compiled with a V8 code cache that the first worker writes
+ * and the next ones use, and a run in a bundled worker writes the event log
+ * of a run through tsx byte for byte (determinism; the start-up times are
+ * printed by `npm run bench -- explore`, never asserted).
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WorkerPool } from '../../src/explore/pool.js';
-import { BUNDLE, BUNDLE_MANIFEST, ensureWorkerBundle } from '../../src/explore/worker-bundle.js';
+import { BUNDLE, BUNDLE_MANIFEST, bundleCodeFile, ensureWorkerBundle } from '../../src/explore/worker-bundle.js';
 
 const FIXTURE = 'test/explore/fixtures/one-worker-upgrade.yaml';
 
@@ -26,7 +27,9 @@ describe('the explore/--jobs worker bundle', () => {
     for (const f of ['src/explore/worker.ts', 'src/scenario/runner.ts', 'src/scenario/parse.ts', 'mock-hcs/src/index.ts']) {
       expect(m.inputs[f], f).toBe(createHash('sha256').update(readFileSync(f)).digest('hex'));
     }
-    const code = readFileSync(BUNDLE, 'utf8');
+    const codeFile = bundleCodeFile()!;
+    expect(readFileSync(BUNDLE, 'utf8')).toContain(JSON.stringify(codeFile));
+    const code = readFileSync(codeFile, 'utf8');
     expect(code).not.toContain('import.meta.url');
     expect(code).toContain(JSON.stringify(pathToFileURL(resolve('src/scenario/parse.ts')).href));
   });
@@ -37,13 +40,41 @@ describe('the explore/--jobs worker bundle', () => {
     m.inputs['src/explore/worker.ts'] = '0'.repeat(64);
     writeFileSync(BUNDLE_MANIFEST, JSON.stringify(m));
     const before = statSync(BUNDLE).mtimeMs;
+    const stale = bundleCodeFile()!.replace(/-[0-9a-f]+\.cjs$/, '-0123456789abcdef01234567.cjs');
+    writeFileSync(stale, '// an earlier build');
+    writeFileSync(stale.replace(/\.cjs$/, '.v8cache'), 'earlier');
     await new Promise((r) => setTimeout(r, 20)); // a later mtime for the rebuilt file
     expect(await ensureWorkerBundle()).toBe(BUNDLE);
     expect(statSync(BUNDLE).mtimeMs).toBeGreaterThan(before);
+    // Earlier builds' code and caches are removed.
+    expect(existsSync(stale)).toBe(false);
+    expect(existsSync(stale.replace(/\.cjs$/, '.v8cache'))).toBe(false);
     expect((JSON.parse(readFileSync(BUNDLE_MANIFEST, 'utf8')) as { inputs: Record<string, string> }).inputs['src/explore/worker.ts']).toBe(
       createHash('sha256').update(readFileSync('src/explore/worker.ts')).digest('hex'),
     );
   });
+
+  it('the first worker writes the V8 code cache when it exits; the next one uses it as it is', async () => {
+    await ensureWorkerBundle();
+    const cache = bundleCodeFile()!.replace(/\.cjs$/, '.v8cache');
+    rmSync(cache, { force: true });
+    const once = async (): Promise<void> => {
+      const pool = new WorkerPool({ jobs: 1 });
+      try {
+        const r = await pool.run({ type: 'explore', file: FIXTURE, seed: 5, schedule: [] });
+        expect('summary' in r && r.summary.ok, JSON.stringify(r)).toBe(true);
+      } finally {
+        await pool.close();
+      }
+    };
+    await once();
+    expect(statSync(cache).size).toBeGreaterThan(100_000);
+    const written = statSync(cache).mtimeMs;
+    await new Promise((r) => setTimeout(r, 20));
+    await once();
+    // Accepted by V8 (a rejected or missing cache would be written again at exit).
+    expect(statSync(cache).mtimeMs).toBe(written);
+  }, 120_000);
 
   it('a run in a bundled worker has the same event log as one through tsx', async () => {
     const hashes: string[] = [];
