@@ -40,10 +40,46 @@ const oneShot = (crypto as { hash?: { (algorithm: string, data: string | Uint8Ar
 /** sha256 of the empty body (every GET and DELETE). */
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
+/**
+ * The last few results of a pure function of one or two strings, by input.
+ * In process the client signs a request and mock-hcs verifies it a moment
+ * later: both build the canonical request, hash the same body and compute the
+ * HMAC of the same string to sign, and the second side finds the digest here
+ * instead of hashing again. Only an input equal to the one hashed hits (the
+ * verifier still builds everything from what it received and compares it);
+ * a string comparison costs far less than a digest (a native call each).
+ */
+class Recent<V> {
+  private readonly a: string[] = [];
+  private readonly b: string[] = [];
+  private readonly v: V[] = [];
+  private next = 0;
+
+  constructor(private readonly size: number) {}
+
+  get(a: string, b = ''): V | undefined {
+    for (let i = 0; i < this.a.length; i++) if (this.a[i] === a && this.b[i] === b) return this.v[i];
+    return undefined;
+  }
+
+  set(a: string, b: string, v: V): V {
+    this.a[this.next] = a;
+    this.b[this.next] = b;
+    this.v[this.next] = v;
+    this.next = (this.next + 1) % this.size;
+    return v;
+  }
+}
+
+/** Bodies and canonical requests of the last couple of requests (each side hashes two strings per request). */
+const recentSha256 = new Recent<string>(4);
+
 /** hex(sha256(s)) of the UTF-8 bytes of `s`. */
 export function sha256Hex(s: string): string {
   if (s === '') return EMPTY_SHA256;
-  return oneShot ? oneShot('sha256', s, 'hex') : crypto.createHash('sha256').update(s).digest('hex');
+  const hit = recentSha256.get(s);
+  if (hit !== undefined) return hit;
+  return recentSha256.set(s, '', oneShot ? oneShot('sha256', s, 'hex') : crypto.createHash('sha256').update(s).digest('hex'));
 }
 
 /** SHA-256 block size (bytes): HMAC pads the key to it. */
@@ -84,10 +120,6 @@ class Hmac256 {
   digest(message: string): Buffer {
     return oneShot!('sha256', this.outerInput(message), 'buffer');
   }
-
-  hex(message: string): string {
-    return oneShot!('sha256', this.outerInput(message), 'hex');
-  }
 }
 
 /** Per key (a client signs with one or two SKs over its life; the mock verifies for its configured projects). Bounded. */
@@ -102,14 +134,23 @@ function keyed(key: string): Hmac256 {
   return h;
 }
 
-/** HMAC-SHA256(key, message) as bytes. */
+/** Signatures of the last requests, by (key, string to sign): the verifier's HMAC of what the signer just signed. Never handed out (callers get copies). */
+const recentHmac = new Recent<Buffer>(2);
+
+function hmacDigest(key: string, message: string): Buffer {
+  const hit = recentHmac.get(key, message);
+  if (hit) return hit;
+  return recentHmac.set(key, message, oneShot ? keyed(key).digest(message) : crypto.createHmac('sha256', key).update(message).digest());
+}
+
+/** HMAC-SHA256(key, message) as bytes (the caller's own Buffer). */
 export function hmacSha256(key: string, message: string): Buffer {
-  return oneShot ? keyed(key).digest(message) : crypto.createHmac('sha256', key).update(message).digest();
+  return Buffer.from(hmacDigest(key, message));
 }
 
 /** HMAC-SHA256(key, message) as lower-case hex. */
 export function hmacSha256Hex(key: string, message: string): string {
-  return oneShot ? keyed(key).hex(message) : crypto.createHmac('sha256', key).update(message).digest('hex');
+  return hmacDigest(key, message).toString('hex');
 }
 
 // ---------------------------------------------------------------- canonical forms
