@@ -1,9 +1,14 @@
 /**
- * Wall time of the whole scenario library on the embedded backend (target:
- * under 10 s on the project machine). Run alone: `npx tsx bench/library.ts`.
+ * Wall time of the whole scenario library on the embedded backend, one
+ * scenario after another in this process (target: under 10 s on the project
+ * machine), with the CPU seconds beside each wall time: on a shared machine
+ * the wall time includes waiting for a core, the CPU time does not. (`run
+ * --jobs 1` and `--jobs 2`, with the workers' CPU, are in bench/explore.ts.)
+ * Run alone: `npx tsx bench/library.ts`.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { loadScenario } from '../src/scenario/parse.js';
 import { runScenario } from '../src/scenario/runner.js';
@@ -19,15 +24,26 @@ export interface BenchResult {
 export async function benchLibrary(dir = 'scenarios'): Promise<BenchResult[]> {
   const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
   const out: BenchResult[] = [];
+  const cpuSince = (c0: NodeJS.CpuUsage): number => {
+    const c = process.cpuUsage(c0);
+    return (c.user + c.system) / 1e6;
+  };
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   let failed = 0;
   for (const f of files) {
+    const c0 = process.cpuUsage();
     const s = loadScenario(join(dir, f));
     const r = await runScenario(s, embeddedTestbedFactory());
     if (!r.ok) failed++;
-    out.push({ name: `library: ${s.name}`, value: r.wallMs / 1000, unit: 's wall', note: `${(r.virtualMs / 60_000).toFixed(1)} min virtual, ${r.events.length} events${r.ok ? '' : ', FAILED'}` });
+    out.push({ name: `library: ${s.name}`, value: r.wallMs / 1000, unit: 's wall', note: `${cpuSince(c0).toFixed(2)} s CPU, ${(r.virtualMs / 60_000).toFixed(1)} min virtual, ${r.events.length} events${r.ok ? '' : ', FAILED'}` });
   }
-  out.unshift({ name: `library: all ${files.length} scenarios`, value: (performance.now() - t0) / 1000, unit: 's wall', note: `target < 10 s${failed ? `; ${failed} FAILED` : ''}` });
+  out.unshift({
+    name: `library: all ${files.length} scenarios`,
+    value: (performance.now() - t0) / 1000,
+    unit: 's wall',
+    note: `${cpuSince(cpu0).toFixed(2)} s CPU (this process); target < 10 s; load ${loadavg()[0]!.toFixed(1)}${failed ? `; ${failed} FAILED` : ''}`,
+  });
   return out;
 }
 
