@@ -17,6 +17,7 @@
  */
 import { FINALIZER_CLUSTER, LABEL_CLUSTER_NAME } from '../api/capi.js';
 import type { Cluster, ClusterStatus, Machine, MachineDeployment, MachineSet, ObjectReference } from '../api/capi.js';
+import { getShared } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
 import { controllerOf, isDeleting, ownerRef } from '../kube/types.js';
 import type { Controller, Result } from '../runtime/manager.js';
@@ -150,7 +151,8 @@ export class ClusterReconciler implements Controller {
   /** reconcileExternal: fetch a referenced object and make the Cluster its owner. */
   private async external(cluster: Cluster, ref: ObjectReference): Promise<KubeObject | undefined> {
     if (!ref.kind) return undefined;
-    const obj = await this.ctx.mgmt.get<KubeObject>({ kind: ref.kind, namespace: ref.namespace ?? cluster.metadata.namespace, name: ref.name });
+    // Read-only (the update below writes a copy; the callers only read): the stored object, no deep copy.
+    const obj = (await getShared<KubeObject>(this.ctx.mgmt, { kind: ref.kind, namespace: ref.namespace ?? cluster.metadata.namespace, name: ref.name })) as KubeObject | undefined;
     if (!obj) return undefined;
     const refs = ensureOwnerRef(obj.metadata.ownerReferences, ownerRef(cluster, false));
     const labels = { ...(obj.metadata.labels ?? {}), [LABEL_CLUSTER_NAME]: cluster.metadata.name };

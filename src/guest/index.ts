@@ -16,7 +16,7 @@ import type { Hypervisor, MockHcs } from '../../mock-hcs/src/index.js';
 import { secretValue, type Node, type NodeCondition, type Secret } from '../api/core.js';
 import { rfc3339 } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
-import type { KubeClient } from '../kube/client.js';
+import { getShared, type KubeClient } from '../kube/client.js';
 import { verifyLeaf } from '../pki/index.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
 import type { Controller, Result } from '../runtime/manager.js';
@@ -394,8 +394,8 @@ export class GuestFleet implements Controller {
 
   private async clusterCA(st: GuestState): Promise<string | undefined> {
     if (st.namespace && st.cluster) {
-      const s = await this.ctx.mgmt.get<Secret>({ kind: 'Secret', namespace: st.namespace, name: `${st.cluster}-ca` });
-      const crt = s ? secretValue(s, 'tls.crt') : undefined;
+      const s = await getShared<Secret>(this.ctx.mgmt, { kind: 'Secret', namespace: st.namespace, name: `${st.cluster}-ca` });
+      const crt = s ? secretValue(s as Secret, 'tls.crt') : undefined;
       if (crt) return crt;
     }
     return this.readPath(st, '/etc/kubernetes/pki/ca.crt');
@@ -445,7 +445,7 @@ export class GuestFleet implements Controller {
   private async nodeUnknown(st: GuestState): Promise<void> {
     const wl = this.workload(st);
     if (!wl || !st.nodeName) return;
-    const n = await wl.get<Node>({ kind: 'Node', name: st.nodeName });
+    const n = await getShared<Node>(wl, { kind: 'Node', name: st.nodeName });
     // Only the Node this server registered: a replacement may already own the name.
     if (!n || (st.providerID && n.spec.providerID !== st.providerID)) return;
     const conds = (n.status?.conditions ?? []).filter((c) => c.type !== 'Ready');

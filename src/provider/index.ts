@@ -6,6 +6,7 @@ import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, type Cluster, type KubeadmCont
 import type { HCSCluster, HCSMachine, HCSMachineConfigPool } from '../api/hcs.js';
 import type { HcsClient } from '../cloud/index.js';
 import type { KubeObject, WatchEvent } from '../kube/types.js';
+import { getShared } from '../kube/client.js';
 import { jsonEqual } from '../kube/patch.js';
 import type { ControllerContext } from '../runtime/context.js';
 import type { Controller, Result } from '../runtime/manager.js';
@@ -158,7 +159,7 @@ export function setupProviderControllers(ctx: ControllerContext, opts: ProviderO
   const poolSpecChanged = changedPredicate();
   /** HCSCluster keys of a Cluster (its infrastructureRef). */
   const hcKeyOfCluster = async (ns: string, clusterName: string): Promise<string | undefined> => {
-    const c = await ctx.mgmt.get<Cluster>({ kind: 'Cluster', namespace: ns, name: clusterName });
+    const c = await getShared<Cluster>(ctx.mgmt, { kind: 'Cluster', namespace: ns, name: clusterName });
     const ref = c?.spec.infrastructureRef;
     return ref?.kind === 'HCSCluster' ? `${ref.namespace ?? ns}/${ref.name}` : c ? `${ns}/${clusterName}` : undefined;
   };

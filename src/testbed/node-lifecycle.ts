@@ -15,6 +15,7 @@
 import type { Node } from '../api/core.js';
 import { nodeReady } from '../api/core.js';
 import type { Hypervisor } from '../../mock-hcs/src/index.js';
+import { listShared } from '../kube/client.js';
 import { META_CLUSTER, META_MACHINE, META_NAMESPACE, providerIDFor } from '../provider/labels.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext } from '../runtime/context.js';
@@ -42,7 +43,7 @@ class NodeLifecycle implements Controller {
     for (const key of this.workloadKeys()) {
       const { namespace, name } = splitKey(key);
       const wl = this.ctx.workloads.client(namespace, name);
-      for (const n of await wl.list<Node>('Node')) {
+      for (const n of await listShared<Node>(wl, 'Node')) {
         const pid = n.spec?.providerID;
         if (!pid || nodeReady(n) || live.has(`${namespace}|${pid}`)) continue;
         await wl.delete({ kind: 'Node', name: n.metadata.name }, { ignoreNotFound: true });
