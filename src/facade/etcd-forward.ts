@@ -27,7 +27,8 @@ import type { Pod } from '../workload/pods.js';
 import { SeededRng } from '../core/rng.js';
 import type { EmbeddedStore } from '../kube/embedded-store.js';
 import { issueCertificateSync, type CertKeyPair } from '../pki/index.js';
-import { WorkloadEtcd } from './etcd-members.js';
+import type { KubeObject } from '../kube/types.js';
+import { WorkloadEtcd, type EtcdPersistence, type EtcdState } from './etcd-members.js';
 import { etcdServer, serveOn } from './etcd-server.js';
 import { acceptPortForward, checkUpgrade } from './portforward.js';
 
@@ -55,6 +56,38 @@ const imageVersion = (pod: Pod): string => {
   return tag ?? '3.5.15';
 };
 
+/** Where the served etcd keeps what it decided (removed members, leader): a ConfigMap of the workload cluster. */
+export const ETCD_STATE_CONFIGMAP = { namespace: 'kube-system', name: 'testbed-etcd' };
+
+type StateConfigMap = KubeObject & { data?: Record<string, string> };
+
+/** EtcdPersistence in the workload cluster's own store: survives a facade started again on the same workload clusters. */
+export function configMapPersistence(store: EmbeddedStore): EtcdPersistence {
+  let chain: Promise<unknown> = Promise.resolve();
+  const ref = { kind: 'ConfigMap', ...ETCD_STATE_CONFIGMAP };
+  return {
+    load: () => {
+      const text = store.getSync<StateConfigMap>(ref)?.data?.state;
+      if (!text) return undefined;
+      try {
+        return JSON.parse(text) as EtcdState;
+      } catch {
+        return undefined;
+      }
+    },
+    save: (state) => {
+      const data = { state: JSON.stringify(state) };
+      chain = chain
+        .then(async () => {
+          const cur = store.getSync<StateConfigMap>(ref);
+          if (!cur) await store.create<StateConfigMap>({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...ETCD_STATE_CONFIGMAP, labels: { 'app.kubernetes.io/managed-by': 'hcs-testbed' } }, data });
+          else if (cur.data?.state !== data.state) await store.update<StateConfigMap>({ ...cur, data });
+        })
+        .catch(() => undefined); // the store is closing; the next decision writes the state again
+    },
+  };
+}
+
 export class PortForwards {
   private readonly etcds = new Map<string, WorkloadEtcd>();
   /** Per cluster, node and CA: the TLS + gRPC server of that member. */
@@ -68,7 +101,7 @@ export class PortForwards {
     if (!store) return undefined;
     let e = this.etcds.get(key);
     if (!e) {
-      e = new WorkloadEtcd(key, () => store.listSync<Node>('Node'));
+      e = new WorkloadEtcd(key, () => store.listSync<Node>('Node'), configMapPersistence(store));
       this.etcds.set(key, e);
     }
     return e;

@@ -7,6 +7,10 @@
  * (newEtcdClient: leader and errors), Cluster.MemberList (Members),
  * Maintenance.Alarm GET (Alarms), Cluster.MemberRemove (RemoveMember),
  * Maintenance.MoveLeader (MoveLeader). Anything else is UNIMPLEMENTED (12).
+ * Without quorum (the testbed's etcd faults, KCP-5: etcd-members.ts) Status
+ * answers with leader 0 and errors ["etcdserver: no leader"], and a
+ * linearizable MemberList, Alarm and MemberRemove fail with UNAVAILABLE
+ * "etcdserver: request timed out", as etcd v3.5's members do.
  *
  * Messages: etcd api/etcdserverpb/rpc.proto (go.etcd.io/etcd/api/v3 v3.5):
  * ResponseHeader {1 cluster_id, 2 member_id, 3 revision, 4 raft_term};
@@ -71,8 +75,10 @@ export function etcdCall(ep: EtcdEndpoint, method: string, body: Buffer): Buffer
   const e = ep.etcd;
   switch (method) {
     case '/etcdserverpb.Maintenance/Status':
-      return new ProtoWriter().message(1, header(e, self)).string(2, ep.version).uint(3, 1 << 20).uint(4, e.leader()).uint(5, 1).uint(6, e.raftTerm()).uint(7, 1).uint(9, 1 << 19).finish();
+      return new ProtoWriter().message(1, header(e, self)).string(2, ep.version).uint(3, 1 << 20).uint(4, e.leader()).uint(5, 1).uint(6, e.raftTerm()).uint(7, 1).strings(8, e.statusErrors()).uint(9, 1 << 19).finish();
     case '/etcdserverpb.Cluster/MemberList': {
+      // MemberListRequest {1 linearizable}: clientv3 v3.5 asks for a linearizable list, which needs quorum.
+      if (uintField(body, 1) !== 0n) e.requireQuorum();
       const w = new ProtoWriter().message(1, header(e, self));
       for (const m of e.members()) w.message(2, memberMessage(m));
       return w.finish();
@@ -80,6 +86,7 @@ export function etcdCall(ep: EtcdEndpoint, method: string, body: Buffer): Buffer
     case '/etcdserverpb.Maintenance/Alarm': {
       const action = uintField(body, 1);
       if (action !== 0n) throw new EtcdError(12, 'this testbed etcd only lists alarms (AlarmRequest action GET)');
+      e.requireQuorum(); // alarms are read through raft
       return new ProtoWriter().message(1, header(e, self)).finish(); // no alarms raised
     }
     case '/etcdserverpb.Cluster/MemberRemove': {

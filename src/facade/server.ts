@@ -31,6 +31,7 @@ import { SCALE_KINDS, serveScale } from './scale.js';
 import { serveEviction } from './eviction.js';
 import { WorkloadListeners } from './listeners.js';
 import { PortForwards, type EtcdCaSource } from './etcd-forward.js';
+import type { WorkloadEtcd } from './etcd-members.js';
 import { checkCreate, checkWrite, jsonDepth, MAX_BODY_DEPTH, valueDepth } from './validate.js';
 import { toTable, type IncludeObject } from './tables.js';
 import { decodeKubeProtobuf, PROTOBUF_CONTENT_TYPE, ProtobufError } from './protobuf.js';
@@ -107,6 +108,8 @@ export interface Facade {
   issueClientCertificate(username: string, group?: string, nowMs?: number): { certPem: string; keyPem: string };
   /** The dashboard's address with the token (opening it sets the browser's cookie). */
   dashboardUrl: string;
+  /** The etcd served for workload cluster `<namespace>/<name>` (etcd-members.ts), if it is served. */
+  etcd(namespace: string, name: string): WorkloadEtcd | undefined;
   close(): Promise<void>;
 }
 
@@ -684,6 +687,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
       return issueClientCertificate(tls, username, group, nowMs);
     },
     dashboardUrl: `${url}/?token=${encodeURIComponent(token)}`,
+    etcd: (namespace: string, name: string) => portForwards.etcd(`${namespace}/${name}`),
     close: async () => {
       closed = true;
       workloads?.setEndpoints(undefined);

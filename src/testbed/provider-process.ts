@@ -446,16 +446,16 @@ const RULE_ID = /\b(?:NET|DISK|POOL|TPL|MD|BOOT|KCP|UPG|OVN|OPS|HCS)-\d+\b/g;
  * provider, rules from the `hcs-testbed.io/rules` annotation, else the rule
  * IDs the message cites (a provider in another language need not annotate).
  */
-export function mirrorProviderEvents(mgmt: KubeClient, record: (e: EventInput) => void, component = PROVIDER_DEPLOYMENT): () => void {
+export function mirrorProviderEvents(mgmt: KubeClient, record: (e: EventInput) => void, component = PROVIDER_DEPLOYMENT, o: { source?: EventSource; warningsOnly?: boolean } = {}): () => void {
   type K8sEvent = KubeObject & { involvedObject?: { kind?: string; name?: string; namespace?: string }; reason?: string; message?: string; type?: string; source?: { component?: string } };
   return mgmt.watch<K8sEvent>('Event', (e) => {
     const ev = e.object;
-    if (e.type !== 'ADDED' || ev.source?.component !== component) return;
+    if (e.type !== 'ADDED' || ev.source?.component !== component || (o.warningsOnly && ev.type !== 'Warning')) return;
     const io = ev.involvedObject ?? {};
     const ann = ev.metadata.annotations?.[ANN_EVENT_RULES];
     const rules = ann ? ann.split(',').filter(Boolean) : [...new Set((ev.message ?? '').match(RULE_ID) ?? [])];
     record({
-      source: 'provider',
+      source: o.source ?? 'provider',
       type: `event.${ev.reason ?? ''}`,
       message: `${io.kind ?? ''} ${io.namespace ? io.namespace + '/' : ''}${io.name ?? ''}: ${ev.reason ?? ''}: ${ev.message ?? ''}`,
       data: { kind: io.kind, name: io.name, namespace: io.namespace, eventType: ev.type, reason: ev.reason },

@@ -40,6 +40,7 @@ import { CloudFront, PROVIDER_DEPLOYMENT, type CapiMode, type ProviderMode } fro
 import { DEFAULT_SPEED, PacedSimulation } from './paced.js';
 import { assembleTestbed, type TestbedOptions, type TestbedParts } from './testbed.js';
 import { readProviderLog, mirrorProviderEvents } from './provider-process.js';
+import { setupServedEtcdFaults } from './etcd-faults.js';
 import { setupUpstreamHarness } from './upstream-harness.js';
 
 /** Kinds the testbed's controllers create, own or read in the management cluster. */
@@ -191,8 +192,16 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
       endpoint: (ns, name) => ({ server: f.clusterUrl(ns, name), ...(f.caPem ? { caPem: f.caPem } : {}), token: f.token }),
       createWorkload: (ns, name) => void env.workloads.store(ns, name),
     });
+    // The testbed etcd's faults and operator action (KCP-5) on the etcd served to the real KCP (etcd-faults.ts).
+    const stopEtcdFaults = setupServedEtcdFaults(env.ctx, (ns, name) => f.etcd(ns, name));
+    // The real KCP's Warning Events (its recorder's component: controlplane/kubeadm/internal/controllers/controller.go
+    // GetEventRecorderFor) into the run's log as the model's KCP puts its own there (e.g. the preflight checks'
+    // ControlPlaneUnhealthy, KCP-5): an Event the recorder repeats is one object with a count, so once per message.
+    const stopKcpEvents = mirrorProviderEvents(env.mgmt, (e: Omit<LogEvent, 'seq' | 't'>) => env.events.record(e), 'kubeadmcontrolplane-controller', { source: 'capi', warningsOnly: true });
     const close = parts.close;
     parts.close = async () => {
+      stopKcpEvents();
+      stopEtcdFaults();
       stopHarness();
       await close();
     };

@@ -5,7 +5,12 @@
  * go.etcd.io/etcd/client/v3 (test/facade/etcd-go, the same modules and versions the
  * upstream managers build with) port-forwards to `kube-system/etcd-<node>:2379` through
  * the served workload API, verifies the member's serving certificate against the etcd
- * CA, and calls Status, MemberList, AlarmList, MoveLeader and MemberRemove.
+ * CA, and calls Status, MemberList, AlarmList, MoveLeader and MemberRemove. Then
+ * the testbed's etcd fault (KCP-5, src/capi/etcd-faults.ts): down members refuse the
+ * forward, the member left without quorum reports "etcdserver: no leader" in its Status
+ * and times out a linearizable MemberList, as etcd v3.5 does, which is what makes KCP
+ * v1.10.10 mark every Machine's EtcdMemberHealthy False; the forced recovery brings the
+ * down members back as new members; what etcd decided survives a facade restart.
  * Skips when Go is missing. The Go build reuses the module download of tools/capi (GOFLAGS=-mod=readonly).
  */
 import { execFile, spawnSync } from 'node:child_process';
@@ -39,7 +44,7 @@ const skip = goProblem();
 const NODES = ['demo-cp-1', 'demo-cp-2', 'demo-cp-3'];
 
 interface Out {
-  status?: { leader: string; version: string; errors: string[] | null; member: string; cluster: string };
+  status?: { leader: string; version: string; errors: string[] | null; member: string; cluster: string; raftTerm: number };
   members?: { id: string; name: string; peerURLs: string[]; clientURLs: string[]; isLearner: boolean }[];
   alarms?: number;
   leaderAfterMove?: string;
@@ -54,6 +59,7 @@ describe.skipIf(!!skip)(`KCP-2: etcd members through pods/etcd-<node>/portforwar
   let ca: CertKeyPair;
   let files: { cert: string; key: string; ca: string; otherCert: string; otherKey: string };
   let workloads: EmbeddedWorkloadClusters;
+  let clock: VirtualClock;
 
   const client = async (args: string[], cert = files.cert, key = files.key): Promise<Out> => {
     const kc = facade.kubeconfigPaths.workloads['cpaas-system/demo']!;
@@ -76,7 +82,7 @@ describe.skipIf(!!skip)(`KCP-2: etcd members through pods/etcd-<node>/portforwar
     await run('go', ['build', '-trimpath', '-o', bin, '.'], { cwd: join(REPO, 'test', 'facade', 'etcd-go'), env: { ...process.env, GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=readonly', GOPROXY: 'off' }, timeout: 540_000 });
     process.stdout.write(`etcd-go (client-go + etcd clientv3) built in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
 
-    const clock = new VirtualClock(Date.parse('2026-01-01T00:00:00Z'));
+    clock = new VirtualClock(Date.parse('2026-01-01T00:00:00Z'));
     const rng = new SeededRng(7);
     workloads = new EmbeddedWorkloadClusters(clock, rng.fork('wl'), new EventLog(clock));
     const store = workloads.store('cpaas-system', 'demo');
@@ -139,6 +145,49 @@ describe.skipIf(!!skip)(`KCP-2: etcd members through pods/etcd-<node>/portforwar
     expect(removed.membersAfterRemove!.map((m) => m.id)).not.toContain(id3);
     const gone = await client(['-pod', 'etcd-demo-cp-3', '-dial-timeout', '3s']);
     expect(gone.error?.stage).toBe('connect');
+  }, 180_000);
+
+  it('KCP-5: without quorum the member left reports "etcdserver: no leader" (Status) and times out a linearizable MemberList; down members refuse the forward; the forced recovery re-creates them', async () => {
+    // After the test above: members demo-cp-1 and demo-cp-2 (demo-cp-3 was removed).
+    const etcd = facade.etcd('cpaas-system', 'demo')!;
+    const before = await client(['-pod', 'etcd-demo-cp-1']);
+    expect(before.members!.map((m) => m.name)).toEqual(['demo-cp-1', 'demo-cp-2']);
+    etcd.setDown(['demo-cp-2']);
+    // The down member's pod: the forward is refused (its etcd does not answer).
+    const gone = await client(['-pod', 'etcd-demo-cp-2', '-dial-timeout', '3s']);
+    expect(gone.error?.stage).toBe('connect');
+    // 1 of 2 up: no quorum. etcdserver/api/v3rpc/maintenance.go Status: leader 0, errors [ErrNoLeader].
+    const lost = await client(['-pod', 'etcd-demo-cp-1']);
+    expect(lost.status!.leader).toBe('0');
+    expect(lost.status!.errors).toEqual(['etcdserver: no leader']);
+    // clientv3's MemberList is linearizable (cluster.go): it needs quorum (rpctypes ErrGRPCTimeout).
+    expect(lost.error?.stage).toBe('memberlist');
+    expect(lost.error?.message).toContain('etcdserver: request timed out');
+    // Forced recovery: the down member comes back as a new member (new ID); quorum and a leader again.
+    expect(etcd.forceRecover()).toEqual(['demo-cp-2']);
+    const back = await client(['-pod', 'etcd-demo-cp-2']);
+    expect(back.error).toBeUndefined();
+    expect(back.status!.errors ?? []).toEqual([]);
+    expect(back.members!.map((m) => m.name)).toEqual(['demo-cp-1', 'demo-cp-2']);
+    expect(back.members![1]!.id).not.toBe(before.members![1]!.id);
+    expect(back.members![0]!.id).toBe(before.members![0]!.id);
+    expect(back.alarms).toBe(0);
+  }, 180_000);
+
+  it('what etcd decided (removed and re-created members, the leader) survives a facade restart on the same workload clusters', async () => {
+    const before = await client(['-pod', 'etcd-demo-cp-1']);
+    await facade.close();
+    facade = await startFacade({
+      mgmt: new EmbeddedStore({ clock, rng: new SeededRng(8), clusterName: 'unused' }),
+      workloads,
+      clock,
+      etcdCa: async (ns, cluster) => (ns === 'cpaas-system' && cluster === 'demo' ? ca : undefined),
+    });
+    const after = await client(['-pod', 'etcd-demo-cp-1']);
+    expect(after.error).toBeUndefined();
+    expect(after.members).toEqual(before.members);
+    expect(after.status!.leader).toBe(before.status!.leader);
+    expect(after.status!.raftTerm).toBe(before.status!.raftTerm);
   }, 180_000);
 
   it('a client certificate of another CA is refused in the TLS handshake', async () => {
