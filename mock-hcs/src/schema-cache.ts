@@ -24,8 +24,30 @@ const MAX_ENTRIES = 1024;
 export interface SharedValidators {
   /** fastify's `schemaController.compilersFactory.buildValidator`. */
   buildValidator: BuildCompiler;
-  /** Schemas compiled so far (for tests). */
+  /** Schemas compiled so far (on first use; for tests). */
   readonly compiled: () => number;
+}
+
+/**
+ * A validator compiled on first use. Fastify builds every route's validator
+ * when the app starts, but a run uses few of them (the library none of the
+ * admin routes'): Ajv's compile (~10 ms a schema in a fresh process) happens
+ * when fastify first looks at the function: its `schemaEnv` (read before each
+ * call, to pass the parent data) or the call itself. `errors` is the last
+ * call's, as on Ajv's own function.
+ */
+function lazyValidator(build: () => Validate): Validate {
+  let fn: Validate | undefined;
+  const get = (): Validate => (fn ??= build());
+  const v = function (this: unknown, data: unknown, cxt?: unknown): unknown {
+    return (get() as unknown as (this: unknown, data: unknown, cxt?: unknown) => unknown).call(this, data, cxt);
+  };
+  Object.defineProperties(v, {
+    errors: { get: () => fn?.errors, enumerable: true },
+    schemaEnv: { get: () => get().schemaEnv, enumerable: true },
+    schema: { get: () => get().schema, enumerable: true },
+  });
+  return v as unknown as Validate;
 }
 
 /** A validator factory whose compiled schemas outlive the app; one per process is enough. */
@@ -40,8 +62,10 @@ export function sharedValidators(): SharedValidators {
       const key = `${prefix}${route.httpPart}\u0000${JSON.stringify(route.schema)}`;
       const hit = cache.get(key);
       if (hit) return hit;
-      const v = compile(route);
-      compiled++;
+      const v = lazyValidator(() => {
+        compiled++;
+        return compile(route);
+      });
       if (cache.size < MAX_ENTRIES) cache.set(key, v);
       return v;
     };
