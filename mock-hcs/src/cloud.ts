@@ -37,7 +37,8 @@ export interface Hypervisor {
         name: string;
         status: string;
         projectId: string;
-        userData?: string;
+        /** The user data as text, decoded from base64 on each read (a getter): read it once. */
+        readonly userData?: string;
         metadata: Record<string, string>;
         ips: string[];
         volumes: { volumeId: string; device: string; bootIndex?: number }[];
@@ -200,15 +201,23 @@ export class CloudEngine implements Hypervisor {
   server(id: string) {
     const s = own(this.data.servers, id);
     if (!s) return undefined;
+    const metadata = { ...s.metadata };
+    const ips = s.nics.map((n) => n.ip);
+    const volumes = s.volumes.map((v) => ({ volumeId: v.volumeId, device: v.device, ...(v.bootIndex !== undefined ? { bootIndex: v.bootIndex } : {}) }));
+    const raw = s.userData;
+    if (raw === undefined) return { id: s.id, name: s.name, status: s.status, projectId: s.projectId, metadata, ips, volumes };
+    // The user data (up to 32 KB of base64) is decoded when read: most callers want the metadata or the volumes.
     return {
       id: s.id,
       name: s.name,
       status: s.status,
       projectId: s.projectId,
-      ...(s.userData !== undefined ? { userData: Buffer.from(s.userData, 'base64').toString('utf8') } : {}),
-      metadata: { ...s.metadata },
-      ips: s.nics.map((n) => n.ip),
-      volumes: s.volumes.map((v) => ({ volumeId: v.volumeId, device: v.device, ...(v.bootIndex !== undefined ? { bootIndex: v.bootIndex } : {}) })),
+      get userData(): string {
+        return Buffer.from(raw, 'base64').toString('utf8');
+      },
+      metadata,
+      ips,
+      volumes,
     };
   }
 

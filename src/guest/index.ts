@@ -243,11 +243,12 @@ export class GuestFleet implements Controller {
     const now = this.ctx.clock.now();
     let cc: GuestCloudConfig;
     try {
-      if (!s.userData) throw new GuestCloudInitError('server has no user data');
+      const userData = s.userData; // decoded on each read (Hypervisor.server): read once
+      if (!userData) throw new GuestCloudInitError('server has no user data');
       // cloud-init reads the user data once per boot; a boot waiting for its disks comes back here every 5 s.
       const seen = this.userData.get(st);
-      cc = seen?.text === s.userData ? seen.cc : parseGuestCloudConfig(s.userData);
-      this.userData.set(st, { text: s.userData, cc });
+      cc = seen?.text === userData ? seen.cc : parseGuestCloudConfig(userData);
+      this.userData.set(st, { text: userData, cc });
     } catch (e) {
       return this.fail(st, `cloud-init: ${errorMessage(e)}`, ['BOOT-2']);
     }

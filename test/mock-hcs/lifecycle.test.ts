@@ -45,7 +45,11 @@ describe('mock-hcs server and volume lifecycle', () => {
     expect(s?.status).toBe('ACTIVE');
     expect(s?.['OS-EXT-AZ:availability_zone']).toBe('az1');
     const guest = hcs.hypervisor.server(id)!;
-    expect(guest.userData).toContain('hostname: worker-0');
+    expect(guest.userData).toBe('#cloud-config\nhostname: worker-0\n');
+    // Decoded when read, and still a plain enumerable field of the view (copies and JSON carry it, in place).
+    expect(Object.keys(guest)).toEqual(['id', 'name', 'status', 'projectId', 'userData', 'metadata', 'ips', 'volumes']);
+    expect({ ...guest }.userData).toBe(guest.userData);
+    expect((JSON.parse(JSON.stringify(guest)) as { userData: string }).userData).toBe(guest.userData);
     expect(guest.ips).toEqual(['192.168.10.20']);
     const rootId = guest.volumes.find((v) => v.bootIndex === 0)!.volumeId;
     const dataId = guest.volumes.find((v) => v.bootIndex === undefined)!.volumeId;
