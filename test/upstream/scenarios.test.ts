@@ -1,12 +1,19 @@
 /**
- * Differential fidelity (issue 16): the worker scenarios of the library on
+ * Differential fidelity (issue 16): the worker scenarios and
+ * control-plane-upgrade (a KubeadmControlPlane: upstream KCP initialises,
+ * joins, rolls the infrastructure image and then the Kubernetes version with
+ * maxSurge 0) of the library on
  * the upstream Cluster API v1.10.10 managers (`run --backend apiserver
  * --capi upstream`: tools/kube + tools/capi binaries, the testbed's own parts
  * only, paced time) and on the model (the embedded default) give the same
  * verdicts — outcome, which steps pass, rules exercised — and, for every
  * rollout, the same per-hostname sequences of Machine creations and
  * deletions and the same order of operations (test/upstream/sequences.ts).
- * Prints each scenario's wall time on both sides.
+ * On the upstream side control-plane-upgrade also shows the harness's plays
+ * (docs/real-clusters.md §6.2): KCP's kubeconfig pointed at the served
+ * workload API and kubeadm-config uploaded once each, and its `source: capi`
+ * KCP events recorded as observations. Prints each scenario's wall time on
+ * both sides.
  *
  * Run by `npm run test:upstream` (inside `unshare -n`: the managers' webhook
  * servers bind every interface); skipped, saying why, without the binaries
@@ -16,12 +23,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadScenario } from '../../src/scenario/parse.js';
 import { runScenario, type ScenarioResult } from '../../src/scenario/runner.js';
+import type { LogEvent } from '../../src/core/events.js';
 import { openBackend, type OpenBackend } from '../../src/testbed/backends.js';
 import { embeddedTestbedFactory } from '../../src/testbed/index.js';
 import { upstreamProblem } from '../../src/testbed/upstream.js';
 import { recordingStart, rolloutSequences } from './sequences.js';
 
-const SCENARIOS = ['scale-out-workers', 'worker-infra-upgrade', 'worker-k8s-upgrade', 'maxsurge-disk-reuse'];
+const SCENARIOS = ['scale-out-workers', 'worker-infra-upgrade', 'worker-k8s-upgrade', 'maxsurge-disk-reuse', 'control-plane-upgrade'];
 /** Virtual seconds per wall second on the upstream side (docs/real-clusters.md §6.2). */
 const SPEED = Number(process.env.HCS_TESTBED_UPSTREAM_SPEED ?? 20);
 const skip = upstreamProblem();
@@ -30,11 +38,25 @@ function verdict(r: ScenarioResult): { ok: boolean; steps: string[]; rules: stri
   return { ok: r.ok, steps: r.steps.map((s) => `${s.index} ${s.title}: ${s.ok ? 'pass' : 'FAIL'}`), rules: r.rulesExercised };
 }
 
+const ofType = (r: ScenarioResult, type: string): LogEvent[] => r.events.filter((e) => e.type === type);
+
+/** What only the upstream side has: the harness's parts (src/testbed/upstream-harness.ts). */
+const UPSTREAM_ONLY: Record<string, (u: ScenarioResult) => void> = {
+  'control-plane-upgrade': (u) => {
+    expect(ofType(u, 'harness.kubeconfig-served').map((e) => e.source), 'KCP\'s <cluster>-kubeconfig pointed at the served workload API once').toEqual(['workload']);
+    expect(ofType(u, 'harness.kubeadm-config-uploaded').map((e) => e.source), 'kubeadm init\'s upload-config played once').toEqual(['workload']);
+    const kcp = u.events.filter((e) => e.source === 'capi' && e.type.startsWith('kcp.'));
+    expect(kcp.map((e) => e.type).sort(), 'the observed KCP events: 3 + 3 + 3 Machines created, 6 deleted').toEqual([...Array<string>(9).fill('kcp.machine-created'), ...Array<string>(6).fill('kcp.scale-down')]);
+    expect(kcp.filter((e) => e.data?.observed !== true)).toEqual([]);
+    expect(kcp.filter((e) => e.data?.init === true).map((e) => e.message), 'one kubeadm-init Machine').toHaveLength(1);
+  },
+};
+
 function failures(r: ScenarioResult): string {
   return r.steps.filter((s) => !s.ok).map((s) => `step ${s.index} (${s.title}): ${s.error ?? ''}\n${s.detail.join('\n')}`).join('\n');
 }
 
-describe.skipIf(!!skip)(`the worker scenarios on upstream Cluster API v1.10.10 and on the model${skip ? ` [skipped: ${skip}]` : ''}`, () => {
+describe.skipIf(!!skip)(`the worker scenarios and control-plane-upgrade on upstream Cluster API v1.10.10 and on the model${skip ? ` [skipped: ${skip}]` : ''}`, () => {
   let backend: OpenBackend | undefined;
   const times: string[] = [];
   beforeAll(async () => {
@@ -61,5 +83,6 @@ describe.skipIf(!!skip)(`the worker scenarios on upstream Cluster API v1.10.10 a
     times.push(`  rollouts (model = upstream?): ${seqM.map((s, i) => `${s.pattern || '·'}${seqU[i] && JSON.stringify(seqU[i]) === JSON.stringify(s) ? '' : ' (differs)'}`).join(', ')}`);
     expect(seqM.some((s) => s.pattern.length > 0), 'the scenario replaces or adds Machines').toBe(true);
     expect(seqU, 'per rollout: sorted per-hostname sequences and the order of operations').toEqual(seqM);
+    UPSTREAM_ONLY[name]?.(u);
   }, 900_000);
 });
