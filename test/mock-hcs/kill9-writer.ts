@@ -6,6 +6,10 @@
  * unacknowledged one may or may not exist). Every acknowledged create is
  * printed as one JSON line: {kind, name, id, job}; an unknown outcome as
  * {kind, name, maybe: true}. Exits 1 on a 4xx (a refused create is a bug).
+ * Paced by the test: each line on stdin is a number N, "you may make up to N
+ * creates"; the writer waits before create N+1 until it is allowed (so the
+ * test's kills always come while the writers still have work, however the
+ * machine's load starves the test process). Stdin closed: no limit.
  *
  *   node --import tsx test/mock-hcs/kill9-writer.ts URL WRITER COUNT
  */
@@ -26,6 +30,34 @@ const out = (o: unknown) => process.stdout.write(`${JSON.stringify(o)}\n`);
 // take minutes there); a writer the deadline stops says so and exits 4, never looks finished.
 const deadline = Date.now() + 300_000;
 
+let allowed = 0;
+let wake: (() => void) | undefined;
+let stdinBuf = '';
+process.stdin.on('data', (d: Buffer) => {
+  stdinBuf += d.toString();
+  const lines = stdinBuf.split('\n');
+  stdinBuf = lines.pop()!;
+  for (const l of lines) if (l.trim()) allowed = Math.max(allowed, Number(l));
+  wake?.();
+});
+process.stdin.on('end', () => {
+  allowed = Infinity;
+  wake?.();
+});
+/** Until create i (0-based) is allowed; bounded by the deadline (exit 4, never looks finished). */
+async function allowedTo(i: number): Promise<void> {
+  while (allowed <= i) {
+    if (Date.now() > deadline) {
+      process.stderr.write(`writer ${writer}: deadline reached waiting for permission to write ${i + 1}\n`);
+      process.exit(4);
+    }
+    await new Promise<void>((r) => {
+      wake = r;
+      setTimeout(r, 1_000);
+    });
+  }
+}
+
 /** A connection failure or a 5xx (the server died mid-request): the outcome is unknown. */
 function transient(e: unknown): boolean {
   const status = (e as { status?: unknown }).status;
@@ -38,6 +70,7 @@ function refused(e: unknown): never {
 }
 
 for (let i = 0; i < count; i++) {
+  await allowedTo(i);
   if (Date.now() > deadline) {
     process.stderr.write(`writer ${writer}: deadline reached after ${i} of ${count} writes\n`);
     process.exit(4);

@@ -42,8 +42,8 @@ function freePort(): Promise<number> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function run(args: string[]): ChildProcess {
-  const c = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
+function run(args: string[], stdin: 'ignore' | 'pipe' = 'ignore'): ChildProcess {
+  const c = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: process.cwd(), stdio: [stdin, 'pipe', 'pipe'] });
   children.add(c);
   c.once('exit', () => children.delete(c));
   return c;
@@ -94,7 +94,7 @@ describe('mock-hcs kill -9 durability (HCS-6)', () => {
     let server = await startServer(port);
     const acks: Ack[] = [];
     const writers = Array.from({ length: WRITERS }, (_, w) => {
-      const c = run(['test/mock-hcs/kill9-writer.ts', url, String(w), String(PER_WRITER)]);
+      const c = run(['test/mock-hcs/kill9-writer.ts', url, String(w), String(PER_WRITER)], 'pipe');
       let buf = '';
       let err = '';
       c.stdout!.on('data', (d: Buffer) => {
@@ -113,9 +113,15 @@ describe('mock-hcs kill -9 durability (HCS-6)', () => {
     // Kills are paced by the writers' progress, not by wall time, so every run makes all CYCLES
     // kills whatever the machine's load: the i-th comes once i/(CYCLES+1) of the expected
     // acknowledgements are in, after a seeded delay that lands it mid-request or mid-job.
+    // The writers may only run a few creates past that point until the kill has happened
+    // (their stdin budget), so a test process the load starves cannot find them finished.
     const expectedAcks = WRITERS * PER_WRITER;
+    const allow = (n: number): void => {
+      for (const w of writers) w.c.stdin!.write(`${n}\n`);
+    };
     while (running && cycles < CYCLES) {
       const due = Math.floor((expectedAcks * (cycles + 1)) / (CYCLES + 1));
+      allow(Math.ceil(due / WRITERS) + 2);
       const until = Date.now() + 120_000;
       while (running && acks.length < due && Date.now() < until) await sleep(10);
       if (!running) break;
@@ -124,6 +130,7 @@ describe('mock-hcs kill -9 durability (HCS-6)', () => {
       cycles++;
       server = await startServer(port);
     }
+    for (const w of writers) w.c.stdin!.end();
     const results = await Promise.race([Promise.all(writers.map((w) => w.done)), sleep(330_000).then(() => undefined)]);
     expect(results, 'writers finished within 330 s').toBeDefined();
     for (const r of results!) expect(r.code, r.err).toBe(0);
