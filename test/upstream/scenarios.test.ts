@@ -29,7 +29,13 @@ import { embeddedTestbedFactory } from '../../src/testbed/index.js';
 import { upstreamProblem } from '../../src/testbed/upstream.js';
 import { recordingStart, rolloutSequences } from './sequences.js';
 
-const SCENARIOS = ['scale-out-workers', 'worker-infra-upgrade', 'worker-k8s-upgrade', 'maxsurge-disk-reuse', 'control-plane-upgrade'];
+/**
+ * rollback passes here too (same verdict and sequences; its KCP-5 etcd quorum part on the served etcd, RB-3's stall
+ * on the real MachineSet controller) but costs ~470 s wall at speed 20 (docs/capi.md "Compared with the upstream
+ * managers" item 6), over the CI share it was given: it runs when HCS_TESTBED_UPSTREAM_ROLLBACK=1.
+ */
+const ROLLBACK = process.env.HCS_TESTBED_UPSTREAM_ROLLBACK === '1' ? ['rollback'] : [];
+const SCENARIOS = ['scale-out-workers', 'worker-infra-upgrade', 'worker-k8s-upgrade', 'maxsurge-disk-reuse', 'control-plane-upgrade', ...ROLLBACK];
 /** Virtual seconds per wall second on the upstream side (docs/real-clusters.md §6.2). */
 const SPEED = Number(process.env.HCS_TESTBED_UPSTREAM_SPEED ?? 20);
 const skip = upstreamProblem();
