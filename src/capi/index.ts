@@ -21,6 +21,7 @@ export {
   KCP_DEPLOYMENT,
   setupKubeadmControlPlaneController,
   decideKcp,
+  aggregateMessage,
   preflightChecks,
   selectMachineForScaleDown,
   etcdHasQuorum,

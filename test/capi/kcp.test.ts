@@ -12,6 +12,7 @@ import {
   CONTROL_PLANE_CONFIGMAP,
   LABEL_CONTROL_PLANE_NAME,
   decideKcp,
+  aggregateMessage,
   minorSkipError,
   selectMachineForScaleDown,
   validateKcp,
@@ -301,6 +302,13 @@ describe('preflight checks, etcd quorum (KCP-5) and version skew (UPG-3)', () =>
 });
 
 describe('KCP decisions (pure)', () => {
+  it("the preflight Event's errors are aggregated as k8s.io/apimachinery util/errors Aggregate.Error() prints them (scale.go preflightChecks: kerrors.NewAggregate)", () => {
+    expect(aggregateMessage(['Machine a reports X'])).toBe('Machine a reports X');
+    expect(aggregateMessage(['Machine a reports X', 'Machine b reports X'])).toBe('[Machine a reports X, Machine b reports X]');
+    // Duplicates print once; a single distinct message has no brackets.
+    expect(aggregateMessage(['m', 'm'])).toBe('m');
+    expect(aggregateMessage(['m', 'n', 'm'])).toBe('[m, n]');
+  });
   const v = (name: string, created: number, extra: Partial<KcpMachineView> = {}): KcpMachineView => ({
     name,
     created,
