@@ -35,8 +35,9 @@ export function getCondition(conds: Condition[] | undefined, type: string): Cond
 
 /**
  * Structured decision reporting: one controller log line
- * (`kubectl logs deployment/hcs-controller-manager`, OPS-3) and one entry in
- * the run's event log, with the SPEC rule IDs that apply.
+ * (`kubectl logs deployment/hcs-controller-manager`, OPS-3; its `event` key
+ * is the event type) and one entry in the run's event log, with the SPEC
+ * rule IDs that apply.
  */
 export class Reporter {
   readonly log: Logger;
@@ -47,13 +48,15 @@ export class Reporter {
     this.log = ctx.logs.logger(DEPLOYMENT, controller);
   }
 
+  // The log line names the event type (`event`): a run with an outside provider process rebuilds the provider's
+  // events from its log (src/testbed/provider-process.ts followProviderLog), as the in-process provider records them.
   info(type: string, msg: string, kv: Record<string, unknown> = {}, rules?: string[]): void {
-    this.log.info(msg, { ...kv, ...(rules ? { rules } : {}) });
+    this.log.info(msg, { event: type, ...kv, ...(rules ? { rules } : {}) });
     this.record({ source: 'provider', type, message: msg, data: kv, ...(rules ? { rules } : {}) });
   }
 
   error(type: string, msg: string, kv: Record<string, unknown> = {}, rules?: string[]): void {
-    this.log.error(msg, { ...kv, ...(rules ? { rules } : {}) });
+    this.log.error(msg, { event: type, ...kv, ...(rules ? { rules } : {}) });
     this.record({ source: 'provider', type, message: msg, data: kv, ...(rules ? { rules } : {}) });
   }
 

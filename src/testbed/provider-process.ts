@@ -22,7 +22,7 @@
  * Also here: what a run with `--provider external` reads of such a process
  * (its log file, its Kubernetes Events).
  */
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
 import { request as httpRequest, Agent as HttpAgent } from 'node:http';
@@ -436,6 +436,78 @@ export function readProviderLog(file: string): () => string {
       return '';
     }
   };
+}
+
+/** Keys of a provider log line that are not the event's data (StreamLogs, Reporter: src/provider/util.ts). */
+const LINE_KEYS = new Set(['t', 'level', 'controller', 'msg', 'event', 'rules']);
+
+/**
+ * The outside provider's decisions into the run's event log, from its log
+ * file: every line with an `event` key (the provider's Reporter names the
+ * event type there) becomes the event the in-process provider records
+ * (source provider, same type, message, data and rules), e.g.
+ * `hcsmachine.entry-bound`, which the report's timeline and the
+ * model/upstream sequence comparison read. Lines without one (manager
+ * lines, reconcile errors) and lines that are not JSON are not events.
+ *
+ * `drain()` reads, synchronously, only what was appended since the last
+ * call (complete lines; a partial last line waits for its end). The run
+ * calls it after every settle barrier: the provider writes its line before
+ * the cluster write it decided, so by the time the run has seen that write
+ * the line is in its event log, before any check reads it. Its time is the
+ * run's clock when drained (paced time: within a settle tick of the
+ * decision).
+ */
+export function followProviderLog(file: string, record: (e: EventInput) => void): { drain(): void } {
+  let offset = 0;
+  try {
+    offset = statSync(file).size;
+  } catch {
+    offset = 0;
+  }
+  let partial: Buffer = Buffer.alloc(0);
+  const drain = (): void => {
+    let fd: number;
+    try {
+      fd = openSync(file, 'r');
+    } catch {
+      return;
+    }
+    let chunk: Buffer;
+    try {
+      const size = fstatSync(fd).size;
+      if (size < offset) offset = 0; // truncated: start again
+      if (size === offset) return;
+      chunk = Buffer.alloc(size - offset);
+      const n = readSync(fd, chunk, 0, chunk.length, offset);
+      offset += n;
+      chunk = chunk.subarray(0, n);
+    } finally {
+      closeSync(fd);
+    }
+    const buf = partial.length ? Buffer.concat([partial, chunk]) : chunk;
+    const end = buf.lastIndexOf(0x0a);
+    if (end < 0) {
+      partial = buf;
+      return;
+    }
+    partial = Buffer.from(buf.subarray(end + 1));
+    for (const text of buf.subarray(0, end).toString('utf8').split('\n')) {
+      if (!text.startsWith('{')) continue;
+      let line: Record<string, unknown>;
+      try {
+        line = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      if (typeof line.event !== 'string' || !line.event) continue;
+      const data: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(line)) if (!LINE_KEYS.has(k)) data[k] = v;
+      const rules = Array.isArray(line.rules) ? line.rules.filter((r): r is string => typeof r === 'string') : [];
+      record({ source: 'provider', type: line.event, message: typeof line.msg === 'string' ? line.msg : '', data, ...(rules.length ? { rules } : {}) });
+    }
+  };
+  return { drain };
 }
 
 const RULE_ID = /\b(?:NET|DISK|POOL|TPL|MD|BOOT|KCP|UPG|OVN|OPS|HCS)-\d+\b/g;

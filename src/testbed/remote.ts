@@ -39,7 +39,7 @@ import { createEnv, type Env } from './embedded.js';
 import { CloudFront, PROVIDER_DEPLOYMENT, type CapiMode, type ProviderMode } from './external.js';
 import { DEFAULT_SPEED, PacedSimulation } from './paced.js';
 import { assembleTestbed, type TestbedOptions, type TestbedParts } from './testbed.js';
-import { readProviderLog, mirrorProviderEvents } from './provider-process.js';
+import { followProviderLog, readProviderLog, mirrorProviderEvents } from './provider-process.js';
 import { setupServedEtcdFaults } from './etcd-faults.js';
 import { setupUpstreamHarness } from './upstream-harness.js';
 
@@ -142,6 +142,8 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
   const kc = loadKubeConfig(opts);
   const paced = isPaced(opts);
   const externalProvider = opts.provider === 'external';
+  // After every settle barrier: what an outside provider logged since (followProviderLog), into the event log.
+  let afterBarrier: (() => void) | undefined;
   const env = createEnv(
     // Paced: virtual time starts at the wall time, as the outside controllers' clocks do.
     { seed: opts.seed, ...(opts.startMs !== undefined ? { startMs: opts.startMs } : paced ? { startMs: Date.now() } : {}) },
@@ -153,7 +155,11 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
     // The upstream managers react in chains (Machine → MachineSet status → MachineDeployment status), each hop through
     // their caches and rate-limited queues: a longer quiet period before a step's checks (docs/real-clusters.md §6.2).
     const quiet = opts.capi === 'upstream' ? { quietMs: 1000, maxQuietMs: 20_000 } : {};
-    sim = new PacedSimulation(env.clock, env.manager, () => env.mgmt.settled(), { speed: opts.speed ?? DEFAULT_SPEED, ...quiet });
+    const barrier = async (): Promise<void> => {
+      await env.mgmt.settled();
+      afterBarrier?.();
+    };
+    sim = new PacedSimulation(env.clock, env.manager, barrier, { speed: opts.speed ?? DEFAULT_SPEED, ...quiet });
     env.sim = sim;
     for (const kind of TESTBED_KINDS) env.mgmt.watch(kind, () => sim!.noteActivity(), { shared: true });
   }
@@ -214,11 +220,21 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
       opts.cloudFront?.detach(cloud);
       await close();
     };
-    // The outside provider's log and Kubernetes Events stand in for the in-process provider's (OPS-3, the events check).
+    // The outside provider's log and Kubernetes Events stand in for the in-process provider's (OPS-3, the events check);
+    // the decisions it logged become its events (followProviderLog: the report's timeline, test/upstream's sequences).
     const log = opts.providerLog ? readProviderLog(opts.providerLog) : undefined;
     const inner = parts.world.controllerLog.bind(parts.world);
     parts.world.controllerLog = (d) => (d === PROVIDER_DEPLOYMENT && log ? log() : inner(d));
     mirrorProviderEvents(env.mgmt, (e: Omit<LogEvent, 'seq' | 't'>) => env.events.record(e));
+    if (opts.providerLog) {
+      const follower = followProviderLog(opts.providerLog, (e) => env.events.record(e));
+      afterBarrier = follower.drain;
+      const close = parts.close;
+      parts.close = async () => {
+        follower.drain();
+        await close();
+      };
+    }
   }
   // Every watch established before the first step writes anything.
   await env.mgmt.settled();

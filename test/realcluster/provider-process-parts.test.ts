@@ -5,8 +5,9 @@
  * scenarios (HCS-5: the signature still verifies through it); the outside
  * provider's Kubernetes Events enter the run's event log with their rules
  * (from the annotation, else cited in the message); its log is read from
- * where it stood when the scenario started (OPS-3); the info files hold what
- * a provider is started with.
+ * where it stood when the scenario started (OPS-3), and its decisions (the
+ * lines naming an event) become the events the in-process provider records;
+ * the info files hold what a provider is started with.
  */
 import { appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,9 @@ import { HcsClient } from '../../src/cloud/index.js';
 import { EmbeddedStore } from '../../src/kube/embedded-store.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { CloudFront, writeExternalInfo } from '../../src/testbed/external.js';
-import { ANN_EVENT_RULES, cloudTransport, mirrorProviderEvents, namespaced, readProviderLog } from '../../src/testbed/provider-process.js';
+import { ANN_EVENT_RULES, cloudTransport, followProviderLog, mirrorProviderEvents, namespaced, readProviderLog } from '../../src/testbed/provider-process.js';
+import { Reporter } from '../../src/provider/util.js';
+import { ControllerLogs, type ControllerContext } from '../../src/runtime/context.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hcs-provider-parts-'));
 const fronts: CloudFront[] = [];
@@ -92,6 +95,38 @@ describe('run --provider external: the cloud front, Events, the log (HCS-5, OPS-
     appendFileSync(file, '{"msg":"bound to pool entry demo-worker-4"}\n');
     expect(read()).toBe('{"msg":"bound to pool entry demo-worker-4"}');
     expect(readProviderLog(join(dir, 'absent.log'))()).toBe('');
+  });
+
+  it("rebuilds the provider's events from its log lines, as the in-process provider records them (POOL-4)", () => {
+    const file = join(dir, 'decisions.log');
+    writeFileSync(file, '{"t":"x","level":"info","controller":"hcsmachine","msg":"from the previous scenario","event":"hcsmachine.entry-bound"}\n');
+    const clock = new RealClock();
+    const logs = new ControllerLogs(clock);
+    const inProcess = new EventLog(clock);
+    // The provider's Reporter with a log and an event log (the in-process provider's pair).
+    const rep = new Reporter({ logs, events: inProcess } as unknown as ControllerContext, 'hcsmachine');
+    rep.info('hcsmachine.entry-bound', 'HCSMachine cpaas-system/w-1 bound to pool entry demo-worker-1 of pool', { machine: 'cpaas-system/w-1', pool: 'pool', hostname: 'demo-worker-1' }, ['POOL-4']);
+    rep.error('hcsmachine.duplicate-servers', 'HCSMachine cpaas-system/w-1: 2 servers named w-1', { machine: 'cpaas-system/w-1' });
+    rep.info('hcsmachine.entry-released', 'HCSMachine cpaas-system/w-1: released pool entry demo-worker-1 of pool', { machine: 'cpaas-system/w-1', pool: 'pool', hostnames: ['demo-worker-1'] }, ['POOL-4']);
+    logs.logger('hcs-controller-manager', 'manager').info('informers synced; reconciling', { health: 'http://127.0.0.1:1' });
+    const text = logs.text('hcs-controller-manager') + '\n';
+    const got: EventInput[] = [];
+    const follow = followProviderLog(file, (e) => got.push(e));
+    // Written in two pieces, the second line cut in the middle: only complete lines count.
+    const cut = text.indexOf('\n') + 20;
+    appendFileSync(file, text.slice(0, cut));
+    follow.drain();
+    expect(got.map((e) => e.type)).toEqual(['hcsmachine.entry-bound']);
+    appendFileSync(file, text.slice(cut) + 'not json\n');
+    follow.drain();
+    follow.drain();
+    const want = inProcess.all().map(({ source, type, message, data, rules }) => ({ source, type, message, data, ...(rules ? { rules } : {}) }));
+    expect(want).toHaveLength(3);
+    expect(got).toEqual(want);
+    // A missing file is no event, no error.
+    const none = followProviderLog(join(dir, 'absent-decisions.log'), (e) => got.push(e));
+    none.drain();
+    expect(got).toHaveLength(3);
   });
 
   it('--namespace: lists and watches see only that namespace (a namespaced cache); gets and writes name their own', async () => {

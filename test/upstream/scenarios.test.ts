@@ -9,6 +9,18 @@
  * verdicts — outcome, which steps pass, rules exercised — and, for every
  * rollout, the same per-hostname sequences of Machine creations and
  * deletions and the same order of operations (test/upstream/sequences.ts).
+ *
+ * On the upstream side the HCS provider is `hcs-testbed provider`, a
+ * separate OS process (`--provider external`, docs/real-clusters.md §7),
+ * started once for the file from the run's provider.env, ready on /readyz
+ * before the first scenario, stopped with SIGTERM after the last (exit 0):
+ * so each scenario here also shows that the standalone provider process
+ * passes it on upstream Cluster API (issue 16 "must show"). Its decisions
+ * reach the run's event log from its log (followProviderLog), which is where
+ * the upstream side's sequences come from; controllerLog checks and `kubectl
+ * logs deployment/hcs-controller-manager` read that log too. On a failure
+ * the scenario's provider log (errors, last lines) is in the message.
+ *
  * On the upstream side control-plane-upgrade also shows the harness's plays
  * (docs/real-clusters.md §6.2): KCP's kubeconfig pointed at the served
  * workload API and kubeadm-config uploaded once each, and its `source: capi`
@@ -19,6 +31,8 @@
  * servers bind every interface); skipped, saying why, without the binaries
  * or outside a network namespace with only lo.
  */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadScenario } from '../../src/scenario/parse.js';
@@ -27,6 +41,8 @@ import type { LogEvent } from '../../src/core/events.js';
 import { openBackend, type OpenBackend } from '../../src/testbed/backends.js';
 import { embeddedTestbedFactory } from '../../src/testbed/index.js';
 import { upstreamProblem } from '../../src/testbed/upstream.js';
+import { readProviderLog } from '../../src/testbed/provider-process.js';
+import { logDigest, startProviderChild, type ProviderChild } from './provider-child.js';
 import { recordingStart, rolloutSequences } from './sequences.js';
 
 /**
@@ -62,33 +78,52 @@ function failures(r: ScenarioResult): string {
   return r.steps.filter((s) => !s.ok).map((s) => `step ${s.index} (${s.title}): ${s.error ?? ''}\n${s.detail.join('\n')}`).join('\n');
 }
 
-describe.skipIf(!!skip)(`the worker scenarios and control-plane-upgrade on upstream Cluster API v1.10.10 and on the model${skip ? ` [skipped: ${skip}]` : ''}`, () => {
+describe.skipIf(!!skip)(`the worker scenarios and control-plane-upgrade on upstream Cluster API v1.10.10 with hcs-testbed provider as a separate process, and on the model${skip ? ` [skipped: ${skip}]` : ''}`, () => {
   let backend: OpenBackend | undefined;
+  let provider: ProviderChild | undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'hcs-upstream-scenarios-'));
+  const providerLog = join(dir, 'provider.log');
   const times: string[] = [];
   beforeAll(async () => {
     const t0 = Date.now();
-    backend = await openBackend({ backend: 'apiserver', capi: 'upstream', speed: SPEED });
+    backend = await openBackend({ backend: 'apiserver', capi: 'upstream', provider: 'external', speed: SPEED, externalDir: join(dir, 'external'), providerLog });
     times.push(`apiserver + CRDs + webhooks + upstream managers ready: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const t1 = Date.now();
+    provider = await startProviderChild({ envFile: backend.external!.envFile, logFile: providerLog, speed: SPEED });
+    times.push(`hcs-testbed provider (pid ${provider.child.pid}) ready on ${provider.healthUrl}/readyz: ${((Date.now() - t1) / 1000).toFixed(1)} s; its log: ${providerLog}`);
   }, 300_000);
   afterAll(async () => {
+    // The last test stops the provider (and checks its exit); here only what a failed run left behind.
+    await provider?.stop();
     await backend?.close();
-    process.stdout.write(`upstream vs model (speed ${SPEED}):\n${times.map((t) => `  ${t}`).join('\n')}\n`);
+    process.stdout.write(`upstream (provider process) vs model (speed ${SPEED}):\n${times.map((t) => `  ${t}`).join('\n')}\n`);
   }, 120_000);
 
   it.each(SCENARIOS)('%s: same verdict and the same per-hostname replacement sequences as the model', async (name) => {
     const scenario = loadScenario(join('scenarios', `${name}.yaml`));
     const model = recordingStart(embeddedTestbedFactory());
     const m = await runScenario(scenario, model.factory);
+    const log = readProviderLog(providerLog);
     const upstream = recordingStart(backend!.factory);
     const u = await runScenario(scenario, upstream.factory);
     times.push(`${name}: upstream ${(u.wallMs / 1000).toFixed(1)} s wall (${u.ok ? 'pass' : 'FAIL'}), model ${(m.wallMs / 1000).toFixed(2)} s (${m.ok ? 'pass' : 'FAIL'})`);
-    expect(verdict(u), `upstream:\n${failures(u)}\nmodel:\n${failures(m)}`).toEqual(verdict(m));
+    const providerText = log();
+    expect(provider!.child.exitCode, `the provider process exited during ${name}: ${provider!.stderr()}`).toBeNull();
+    expect(verdict(u), `upstream:\n${failures(u)}\n${logDigest(providerText)}\nmodel:\n${failures(m)}`).toEqual(verdict(m));
     expect(m.ok, failures(m)).toBe(true);
     const seqU = rolloutSequences(u, upstream.starts[0]!);
     const seqM = rolloutSequences(m, model.starts[0]!);
     times.push(`  rollouts (model = upstream?): ${seqM.map((s, i) => `${s.pattern || '·'}${seqU[i] && JSON.stringify(seqU[i]) === JSON.stringify(s) ? '' : ' (differs)'}`).join(', ')}`);
     expect(seqM.some((s) => s.pattern.length > 0), 'the scenario replaces or adds Machines').toBe(true);
-    expect(seqU, 'per rollout: sorted per-hostname sequences and the order of operations').toEqual(seqM);
+    expect(seqU, `per rollout: sorted per-hostname sequences and the order of operations\n${logDigest(providerText)}`).toEqual(seqM);
     UPSTREAM_ONLY[name]?.(u);
   }, 900_000);
+
+  it('the provider process stops on SIGTERM with exit 0', async () => {
+    const s = await provider!.stop();
+    const lines = readFileSync(providerLog, 'utf8').split('\n').filter(Boolean);
+    times.push(`hcs-testbed provider stopped in ${(s.wallMs / 1000).toFixed(1)} s: exit ${s.code}${s.signal ? ` (${s.signal})` : ''}; its log: ${lines.length} lines, ${lines.filter((l) => l.includes('"level":"error"')).length} of them errors (reconciles retried)`);
+    expect({ code: s.code, signal: s.signal, killed: s.killed }, provider!.stderr()).toEqual({ code: 0, signal: null, killed: false });
+    expect(provider!.stderr(), 'nothing on stderr').toBe('');
+  }, 60_000);
 });
