@@ -48,7 +48,8 @@ import { recordingStart, rolloutSequences } from './sequences.js';
 /**
  * rollback passes here too (same verdict and sequences; its KCP-5 etcd quorum part on the served etcd, RB-3's stall
  * on the real MachineSet controller) but costs ~470 s wall at speed 20 (docs/capi.md "Compared with the upstream
- * managers" item 6), over the CI share it was given: it runs when HCS_TESTBED_UPSTREAM_ROLLBACK=1.
+ * managers" item 6): it runs when HCS_TESTBED_UPSTREAM_ROLLBACK=1, which .ci/run sets when at most 55 of CI's 90
+ * minutes are gone before the upstream step (always with cached builds; it says when it leaves rollback out).
  */
 const ROLLBACK = process.env.HCS_TESTBED_UPSTREAM_ROLLBACK === '1' ? ['rollback'] : [];
 const SCENARIOS = ['scale-out-workers', 'worker-infra-upgrade', 'worker-k8s-upgrade', 'maxsurge-disk-reuse', 'control-plane-upgrade', ...ROLLBACK];
