@@ -7,20 +7,12 @@
  * the next check (DISK-9, POOL-4).
  */
 import { describe, expect, it } from 'vitest';
+import { runningCluster } from './fixtures.js';
 import type { HCSMachine } from '../../src/api/hcs.js';
 import type { Node } from '../../src/api/core.js';
-import { applyObject, loadManifestPath } from '../../src/manifests/index.js';
 import { InvariantMonitor } from '../../src/scenario/invariants.js';
 import type { World } from '../../src/scenario/world.js';
-import { createTestbed, type Testbed } from '../../src/testbed/index.js';
 
-async function runningCluster(): Promise<Testbed> {
-  const tb = await createTestbed({ seed: 5 });
-  for (const m of loadManifestPath('scenarios/manifests/worker-cluster')) await applyObject(tb.env.mgmt, m.obj);
-  const ok = await tb.sim.runUntil(() => tb.env.mgmt.listSync<HCSMachine>('HCSMachine').filter((m) => m.status?.ready).length === 3, 3_600_000);
-  expect(ok.ok).toBe(true);
-  return tb;
-}
 
 /** The testbed's world, counting the cloud reads the invariants make. */
 function counting(world: World, withRevision = true): { world: World; reads: () => number } {

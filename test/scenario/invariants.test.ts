@@ -1,19 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { runningCluster } from './fixtures.js';
 import type { HCSMachine } from '../../src/api/hcs.js';
-import { loadManifestPath, applyObject } from '../../src/manifests/index.js';
 import { InvariantMonitor } from '../../src/scenario/invariants.js';
-import { createTestbed, type Testbed } from '../../src/testbed/index.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { SeededRng } from '../../src/core/rng.js';
 import { generateCA, issueCertificate } from '../../src/pki/index.js';
 
-async function runningCluster(): Promise<Testbed> {
-  const tb = await createTestbed({ seed: 5 });
-  for (const m of loadManifestPath('scenarios/manifests/worker-cluster')) await applyObject(tb.env.mgmt, m.obj);
-  const ok = await tb.sim.runUntil(() => tb.env.mgmt.listSync<HCSMachine>('HCSMachine').filter((m) => m.status?.ready).length === 3, 3_600_000);
-  expect(ok.ok).toBe(true);
-  return tb;
-}
 
 describe('continuous invariants', () => {
   it('a healthy run has no violations, at any instant or at rest', async () => {
