@@ -54,6 +54,10 @@
  *   which members were re-created.
  */
 
+import type { KubeadmControlPlane } from '../api/capi.js';
+import type { ControllerContext } from '../runtime/context.js';
+import { keyFor } from './util.js';
+
 /** Testbed operator action (KCP-5): forced etcd recovery. */
 export const ANN_RESTORE_ETCD_QUORUM = 'testbed.hcs/restore-etcd-quorum';
 /** Testbed fault (KCP-5): comma-separated Nodes (or, in the model, Machines) whose etcd member is down. */
@@ -98,4 +102,21 @@ export function quorumRestoredMessage(recreated: string[]): string {
 /** KCP v1.10.10's EtcdMemberHealthy message when the etcd endpoint it reached reports errors (workload_cluster_conditions.go). */
 export function endpointErrorsMessage(node: string, errors: string[]): string {
   return `Etcd endpoint etcd-${node} reports errors: ${errors.join(', ')}`;
+}
+
+/** Where the testbed etcd reports: the run's event log and Kubernetes Events. */
+type EtcdReporter = Pick<ControllerContext, 'events' | 'recorder'>;
+
+/** Quorum lost (KCP-5), once per loss: the run's `etcd.quorum-lost` and the Warning Event `EtcdQuorumLost` with the operator hint. */
+export async function reportQuorumLost(ctx: EtcdReporter, kcp: KubeadmControlPlane, up: string[], down: string[], members: number): Promise<void> {
+  const msg = quorumLostMessage(up, down, members);
+  ctx.events.record({ source: 'workload', type: 'etcd.quorum-lost', message: `KubeadmControlPlane ${keyFor(kcp)}: ${msg}`, data: { kcp: kcp.metadata.name, up, down }, rules: ['KCP-5'] });
+  await ctx.recorder.record('workload', ETCD_COMPONENT, kcp, 'Warning', 'EtcdQuorumLost', msg, ['KCP-5']);
+}
+
+/** Forced recovery done (KCP-5): the run's `etcd.quorum-restored` and the Normal Event `EtcdQuorumRestored`, naming the re-created members. */
+export async function reportQuorumRestored(ctx: EtcdReporter, kcp: KubeadmControlPlane, recreated: string[]): Promise<void> {
+  const msg = quorumRestoredMessage(recreated);
+  ctx.events.record({ source: 'workload', type: 'etcd.quorum-restored', message: `KubeadmControlPlane ${keyFor(kcp)}: ${msg}`, data: { kcp: kcp.metadata.name, recreated }, rules: ['KCP-5'] });
+  await ctx.recorder.record('workload', ETCD_COMPONENT, kcp, 'Normal', 'EtcdQuorumRestored', msg, ['KCP-5']);
 }

@@ -56,7 +56,7 @@ import type { Rng } from '../core/rng.js';
 import { writeKubeadmConfig } from './kubeadm-config.js';
 import { kubeconfigSecretName, reconcileKubeconfigSecret } from './kubeconfig.js';
 import { canonicalJson, sameJson, groupOf, keyFor, markFalse, markTrue, setCondition, splitKey } from './util.js';
-import { ANN_ETCD_MEMBER_UNHEALTHY, ANN_RESTORE_ETCD_QUORUM, ETCD_COMPONENT, ETCD_NO_LEADER, endpointErrorsMessage, etcdFaultsOf, hasQuorum, quorumLostMessage, quorumRestoredMessage } from './etcd-faults.js';
+import { ANN_ETCD_MEMBER_UNHEALTHY, ANN_RESTORE_ETCD_QUORUM, ETCD_NO_LEADER, endpointErrorsMessage, etcdFaultsOf, hasQuorum, reportQuorumLost, reportQuorumRestored } from './etcd-faults.js';
 
 export const KCP_CONTROLLER = 'capi-kubeadmcontrolplane';
 export const KCP_DEPLOYMENT = 'capi-kubeadm-control-plane-controller-manager';
@@ -298,8 +298,7 @@ export class KubeadmControlPlaneReconciler implements Controller {
       delete ann[ANN_ETCD_MEMBER_UNHEALTHY];
       await this.ctx.mgmt.update({ ...fresh, metadata: { ...fresh.metadata, annotations: ann } });
       const recreated = dropped.map((x) => x.node).sort();
-      this.ctx.events.record({ source: 'workload', type: 'etcd.quorum-restored', message: `KubeadmControlPlane ${key}: ${quorumRestoredMessage(recreated)}`, data: { kcp: name, recreated }, rules: ['KCP-5'] });
-      await this.ctx.recorder.record('workload', ETCD_COMPONENT, kcp, 'Normal', 'EtcdQuorumRestored', quorumRestoredMessage(recreated), ['KCP-5']);
+      await reportQuorumRestored(this.ctx, kcp, recreated);
       return; // the annotation update brings us back
     }
 
@@ -363,9 +362,7 @@ export class KubeadmControlPlaneReconciler implements Controller {
     }
     // The testbed etcd's operator hint (KCP-5), once per loss of quorum: KCP itself names no quorum (etcd-faults.ts).
     if (!quorum && record.quorum !== false && record.members.length > 0) {
-      const msg = quorumLostMessage(upNodes, downNodes, record.members.length);
-      this.ctx.events.record({ source: 'workload', type: 'etcd.quorum-lost', message: `KubeadmControlPlane ${key}: ${msg}`, data: { kcp: name, up: upNodes, down: downNodes }, rules: ['KCP-5'] });
-      await this.ctx.recorder.record('workload', ETCD_COMPONENT, kcp, 'Warning', 'EtcdQuorumLost', msg, ['KCP-5']);
+      await reportQuorumLost(this.ctx, kcp, upNodes, downNodes, record.members.length);
     }
 
     // etcd membership: members join when their Node is Ready; members without a Machine leave (only with quorum).

@@ -19,7 +19,7 @@
  */
 import { LABEL_CLUSTER_NAME } from '../api/capi.js';
 import type { KubeadmControlPlane, Machine } from '../api/capi.js';
-import { ANN_ETCD_MEMBER_UNHEALTHY, ANN_RESTORE_ETCD_QUORUM, ETCD_COMPONENT, etcdFaultsOf, quorumLostMessage, quorumRestoredMessage } from '../capi/etcd-faults.js';
+import { ANN_ETCD_MEMBER_UNHEALTHY, ANN_RESTORE_ETCD_QUORUM, etcdFaultsOf, reportQuorumLost, reportQuorumRestored } from '../capi/etcd-faults.js';
 import { keyFor, splitKey } from '../capi/util.js';
 import type { WorkloadEtcd } from '../facade/etcd-members.js';
 import type { Controller, Result } from '../runtime/manager.js';
@@ -54,8 +54,7 @@ class ServedEtcdFaults implements Controller {
       const recreated = etcd.forceRecover();
       await this.ctx.mgmt.patch({ kind: 'KubeadmControlPlane', namespace, name }, 'merge', { metadata: { annotations: { [ANN_RESTORE_ETCD_QUORUM]: null, [ANN_ETCD_MEMBER_UNHEALTHY]: null } } });
       this.lost.delete(key);
-      this.ctx.events.record({ source: 'workload', type: 'etcd.quorum-restored', message: `KubeadmControlPlane ${key}: ${quorumRestoredMessage(recreated)}`, data: { kcp: name, recreated }, rules: ['KCP-5'] });
-      await this.ctx.recorder.record('workload', ETCD_COMPONENT, kcp, 'Normal', 'EtcdQuorumRestored', quorumRestoredMessage(recreated), ['KCP-5']);
+      await reportQuorumRestored(this.ctx, kcp, recreated);
       return;
     }
     // The annotation may name Machines: their Nodes host the members.
@@ -69,9 +68,7 @@ class ServedEtcdFaults implements Controller {
         this.lost.add(key);
         const up = members.filter((m) => m.reachable).map((m) => m.name).sort();
         const gone = members.filter((m) => !m.reachable).map((m) => m.name).sort();
-        const msg = quorumLostMessage(up, gone, members.length);
-        this.ctx.events.record({ source: 'workload', type: 'etcd.quorum-lost', message: `KubeadmControlPlane ${key}: ${msg}`, data: { kcp: name, up, down: gone }, rules: ['KCP-5'] });
-        await this.ctx.recorder.record('workload', ETCD_COMPONENT, kcp, 'Warning', 'EtcdQuorumLost', msg, ['KCP-5']);
+        await reportQuorumLost(this.ctx, kcp, up, gone, members.length);
       }
     } else {
       this.lost.delete(key);
