@@ -84,7 +84,7 @@ class ExternalControlPlane implements Controller {
     const labels = { [LABEL_CLUSTER_NAME]: name };
     let ca: { certPem: string; keyPem: string } | undefined;
     if (!caSecret) ca = await generateCA(this.ctx.rng, now, 'kubernetes');
-    else ca = { certPem: Buffer.from(caSecret.data?.['tls.crt'] ?? '', 'base64').toString('utf8'), keyPem: Buffer.from(caSecret.data?.['tls.key'] ?? '', 'base64').toString('utf8') };
+    else ca = { certPem: secretValue(caSecret, 'tls.crt') ?? '', keyPem: secretValue(caSecret, 'tls.key') ?? '' };
     // The kubeconfig first: once the CA exists, the Cluster controller would write its own for the unreachable endpoint.
     if (!(await this.ctx.mgmt.get<Secret>(kcRef))) {
       const ep = this.endpoint(namespace, name);
