@@ -39,21 +39,59 @@ const REASONS: StatusReason[] = ['NotFound', 'AlreadyExists', 'Conflict', 'Inval
 const BY_CODE: Record<number, StatusReason> = { 400: 'BadRequest', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 409: 'Conflict', 410: 'Gone', 415: 'UnsupportedMediaType', 422: 'Invalid' };
 
 /**
+ * How long `kubeRequest` waits for a whole response (headers and body) by
+ * default: 120 s, twice the apiserver's own 60 s request timeout
+ * (kube-apiserver --request-timeout, after which it answers 504 itself), so
+ * a live apiserver always answers first and only a hung one (or a hung
+ * network path) trips the client's bound.
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
+
+export interface KubeRequestOptions {
+  /** Bound on the whole call, from sending the request to the end of the body (ms; default DEFAULT_REQUEST_TIMEOUT_MS). */
+  timeoutMs?: number;
+}
+
+/** A REST call that got no complete response within its bound: the request was aborted (its socket destroyed). */
+export class KubeRequestTimeoutError extends Error {
+  constructor(
+    readonly method: string,
+    readonly url: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`${method} ${url}: no complete response from the apiserver within ${timeoutMs} ms (client-side timeout; the request was aborted)`);
+    this.name = 'KubeRequestTimeoutError';
+  }
+}
+
+/**
  * One REST call with the kubeconfig's TLS, tokens and client certificates
  * (node:http(s); see the class comment for why not KubernetesObjectApi).
  * The body comes back parsed as JSON when it is JSON, as text otherwise.
+ * The whole call is bounded by `opts.timeoutMs` (default 120 s): past it the
+ * request is aborted and the promise rejects with KubeRequestTimeoutError.
  */
-export async function kubeRequest(kc: KubeConfig, method: string, url: URL, body?: unknown, contentType = 'application/json'): Promise<Response> {
+export async function kubeRequest(kc: KubeConfig, method: string, url: URL, body?: unknown, contentType = 'application/json', opts: KubeRequestOptions = {}): Promise<Response> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) throw new RangeError(`kubeRequest: timeoutMs must be a positive finite number of milliseconds, got ${timeoutMs}`);
   const payload = body === undefined ? undefined : JSON.stringify(body);
-  const opts: https.RequestOptions = {
+  const ropts: https.RequestOptions = {
     method,
     headers: { Accept: 'application/json', ...(payload !== undefined ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) } : {}) },
   };
-  await kc.applyToHTTPSOptions(opts);
+  await kc.applyToHTTPSOptions(ropts);
   const mod = url.protocol === 'https:' ? https : http;
-  if (mod === https) opts.agent = keepAliveAgent(kc, opts.agent);
+  if (mod === https) ropts.agent = keepAliveAgent(kc, ropts.agent);
   return new Promise<Response>((resolve, reject) => {
-    const req = mod.request(url, opts, (res) => {
+    let done = false;
+    const finish = (err: unknown, r?: Response): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      if (err === undefined) resolve(r!);
+      else reject(err instanceof Error ? err : new Error(String(err)));
+    };
+    const req = mod.request(url, ropts, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -64,11 +102,17 @@ export async function kubeRequest(kc: KubeConfig, method: string, url: URL, body
         } catch {
           /* plain text (e.g. logs) */
         }
-        resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers });
+        finish(undefined, { status: res.statusCode ?? 0, body: parsed, headers: res.headers });
       });
-      res.on('error', reject);
+      res.on('error', (e) => finish(e));
     });
-    req.on('error', reject);
+    // Rejected first, then the socket destroyed: whatever error the destroy makes the request or response emit comes second and is ignored.
+    const timer = setTimeout(() => {
+      const err = new KubeRequestTimeoutError(method, url.href, timeoutMs);
+      finish(err);
+      req.destroy(err);
+    }, timeoutMs);
+    req.on('error', (e) => finish(e));
     if (payload !== undefined) req.write(payload);
     req.end();
   });
@@ -139,6 +183,8 @@ export interface ClientNodeOptions {
    * dedicated management cluster.
    */
   cacheReads?: boolean;
+  /** Bound on each REST call of this client (wall ms, default DEFAULT_REQUEST_TIMEOUT_MS; see kubeRequest). Watches are not bounded by it. */
+  requestTimeoutMs?: number;
 }
 
 export class ClientNodeKube implements KubeClient {
@@ -207,7 +253,7 @@ export class ClientNodeKube implements KubeClient {
   private async request(method: string, path: string, query: Record<string, string | undefined> = {}, body?: unknown, contentType = 'application/json'): Promise<Response> {
     const url = new URL(this.server() + path);
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
-    return kubeRequest(this.kc, method, url, body, contentType);
+    return kubeRequest(this.kc, method, url, body, contentType, { timeoutMs: this.opts.requestTimeoutMs });
   }
 
   private async call(method: string, path: string, query: Record<string, string | undefined> = {}, body?: unknown, contentType?: string, wopts?: WriteOptions): Promise<unknown> {
