@@ -3,12 +3,13 @@
  * asserts a speed; targets are printed beside the measurements.
  *
  *   npm run bench                  # all
- *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | yaml | upstream
+ *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | cli | yaml | upstream
  *   unshare -n sh -c 'ip link set lo up && exec npm run bench -- upstream'   # the upstream managers' rollout (bench/upstream.ts)
  *   BENCH_SCALE_N=200 npm run bench -- scale
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { benchCli } from './cli.js';
 import { benchExplore } from './explore.js';
 import { benchLibrary } from './library.js';
 import { benchMockHcs } from './mock-hcs.js';
@@ -51,6 +52,7 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   'mock-hcs-growth': () => benchMockHcsGrowth(),
   scale: () => scaleInChild(Number(process.env.BENCH_SCALE_N ?? 1000)),
   explore: () => benchExplore(),
+  cli: () => benchCli(),
   yaml: () => benchYaml(),
   upstream: () => benchUpstream(),
 };

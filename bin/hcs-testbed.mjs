@@ -1,10 +1,41 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx's loader (no build step needed).
+// The hcs-testbed CLI: src/cli/main.ts, from its precompiled bundle (src/cli/cli-bundle.ts) when it is up to
+// date with the sources (rebuilt here when one changed), else the TypeScript through tsx's loader.
 import { setFlagsFromString } from 'node:v8';
-import { register } from 'tsx/esm/api';
+import { pathToFileURL } from 'node:url';
+import { freshBundle } from '../src/bundle/fresh.mjs';
 // TurboFan only for truly hot code: a testbed's fresh objects keep invalidating optimized code, and with V8's
 // default budget its background recompilation cost as much CPU as the runs themselves (src/explore/pool.ts, WORKER_EXEC_ARGV).
 setFlagsFromString('--interrupt-budget=540672');
-register();
-const { main } = await import('../src/cli/main.ts');
-process.exit(await main(process.argv.slice(2)));
+const argv = process.argv.slice(2);
+
+async function fromSources() {
+  const { register } = await import('tsx/esm/api');
+  register();
+  return (await import('../src/cli/main.ts')).main;
+}
+
+/** main from the bundle: undefined with a --plugin (TypeScript importing the sources), HCS_TESTBED_CLI_TSX=1, or no bundle to be had. */
+async function fromBundle() {
+  if (process.env.HCS_TESTBED_CLI_TSX === '1' || argv.some((a) => a === '--plugin' || a.startsWith('--plugin='))) return undefined;
+  let entry = freshBundle('cli');
+  if (!entry) {
+    try {
+      const { register } = await import('tsx/esm/api');
+      register();
+      entry = await (await import('../src/cli/cli-bundle.ts')).ensureCliBundle();
+    } catch {
+      return undefined;
+    }
+  }
+  if (!entry) return undefined;
+  try {
+    const main = (await import(pathToFileURL(entry).href)).default.main;
+    return typeof main === 'function' ? main : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const main = (await fromBundle()) ?? (await fromSources());
+process.exit(await main(argv));

@@ -1,5 +1,5 @@
 /**
- * The workers' precompiled bundle (src/explore/worker-bundle.ts): built from
+ * The workers' precompiled bundle (src/explore/worker-bundle.ts, src/bundle/build.ts): built from
  * the sources, rebuilt when an input changes, each module keeping its own
  * import.meta.url, compiled with a V8 code cache that the first worker writes
  * and the next ones use, and a run in a bundled worker writes the event log
@@ -13,6 +13,8 @@ import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WorkerPool } from '../../src/explore/pool.js';
 import { BUNDLE, BUNDLE_MANIFEST, bundleCodeFile, ensureWorkerBundle } from '../../src/explore/worker-bundle.js';
+import { freshBundle } from '../../src/bundle/build.js';
+import type { InputRecord } from '../../src/bundle/fresh.mjs';
 
 const FIXTURE = 'test/explore/fixtures/one-worker-upgrade.yaml';
 
@@ -21,11 +23,13 @@ afterEach(() => {
 });
 
 describe('the explore/--jobs worker bundle', () => {
-  it('is built from the sources with a manifest of every input and its sha256; import.meta.url stays the source file\'s', async () => {
+  it('is built from the sources with a manifest of every input, its sha256, size and mtime; import.meta.url stays the source file\'s', async () => {
     expect(await ensureWorkerBundle()).toBe(BUNDLE);
-    const m = JSON.parse(readFileSync(BUNDLE_MANIFEST, 'utf8')) as { inputs: Record<string, string> };
-    for (const f of ['src/explore/worker.ts', 'src/scenario/runner.ts', 'src/scenario/parse.ts', 'mock-hcs/src/index.ts']) {
-      expect(m.inputs[f], f).toBe(createHash('sha256').update(readFileSync(f)).digest('hex'));
+    const m = JSON.parse(readFileSync(BUNDLE_MANIFEST, 'utf8')) as { inputs: Record<string, InputRecord> };
+    for (const f of ['src/explore/worker.ts', 'src/scenario/runner.ts', 'src/scenario/parse.ts', 'mock-hcs/src/index.ts', 'node_modules/fastify/fastify.js']) {
+      expect(m.inputs[f]?.sha256, f).toBe(createHash('sha256').update(readFileSync(f)).digest('hex'));
+      expect(m.inputs[f]?.size, f).toBe(statSync(f).size);
+      expect(m.inputs[f]?.mtimeMs, f).toBe(statSync(f).mtimeMs);
     }
     const codeFile = bundleCodeFile()!;
     expect(readFileSync(BUNDLE, 'utf8')).toContain(JSON.stringify(codeFile));
@@ -34,10 +38,21 @@ describe('the explore/--jobs worker bundle', () => {
     expect(code).toContain(JSON.stringify(pathToFileURL(resolve('src/scenario/parse.ts')).href));
   });
 
+  it('is taken as it is when an input\'s mtime moved but its content did not (a fresh clone)', async () => {
+    await ensureWorkerBundle();
+    const m = JSON.parse(readFileSync(BUNDLE_MANIFEST, 'utf8')) as { inputs: Record<string, InputRecord> };
+    m.inputs['src/explore/worker.ts']!.mtimeMs = 1;
+    writeFileSync(BUNDLE_MANIFEST, JSON.stringify(m));
+    expect(freshBundle('explore-worker')).toBe(BUNDLE);
+    m.inputs['src/explore/worker.ts']!.sha256 = '0'.repeat(64);
+    writeFileSync(BUNDLE_MANIFEST, JSON.stringify(m));
+    expect(freshBundle('explore-worker')).toBeUndefined();
+  });
+
   it('is rebuilt when an input no longer matches its recorded hash', async () => {
     await ensureWorkerBundle();
-    const m = JSON.parse(readFileSync(BUNDLE_MANIFEST, 'utf8')) as { inputs: Record<string, string> };
-    m.inputs['src/explore/worker.ts'] = '0'.repeat(64);
+    const m = JSON.parse(readFileSync(BUNDLE_MANIFEST, 'utf8')) as { inputs: Record<string, InputRecord> };
+    m.inputs['src/explore/worker.ts'] = { sha256: '0'.repeat(64), size: statSync('src/explore/worker.ts').size, mtimeMs: 1 };
     writeFileSync(BUNDLE_MANIFEST, JSON.stringify(m));
     const before = statSync(BUNDLE).mtimeMs;
     const stale = bundleCodeFile()!.replace(/-[0-9a-f]+\.cjs$/, '-0123456789abcdef01234567.cjs');
@@ -49,7 +64,7 @@ describe('the explore/--jobs worker bundle', () => {
     // Earlier builds' code and caches are removed.
     expect(existsSync(stale)).toBe(false);
     expect(existsSync(stale.replace(/\.cjs$/, '.v8cache'))).toBe(false);
-    expect((JSON.parse(readFileSync(BUNDLE_MANIFEST, 'utf8')) as { inputs: Record<string, string> }).inputs['src/explore/worker.ts']).toBe(
+    expect((JSON.parse(readFileSync(BUNDLE_MANIFEST, 'utf8')) as { inputs: Record<string, InputRecord> }).inputs['src/explore/worker.ts']?.sha256).toBe(
       createHash('sha256').update(readFileSync('src/explore/worker.ts')).digest('hex'),
     );
   });
