@@ -7,8 +7,9 @@
  * This machine's speed drifts by tens of percent within a minute (two vCPUs
  * on a shared host), so each figure is measured in BENCH_ROUNDS rounds that
  * alternate 1 job and 2 jobs, and printed as the median, with the speed-up
- * as the median of each round's own ratio and the machine's plain-CPU-loop
- * speed-up of that round beside it (bench/support/machine.ts).
+ * as the median of each round's own ratio and the machine's own two-process
+ * speed-ups of that round beside it (a plain and an allocating loop,
+ * bench/support/machine.ts).
  *
  *   npm run bench -- explore
  *   BENCH_EXPLORE_RUNS=100 BENCH_ROUNDS=5 npm run bench -- explore   # defaults 40 and 3
@@ -21,7 +22,7 @@ import { main } from '../src/cli/main.js';
 import { explore } from '../src/explore/explore.js';
 import { WORKER_EXEC_ARGV } from '../src/explore/pool.js';
 import { workerBundle } from '../src/explore/worker-bundle.js';
-import { median, plainLoopSpeedup } from './support/machine.js';
+import { machineSpeedups, median } from './support/machine.js';
 
 export interface BenchResult {
   name: string;
@@ -122,23 +123,23 @@ export async function benchExplore(): Promise<BenchResult[]> {
   } else out.push({ name: 'worker start-up from the cached bundle', value: 0, unit: '', note: 'no bundle (esbuild missing or cache not writable): workers use tsx' });
   // Alternated rounds, each figure with the load average of its moment (other processes on the machine show in them).
   const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-  const ex: { one: number; two: number; cpu1: number; cpu2: number; loop: number }[] = [];
-  const lib: { s1: number; s2: number; cpu1: number; cpu2: number; code: number; loop: number }[] = [];
+  const ex: { one: number; two: number; cpu1: number; cpu2: number; loop: { plain: number; allocating: number } }[] = [];
+  const lib: { s1: number; s2: number; cpu1: number; cpu2: number; code: number }[] = [];
   const l0 = load();
   for (let r = 0; r < rounds; r++) {
-    const loop = await plainLoopSpeedup();
+    const loop = await machineSpeedups();
     const a = await withCpu(() => exploreRate(1, runs));
     const b = await withCpu(() => exploreRate(2, runs));
     ex.push({ one: a.value, two: b.value, cpu1: a.cpu, cpu2: b.cpu, loop });
     const lib1 = await libraryWall(1);
     const lib2 = await libraryWall(2);
-    lib.push({ s1: lib1.s, s2: lib2.s, cpu1: lib1.cpu, cpu2: lib2.cpu, code: lib1.code || lib2.code, loop });
+    lib.push({ s1: lib1.s, s2: lib2.s, cpu1: lib1.cpu, cpu2: lib2.cpu, code: lib1.code || lib2.code });
   }
   const l1 = load();
   const m = <T>(xs: T[], f: (x: T) => number): number => median(xs.map(f));
   const spread = <T>(xs: T[], f: (x: T) => number, d = 2): string => (xs.length > 1 ? ` (rounds: ${xs.map((x) => f(x).toFixed(d)).join(', ')})` : '');
   const perRun = (cpu: number, jobs: number): string => `${((cpu * 1000) / (runs + jobs)).toFixed(0)} ms CPU per run (start-up and baseline included)`;
-  const loops = `this machine's plain CPU loop on 2 processes: ${m(ex, (x) => x.loop).toFixed(2)}×${spread(ex, (x) => x.loop)}`;
+  const loops = `this machine's own 2-process speed-up: plain loop ${m(ex, (x) => x.loop.plain).toFixed(2)}×${spread(ex, (x) => x.loop.plain)}, allocating loop ${m(ex, (x) => x.loop.allocating).toFixed(2)}×${spread(ex, (x) => x.loop.allocating)}`;
   const note = `median of ${rounds} alternated rounds; ${l0} before, ${l1} after, on ${cores}`;
   out.push({ name: `explore ${SCENARIO.split('/').pop()}: runs/s, 1 job`, value: m(ex, (x) => x.one), unit: 'runs/s', note: `${runs} runs, ${perRun(m(ex, (x) => x.cpu1), 1)}${spread(ex, (x) => x.one)}; ${note}` });
   out.push({
