@@ -16,9 +16,10 @@
  * GetWorkloadCluster: InsecureSkipVerify, the endpoint being the pod name);
  * it is signed by the etcd CA all the same, for clients that do (the Go test
  * client verifies it for `etcd-<node>`). Other pods or ports are refused the
- * way kubelet refuses a port nothing listens on.
+ * way kubelet refuses a port nothing listens on. The kube-apiserver pods'
+ * port (6443) is served by apiserver-forward.ts.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2SecureServer } from 'node:http2';
 import type { Socket } from 'node:net';
 import { randomInt } from 'node:crypto';
@@ -31,13 +32,19 @@ import type { KubeObject } from '../kube/types.js';
 import { WorkloadEtcd, type EtcdPersistence, type EtcdState } from './etcd-members.js';
 import { etcdServer, serveOn } from './etcd-server.js';
 import { acceptPortForward, checkUpgrade } from './portforward.js';
+import { ApiServerEndpoints, type ClusterCaSource } from './apiserver-forward.js';
 
+export type { ClusterCaSource };
 export type EtcdCaSource = (namespace: string, cluster: string) => Promise<CertKeyPair | undefined>;
 
 export interface PortForwardOptions {
   /** The workload cluster "ns/name" → its store (undefined: not served). */
   store: (key: string) => EmbeddedStore | undefined;
   etcdCa?: EtcdCaSource;
+  /** The cluster CA (`<cluster>-ca`) that signs the kube-apiserver pods' serving certificates (apiserver-forward.ts); undefined: that forward is refused. */
+  clusterCa?: ClusterCaSource;
+  /** Answers HTTP on a kube-apiserver pod's forwarded port after the TLS handshake (the workload cluster's API). */
+  route?: (key: string, req: IncomingMessage, res: ServerResponse) => void;
   /** Whether the upgrade request authenticates (the facade's token or client certificate). */
   authenticated: (req: IncomingMessage) => boolean;
 }
@@ -93,7 +100,11 @@ export class PortForwards {
   /** Per cluster, node and CA: the TLS + gRPC server of that member. */
   private readonly servers = new Map<string, Http2SecureServer>();
 
-  constructor(private readonly opts: PortForwardOptions) {}
+  private readonly apiservers: ApiServerEndpoints;
+
+  constructor(private readonly opts: PortForwardOptions) {
+    this.apiservers = new ApiServerEndpoints({ ...(opts.clusterCa ? { clusterCa: opts.clusterCa } : {}), ...(opts.route ? { route: opts.route } : {}) });
+  }
 
   /** The etcd of workload cluster `key` (tests and the scenario checks read it). */
   etcd(key: string): WorkloadEtcd | undefined {
@@ -126,6 +137,7 @@ export class PortForwards {
     acceptPortForward(socket, head, async (port, conn) => {
       const node = pod.spec?.nodeName ?? '';
       const refused = `error forwarding port ${port} to pod ${podName}, uid ${pod.metadata.uid ?? ''}: failed to connect to localhost:${port}: connection refused`;
+      if (ApiServerEndpoints.isApiServerPod(namespace, pod)) return this.apiservers.connect(key, store, pod, port, conn, refused);
       if (namespace !== 'kube-system' || podName !== `etcd-${node}` || port !== 2379) return refused;
       const etcd = this.etcd(key)!;
       const member = etcd.memberOn(node);

@@ -27,6 +27,14 @@ export interface WorkloadListenerOptions {
   upgrade?: (key: string, req: IncomingMessage, socket: Socket, head: Buffer) => void;
 }
 
+/** Hand a request made to workload cluster "ns/name"'s own address to the facade's router, as `/clusters/<ns>/<name>` + its path. */
+export function routeToWorkload(key: string, route: (req: IncomingMessage, res: ServerResponse) => void, req: IncomingMessage, res: ServerResponse): void {
+  const [ns, name] = key.split('/') as [string, string];
+  const prefix = `/clusters/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
+  req.url = `${prefix}${req.url?.startsWith('/') ? '' : '/'}${req.url ?? ''}`;
+  route(req, res);
+}
+
 export class WorkloadListeners {
   private readonly urls = new Map<string, string>();
   private readonly pending = new Map<string, Promise<string>>();
@@ -44,12 +52,7 @@ export class WorkloadListeners {
   ensure(key: string): Promise<string> {
     const known = this.pending.get(key);
     if (known) return known;
-    const [ns, name] = key.split('/') as [string, string];
-    const prefix = `/clusters/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
-    const handler = (req: IncomingMessage, res: ServerResponse): void => {
-      req.url = `${prefix}${req.url?.startsWith('/') ? '' : '/'}${req.url ?? ''}`;
-      this.opts.route(req, res);
-    };
+    const handler = (req: IncomingMessage, res: ServerResponse): void => routeToWorkload(key, this.opts.route, req, res);
     const server = this.opts.tls ? createHttpsServer(this.opts.tls, handler) : createHttpServer(handler);
     this.servers.add(server);
     const upgrade = this.opts.upgrade;

@@ -29,8 +29,8 @@ import { rfc3339 } from '../core/clock.js';
 import { requireFieldManager, withApplyEntry, type ManagedFieldsEntry } from './managed-fields.js';
 import { SCALE_KINDS, serveScale } from './scale.js';
 import { serveEviction } from './eviction.js';
-import { WorkloadListeners } from './listeners.js';
-import { PortForwards, type EtcdCaSource } from './etcd-forward.js';
+import { routeToWorkload, WorkloadListeners } from './listeners.js';
+import { PortForwards, type ClusterCaSource, type EtcdCaSource } from './etcd-forward.js';
 import type { WorkloadEtcd } from './etcd-members.js';
 import { checkCreate, checkWrite, jsonDepth, MAX_BODY_DEPTH, valueDepth } from './validate.js';
 import { toTable, type IncludeObject } from './tables.js';
@@ -64,6 +64,8 @@ export interface FacadeOptions {
    * etcd members served through pods/etcd-<node>/portforward (etcd-forward.ts); undefined: the forward is refused.
    */
   etcdCa?: EtcdCaSource;
+  /** The cluster CA (`<cluster>-ca`): signs the kube-apiserver pods' certificates behind pods/kube-apiserver-<node>/portforward (apiserver-forward.ts); undefined: refused. */
+  clusterCa?: ClusterCaSource;
 }
 
 /**
@@ -596,6 +598,8 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
   const portForwards = new PortForwards({
     store: (key) => (workloads?.names().includes(key) ? workloads.store(...(key.split('/') as [string, string])) : undefined),
     ...(opts.etcdCa ? { etcdCa: opts.etcdCa } : {}),
+    ...(opts.clusterCa ? { clusterCa: opts.clusterCa } : {}),
+    route: (key, req, res) => routeToWorkload(key, (q, r) => app.routing(q, r), req, res),
     authenticated: (req) => rawAuthenticated(req, token, clientCa),
   });
   const listeners = new WorkloadListeners({

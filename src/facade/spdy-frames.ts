@@ -165,6 +165,11 @@ function control(type: number, flags: number, payload: Buffer): Buffer {
 export class FrameWriter {
   private readonly deflater = new HeaderDeflater();
 
+  /** SYN_STREAM (§2.6.1): what a client opens a stream with (the port-forward server only receives it; test clients send it). */
+  synStream(streamId: number, headers: Headers, flags = 0): Buffer {
+    return control(TYPE.SYN_STREAM, flags, Buffer.concat([u32(streamId & 0x7fffffff), u32(0), Buffer.alloc(2), this.deflater.next(encodeHeaderBlock(headers))]));
+  }
+
   synReply(streamId: number, headers: Headers, flags = 0): Buffer {
     return control(TYPE.SYN_REPLY, flags, Buffer.concat([u32(streamId & 0x7fffffff), this.deflater.next(encodeHeaderBlock(headers))]));
   }

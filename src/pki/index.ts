@@ -400,6 +400,8 @@ export interface LeafRequest {
   ips?: string[];
   /** Validity from now, in days (kubeadm: 365). */
   days?: number;
+  /** NotBefore this long before now (ms, default 60 s; kubeadm backdates its certificates by 5 min, CertificateBackdate). */
+  backdateMs?: number;
 }
 
 /** Issue a serving/client certificate signed by `ca` (BOOT-2: the kubelet certificate). */
@@ -414,7 +416,7 @@ export function issueCertificateSync(ca: CertKeyPair, req: LeafRequest, rng: Rng
       serialHex: serial(rng),
       issuer,
       subject: name(req.commonName, req.organization || undefined),
-      notBefore: nowMs - 60_000,
+      notBefore: nowMs - (req.backdateMs ?? 60_000),
       notAfter: nowMs + (req.days ?? 365) * DAY,
       spki: key.spki,
       extensions: dnsNames.length || ips.length ? [...LEAF_EXTENSIONS, subjectAltName(dnsNames, ips)] : LEAF_EXTENSIONS,

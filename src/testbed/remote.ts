@@ -138,6 +138,11 @@ async function etcdCaOf(env: Env, namespace: string, cluster: string): Promise<{
   return tlsPairOf(await env.mgmt.get<Secret>({ kind: 'Secret', namespace, name: `${cluster}-etcd` }));
 }
 
+/** Cluster API's `<cluster>-ca` Secret (tls.crt, tls.key: the cluster CA that signs kubeadm's apiserver certificate), if it exists. */
+async function clusterCaOf(env: Env, namespace: string, cluster: string): Promise<{ certPem: string; keyPem: string } | undefined> {
+  return tlsPairOf(await env.mgmt.get<Secret>({ kind: 'Secret', namespace, name: `${cluster}-ca` }));
+}
+
 export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions): Promise<RemoteTestbed> {
   const kc = loadKubeConfig(opts);
   const paced = isPaced(opts);
@@ -176,6 +181,8 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
       clock: env.clock,
       // The etcd members KCP reads through pods/etcd-<node>/portforward are served with the cluster's etcd CA (src/facade/etcd-forward.ts).
       etcdCa: (namespace, cluster) => etcdCaOf(env, namespace, cluster),
+      // KCP's reconcileCertificateExpiries reads the apiserver certificate through pods/kube-apiserver-<node>/portforward (src/facade/apiserver-forward.ts).
+      clusterCa: (namespace, cluster) => clusterCaOf(env, namespace, cluster),
     });
   }
   let kubeconfigForKubectl: string | undefined;

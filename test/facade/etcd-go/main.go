@@ -8,6 +8,8 @@
 //
 //	etcd-go -kubeconfig F -cert C -key K -ca CA -pod etcd-<node> [-move-leader NODE] [-remove NODE]
 //
+// The port-forward dial is in ./pfdial (shared with ./apiserver-cert).
+//
 // Prints one JSON object: status (leader, version, errors, header member),
 // members (id, name), alarms, and the results of the optional calls.
 package main
@@ -20,7 +22,6 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"time"
@@ -28,65 +29,14 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/tools/portforward"
-	"k8s.io/client-go/transport/spdy"
+
+	"hcs-testbed/test/facade/etcd-go/pfdial"
 )
 
-type streamConn struct {
-	conn   httpstream.Connection
-	stream httpstream.Stream
-}
-
-func (c *streamConn) Read(b []byte) (int, error)  { return c.stream.Read(b) }
-func (c *streamConn) Write(b []byte) (int, error) { return c.stream.Write(b) }
-func (c *streamConn) Close() error {
-	_ = c.stream.Close()
-	return c.conn.Close()
-}
-func (c *streamConn) LocalAddr() net.Addr              { return &net.TCPAddr{} }
-func (c *streamConn) RemoteAddr() net.Addr             { return &net.TCPAddr{} }
-func (c *streamConn) SetDeadline(time.Time) error      { return nil }
-func (c *streamConn) SetReadDeadline(time.Time) error  { return nil }
-func (c *streamConn) SetWriteDeadline(time.Time) error { return nil }
-
 func dialer(cfg *rest.Config, pod string) func(context.Context, string) (net.Conn, error) {
-	return func(_ context.Context, _ string) (net.Conn, error) {
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return nil, err
-		}
-		rt, up, err := spdy.RoundTripperFor(cfg)
-		if err != nil {
-			return nil, err
-		}
-		u := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace("kube-system").Name(pod).SubResource("portforward").URL()
-		conn, _, err := spdy.NewDialer(up, &http.Client{Transport: rt}, "POST", u).Dial(portforward.PortForwardProtocolV1Name)
-		if err != nil {
-			return nil, fmt.Errorf("error upgrading connection: %w", err)
-		}
-		h := http.Header{}
-		h.Set(corev1.PortHeader, "2379")
-		h.Set(corev1.PortForwardRequestIDHeader, "0")
-		h.Set(corev1.StreamType, corev1.StreamTypeError)
-		es, err := conn.CreateStream(h)
-		if err != nil {
-			conn.Close()
-			return nil, err
-		}
-		_ = es.Close()
-		h.Set(corev1.StreamType, corev1.StreamTypeData)
-		ds, err := conn.CreateStream(h)
-		if err != nil {
-			conn.Close()
-			return nil, err
-		}
-		return &streamConn{conn: conn, stream: ds}, nil
-	}
+	return func(_ context.Context, _ string) (net.Conn, error) { return pfdial.Dial(cfg, pod, 2379) }
 }
 
 func main() {
