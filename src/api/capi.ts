@@ -21,6 +21,8 @@ export const ANNOTATION_DESIRED_REPLICAS = 'machinedeployment.clusters.x-k8s.io/
 export const ANNOTATION_MAX_REPLICAS = 'machinedeployment.clusters.x-k8s.io/max-replicas';
 export const ANNOTATION_DELETE_MACHINE = 'cluster.x-k8s.io/delete-machine';
 export const ANNOTATION_CLONED_FROM_NAME = 'cluster.x-k8s.io/cloned-from-name';
+/** The expiry of a control plane Machine's certificates, RFC 3339 (api/v1beta1/machine_types.go MachineCertificatesExpiryDateAnnotation); KCP writes it on the KubeadmConfig. */
+export const ANNOTATION_CERTIFICATES_EXPIRY = 'machine.cluster.x-k8s.io/certificates-expiry';
 export const ANNOTATION_CLONED_FROM_GROUPKIND = 'cluster.x-k8s.io/cloned-from-groupkind';
 export const FINALIZER_MACHINE = 'machine.cluster.x-k8s.io';
 export const FINALIZER_CLUSTER = 'cluster.cluster.x-k8s.io';

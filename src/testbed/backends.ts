@@ -71,6 +71,8 @@ export interface OpenBackend {
   description: string;
   /** --provider external: what the outside provider is started with, and the files holding it. */
   external?: { info: ExternalInfo; envFile: string; jsonFile: string };
+  /** --capi upstream: the directory of the managers' logs (<manager>.log: core, bootstrap, controlplane). */
+  managersDir?: string;
   close(): Promise<void>;
 }
 
@@ -158,7 +160,7 @@ export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
     ...(front ? { cloudFront: front } : {}),
     ...(o.providerLog ? { providerLog: o.providerLog } : {}),
   });
-  return { factory, description, ...(external ? { external } : {}), close };
+  return { factory, description, ...(external ? { external } : {}), ...(managers ? { managersDir: managers.dir } : {}), close };
 }
 
 /** Poll an outside controller's health URL until it answers 200. */

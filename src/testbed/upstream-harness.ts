@@ -29,7 +29,8 @@
  *   `kcp.scale-down`), which upstream KCP does not write: on upstream they are
  *   the harness's observations of KCP's writes (control plane Machines
  *   appearing, getting a deletionTimestamp), marked `data.observed: true`,
- *   once per Machine (src/testbed/upstream-kcp-events.ts).
+ *   once per Machine, and `kcp.certificates-expiry` once per KubeadmConfig
+ *   KCP annotates (src/testbed/upstream-kcp-events.ts).
  * - The cloud controller manager's node lifecycle controller is not here: it
  *   runs in every testbed, whichever Cluster API (src/testbed/node-lifecycle.ts).
  */
@@ -45,7 +46,7 @@ import { generateCA, issueCertificateSync } from '../pki/index.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext } from '../runtime/context.js';
 import { splitKey } from '../capi/util.js';
-import { observeKcpMachines } from './upstream-kcp-events.js';
+import { observeCertificateExpiries, observeKcpMachines } from './upstream-kcp-events.js';
 
 export const HARNESS_CONTROLLER = 'upstream-external-control-plane';
 /** kubeadm's mark-control-plane label. */
@@ -192,8 +193,10 @@ export function setupUpstreamHarness(ctx: ControllerContext, o: HarnessOptions):
   }, { shared: true });
   const log = ctx.logs.logger('upstream-harness', 'kcp-observer');
   const stopMachines = observeKcpMachines({ mgmt: ctx.mgmt, events: ctx.events, warn: (msg) => log.error(msg) });
+  const stopExpiries = observeCertificateExpiries({ mgmt: ctx.mgmt, events: ctx.events, workload: (ns, name) => ctx.workloads.client(ns, name), warn: (msg) => log.error(msg) });
   return () => {
     stopClusters();
     stopMachines();
+    stopExpiries();
   };
 }

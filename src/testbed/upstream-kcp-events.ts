@@ -25,11 +25,22 @@
  *   operator, remediation) would be counted too; the scenarios compared on
  *   upstream delete none.
  *
- * Exactly once each per Machine uid: watch events repeat (a re-list after a
+ * - **`kcp.certificates-expiry`** (upstream only: the model's KCP writes no
+ *   such annotation, docs/capi.md): a KubeadmConfig owned by a Machine gets
+ *   the `machine.cluster.x-k8s.io/certificates-expiry` annotation, which
+ *   KCP's reconcileCertificateExpiries writes from the kube-apiserver
+ *   certificate it read through `pods/kube-apiserver-<node>/portforward`
+ *   (src/facade/apiserver-forward.ts). `data`: machine, node, the
+ *   annotation's value and the Node's creationTimestamp as the workload
+ *   cluster has it (the moment the testbed's kubeadm issued that
+ *   certificate), so a test can check expiry = Node creation + 8760 h.
+ *
+ * Exactly once each per Machine (KubeadmConfig) uid: watch events repeat (a re-list after a
  * watch restart replays ADDED for every Machine, MODIFIED arrives for every
  * status write). Handled in watch order, one at a time.
  */
-import { LABEL_CONTROL_PLANE, ANNOTATION_CLONED_FROM_NAME, type KubeadmControlPlane, type Machine } from '../api/capi.js';
+import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, ANNOTATION_CERTIFICATES_EXPIRY, ANNOTATION_CLONED_FROM_NAME, type KubeadmConfig, type KubeadmControlPlane, type Machine } from '../api/capi.js';
+import type { Node } from '../api/core.js';
 import { errorMessage } from '../core/errors.js';
 import type { EventLog } from '../core/events.js';
 import type { KubeClient } from '../kube/client.js';
@@ -37,6 +48,8 @@ import type { KubeObject, WatchEvent } from '../kube/types.js';
 
 export interface KcpObserverInput {
   mgmt: KubeClient;
+  /** The workload cluster's client (for kcp.certificates-expiry's Node creation time). */
+  workload?: (namespace: string, cluster: string) => KubeClient;
   events: EventLog;
   /** Logs a failed read (the event is then recorded with what is known). */
   warn?: (msg: string) => void;
@@ -123,4 +136,44 @@ async function kcpDeleting(i: KcpObserverInput, namespace: string, name: string)
     i.warn?.(`reading KubeadmControlPlane ${namespace}/${name}: ${errorMessage(err)}`);
     return false;
   }
+}
+
+/** Watches KubeadmConfigs and records `kcp.certificates-expiry` once per KubeadmConfig that gets the annotation. */
+export function observeCertificateExpiries(i: KcpObserverInput): () => void {
+  const seen = new Set<string>();
+  let chain: Promise<void> = Promise.resolve();
+  const handle = async (e: WatchEvent<KubeadmConfig>): Promise<void> => {
+    const c = e.object;
+    const uid = c.metadata.uid;
+    const expiry = c.metadata.annotations?.[ANNOTATION_CERTIFICATES_EXPIRY];
+    if (!uid || e.type === 'DELETED' || expiry === undefined || seen.has(uid)) return;
+    const owner = (c.metadata.ownerReferences ?? []).find((r) => r.controller && r.kind === 'Machine');
+    if (!owner) return;
+    seen.add(uid);
+    const namespace = c.metadata.namespace ?? 'default';
+    const machine = await i.mgmt.get<Machine>({ kind: 'Machine', namespace, name: owner.name }).catch(() => undefined);
+    const node = machine?.status?.nodeRef?.name ?? '';
+    const cluster = c.metadata.labels?.[LABEL_CLUSTER_NAME] ?? machine?.spec.clusterName ?? '';
+    let nodeCreated = '';
+    if (node && cluster && i.workload) {
+      try {
+        nodeCreated = (await i.workload(namespace, cluster).get<Node>({ kind: 'Node', name: node }))?.metadata.creationTimestamp ?? '';
+      } catch (err) {
+        i.warn?.(`reading Node ${node}: ${errorMessage(err)}`);
+      }
+    }
+    i.events.record({
+      source: 'capi',
+      type: 'kcp.certificates-expiry',
+      message: `KubeadmConfig ${namespace}/${c.metadata.name} (Machine ${owner.name}, Node ${node || '?'}): certificates expire ${expiry} [observed]`,
+      data: { machine: owner.name, kubeadmConfig: c.metadata.name, node, expiry, nodeCreated, observed: true },
+    });
+  };
+  return i.mgmt.watch<KubeadmConfig>(
+    'KubeadmConfig',
+    (e) => {
+      chain = chain.then(() => handle(e)).catch((err: unknown) => i.warn?.(`observing ${e.object.metadata.name}: ${errorMessage(err)}`));
+    },
+    { shared: true },
+  );
 }

@@ -2,17 +2,18 @@
  * The upstream harness's observed KCP events (src/testbed/upstream-kcp-events.ts):
  * on `--capi upstream` the model's `kcp.machine-created` / `kcp.scale-down`
  * (src/capi/kcp.ts) are recorded from the control plane Machines KCP writes,
- * once per Machine however often the watch repeats them (KCP-1, KCP-2).
+ * once per Machine however often the watch repeats them (KCP-1, KCP-2); and the
+ * upstream-only kcp.certificates-expiry from the KubeadmConfigs KCP annotates.
  */
 import { describe, expect, it } from 'vitest';
-import { ANNOTATION_CLONED_FROM_NAME, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../../src/api/capi.js';
+import { ANNOTATION_CERTIFICATES_EXPIRY, ANNOTATION_CLONED_FROM_NAME, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../../src/api/capi.js';
 import type { KubeadmControlPlane, Machine } from '../../src/api/capi.js';
 import { VirtualClock } from '../../src/core/clock.js';
 import { EventLog } from '../../src/core/events.js';
 import { SeededRng } from '../../src/core/rng.js';
 import { EmbeddedStore } from '../../src/kube/embedded-store.js';
 import type { KubeObject, WatchEvent } from '../../src/kube/types.js';
-import { observeKcpMachines } from '../../src/testbed/upstream-kcp-events.js';
+import { observeCertificateExpiries, observeKcpMachines } from '../../src/testbed/upstream-kcp-events.js';
 
 const NS = 'cpaas-system';
 
@@ -93,5 +94,40 @@ describe('upstream harness: KCP events observed from the Machines KCP writes (KC
     await flush();
     expect(events.all().filter((e) => e.type === 'kcp.scale-down')).toHaveLength(0);
     expect(events.all().filter((e) => e.source === 'capi').map((e) => e.data?.machine)).toEqual(['demo-control-plane-aaaaa']);
+  });
+});
+
+describe('upstream harness: kcp.certificates-expiry observed from the KubeadmConfigs KCP annotates (reconcileCertificateExpiries)', () => {
+  it('records the annotation once per KubeadmConfig with the Machine, its Node and the Node\'s creation in the workload cluster; configs without it or without a Machine owner are skipped', async () => {
+    const clock = new VirtualClock(Date.parse('2026-05-01T08:00:00Z'));
+    const store = new EmbeddedStore({ clock, rng: new SeededRng(1), clusterName: 'management' });
+    const workload = new EmbeddedStore({ clock, rng: new SeededRng(2), clusterName: 'demo' });
+    const events = new EventLog(clock);
+    await workload.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'demo-cp-1' } });
+    const nodeCreated = workload.getSync<KubeObject>({ kind: 'Node', name: 'demo-cp-1' })!.metadata.creationTimestamp!;
+    observeCertificateExpiries({ mgmt: store, events, workload: (ns, cluster) => (ns === NS && cluster === 'demo' ? workload : store) });
+    const m = await store.create<Machine>({
+      apiVersion: 'cluster.x-k8s.io/v1beta1',
+      kind: 'Machine',
+      metadata: { name: 'demo-control-plane-aaaaa', namespace: NS, labels: { [LABEL_CLUSTER_NAME]: 'demo', [LABEL_CONTROL_PLANE]: '' } },
+      spec: { clusterName: 'demo', bootstrap: { configRef: { kind: 'KubeadmConfig', name: 'demo-control-plane-aaaaa' } }, infrastructureRef: { kind: 'HCSMachine', name: 'x' } },
+    } as Machine);
+    await store.updateStatus<Machine>({ ...m, status: { nodeRef: { kind: 'Node', name: 'demo-cp-1' } } } as Machine);
+    const owner = { apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'Machine', name: m.metadata.name, uid: m.metadata.uid!, controller: true };
+    const cfg = await store.create<KubeObject>({ apiVersion: 'bootstrap.cluster.x-k8s.io/v1beta1', kind: 'KubeadmConfig', metadata: { name: 'demo-control-plane-aaaaa', namespace: NS, labels: { [LABEL_CLUSTER_NAME]: 'demo' }, ownerReferences: [owner] }, spec: {} });
+    // Not owned by a Machine (yet): skipped even when annotated.
+    await store.create<KubeObject>({ apiVersion: 'bootstrap.cluster.x-k8s.io/v1beta1', kind: 'KubeadmConfig', metadata: { name: 'orphan', namespace: NS, annotations: { [ANNOTATION_CERTIFICATES_EXPIRY]: '2027-01-01T00:00:00Z' } }, spec: {} });
+    const flush = async (): Promise<void> => {
+      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    };
+    await flush();
+    expect(events.all().filter((e) => e.type === 'kcp.certificates-expiry')).toEqual([]);
+    const expiry = new Date(Date.parse(nodeCreated) + 8760 * 3_600_000).toISOString().replace('.000Z', 'Z');
+    const annotated = await store.update<KubeObject>({ ...cfg, metadata: { ...cfg.metadata, annotations: { [ANNOTATION_CERTIFICATES_EXPIRY]: expiry } } });
+    await store.update<KubeObject>({ ...annotated, metadata: { ...annotated.metadata, labels: { ...annotated.metadata.labels, again: '1' } } });
+    await flush();
+    const got = events.all().filter((e) => e.type === 'kcp.certificates-expiry');
+    expect(got.map((e) => e.message)).toEqual([`KubeadmConfig cpaas-system/demo-control-plane-aaaaa (Machine demo-control-plane-aaaaa, Node demo-cp-1): certificates expire ${expiry} [observed]`]);
+    expect(got[0]!.data).toEqual({ machine: 'demo-control-plane-aaaaa', kubeadmConfig: 'demo-control-plane-aaaaa', node: 'demo-cp-1', expiry, nodeCreated, observed: true });
   });
 });

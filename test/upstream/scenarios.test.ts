@@ -64,14 +64,29 @@ function verdict(r: ScenarioResult): { ok: boolean; steps: string[]; rules: stri
 const ofType = (r: ScenarioResult, type: string): LogEvent[] => r.events.filter((e) => e.type === type);
 
 /** What only the upstream side has: the harness's parts (src/testbed/upstream-harness.ts). */
-const UPSTREAM_ONLY: Record<string, (u: ScenarioResult) => void> = {
-  'control-plane-upgrade': (u) => {
+const UPSTREAM_ONLY: Record<string, (u: ScenarioResult, kcpLog: string) => string | void> = {
+  'control-plane-upgrade': (u, kcpLog) => {
     expect(ofType(u, 'harness.kubeconfig-served').map((e) => e.source), 'KCP\'s <cluster>-kubeconfig pointed at the served workload API once').toEqual(['workload']);
     expect(ofType(u, 'harness.kubeadm-config-uploaded').map((e) => e.source), 'kubeadm init\'s upload-config played once').toEqual(['workload']);
-    const kcp = u.events.filter((e) => e.source === 'capi' && e.type.startsWith('kcp.'));
+    // KCP's reconcileCertificateExpiries (controller.go) read each kube-apiserver's certificate through
+    // pods/kube-apiserver-<node>/portforward (src/facade/apiserver-forward.ts) and annotated the KubeadmConfigs:
+    // the value is the Node's creation (kubeadm's issue time in the testbed) + 8760 h; no more "failed to reconcile
+    // certificate expiry … TLS handshake with the kube-apiserver failed: EOF" in its log.
+    const expiries = ofType(u, 'kcp.certificates-expiry');
+    const created = new Set(ofType(u, 'kcp.machine-created').map((e) => e.data?.machine as string));
+    expect(expiries.length, 'at least the three Machines of a steady control plane annotated').toBeGreaterThanOrEqual(3);
+    expect(new Set(expiries.map((e) => e.data?.machine)).size, 'once per Machine').toBe(expiries.length);
+    for (const e of expiries) {
+      const d = e.data as { machine: string; node: string; expiry: string; nodeCreated: string };
+      expect(created.has(d.machine), `${d.machine} is one of KCP's Machines`).toBe(true);
+      expect(d.expiry, e.message).toBe(new Date(Date.parse(d.nodeCreated) + 8760 * 3_600_000).toISOString().replace('.000Z', 'Z'));
+    }
+    expect(kcpLog.split('\n').filter((l) => l.includes('failed to reconcile certificate expiry')), 'KCP log lines about certificate expiry errors').toEqual([]);
+    const kcp = u.events.filter((e) => e.source === 'capi' && e.type.startsWith('kcp.') && e.type !== 'kcp.certificates-expiry');
     expect(kcp.map((e) => e.type).sort(), 'the observed KCP events: 3 + 3 + 3 Machines created, 6 deleted').toEqual([...Array<string>(9).fill('kcp.machine-created'), ...Array<string>(6).fill('kcp.scale-down')]);
     expect(kcp.filter((e) => e.data?.observed !== true)).toEqual([]);
     expect(kcp.filter((e) => e.data?.init === true).map((e) => e.message), 'one kubeadm-init Machine').toHaveLength(1);
+    return `KCP certificate expiries: ${expiries.length} KubeadmConfigs annotated (Node creation + 8760 h), 0 "failed to reconcile certificate expiry" log lines`;
   },
 };
 
@@ -117,7 +132,8 @@ describe.skipIf(!!skip)(`the worker scenarios and control-plane-upgrade on upstr
     times.push(`  rollouts (model = upstream?): ${seqM.map((s, i) => `${s.pattern || '·'}${seqU[i] && JSON.stringify(seqU[i]) === JSON.stringify(s) ? '' : ' (differs)'}`).join(', ')}`);
     expect(seqM.some((s) => s.pattern.length > 0), 'the scenario replaces or adds Machines').toBe(true);
     expect(seqU, `per rollout: sorted per-hostname sequences and the order of operations\n${logDigest(providerText)}`).toEqual(seqM);
-    UPSTREAM_ONLY[name]?.(u);
+    const only = UPSTREAM_ONLY[name]?.(u, readFileSync(join(backend!.managersDir!, 'controlplane.log'), 'utf8'));
+    if (only) times.push(`  ${only}`);
   }, 900_000);
 
   it('the provider process stops on SIGTERM with exit 0', async () => {
