@@ -89,6 +89,9 @@ function writeAtomic(file: string, text: string): void {
   renameSync(tmp, file);
 }
 
+/** `import.meta.url` in a module's text (see the plugin below for why not the plain string). */
+const IMPORT_META_URL = /\bimport\.meta\.url\b/;
+
 /**
  * The entry of an up-to-date bundle (built now if an input changed), or
  * undefined when it cannot be had. Concurrent processes each write their own
@@ -109,8 +112,11 @@ export async function ensureBundle(spec: BundleSpec): Promise<string | undefined
       // Sources and packages alike (fresh.mjs, ESM-only packages): esbuild's CommonJS output would leave `import.meta` empty.
       b.onLoad({ filter: /\.(ts|mts|js|mjs)$/ }, (args) => {
         const text = readFileSync(args.path, 'utf8');
-        if (!text.includes('import.meta.url')) return undefined;
-        return { contents: text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)), loader: /\.m?ts$/.test(args.path) ? 'ts' : 'js' };
+        // A regular expression, not the plain string: this file is bundled into the CLI too, and the plugin rewrote
+        // its own string literals there (the CLI's copy then looked for a file URL, left every other module's
+        // import.meta empty, and the worker bundle it built crashed on start).
+        if (!IMPORT_META_URL.test(text)) return undefined;
+        return { contents: text.replace(new RegExp(IMPORT_META_URL.source, 'g'), JSON.stringify(pathToFileURL(args.path).href)), loader: /\.m?ts$/.test(args.path) ? 'ts' : 'js' };
       });
     },
   };

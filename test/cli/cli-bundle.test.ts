@@ -71,6 +71,16 @@ describe('the CLI bundle', () => {
     expect(logs[1]).toBe(logs[0]);
   }, 120_000);
 
+  it("keeps the bundler's own import.meta.url pattern: the CLI's copy of src/bundle/build.ts rebuilds the workers' bundle with each module's URL", async () => {
+    // The plugin once matched the plain string, so bundling build.ts into the CLI rewrote the plugin's own literals:
+    // the CLI's copy then found nothing to rewrite, and the workers' bundle it rebuilt crashed on start
+    // (new URL('../../data/os-support-matrix.yaml', undefined) in src/workload/matrix.ts).
+    await ensureCliBundle();
+    const code = readFileSync(join(CACHE_DIR, readManifest('cli')!.code), 'utf8');
+    expect(code).toContain(String(/\bimport\.meta\.url\b/));
+    expect(code).not.toMatch(/text\.includes\("file:|text\.includes\('"file:/);
+  });
+
   it('is rebuilt by bin/hcs-testbed.mjs when an input changed', async () => {
     await ensureCliBundle();
     const manifest = join(CACHE_DIR, 'cli.json');
