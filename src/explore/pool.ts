@@ -5,6 +5,12 @@
  * is free. A worker that dies or exceeds the per-job wall limit is replaced;
  * its job is answered as a finding ("the run crashed the worker"), never
  * retried silently.
+ *
+ * A worker that exits before it is ready (a broken bundle, a missing module)
+ * is not replaced forever: the pool moves on to its next entry (the bundle's
+ * fallback is the sources through tsx) with a note on stderr, and once the
+ * last entry's workers have failed to start MAX_START_FAILURES times in a
+ * row every job is answered with that error.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
@@ -47,7 +53,12 @@ export interface PoolOptions {
    * this process is itself running a scenario and answers IPC late (`run --jobs`).
    */
   depth?: number;
+  /** The worker entries to try, in order (default: the bundle, then worker-entry.mjs through tsx; with a plugin only the latter). */
+  entries?: string[];
 }
+
+/** Workers of the last entry that exit before they are ready this many times in a row: the pool gives up. */
+export const MAX_START_FAILURES = 3;
 
 interface Pending {
   id: number;
@@ -64,6 +75,8 @@ interface Slot {
   timers: Map<number, NodeJS.Timeout>;
   /** Killed by the wall-time limit or exiting after a stall (its job already answered): the jobs behind it run again. */
   killed?: boolean;
+  /** Its worker answered the init message. */
+  started?: boolean;
 }
 
 /** The worker through tsx (the sources as they are); the precompiled bundle (worker-bundle.ts) when it can be had. */
@@ -87,10 +100,30 @@ export class WorkerPool {
   private closed = false;
 
   /** worker-entry.mjs with a plugin (TypeScript importing the sources); else the bundle, or worker-entry.mjs when there is none. */
-  private readonly entry: Promise<string>;
+  private entry: Promise<string>;
+  /** Entries to fall back to when workers of the current one fail to start. */
+  private fallbacks: string[];
+  /** Workers that exited before they were ready, in a row. */
+  private startFailures = 0;
+  /** Set when no worker can start: every job is answered with it. */
+  private failed: string | undefined;
+  /** The entry workers start from now (once known). */
+  private current: string | undefined;
 
   constructor(private readonly o: PoolOptions) {
-    this.entry = o.plugin ? Promise.resolve(TSX_ENTRY) : workerBundle().then((b) => b ?? TSX_ENTRY);
+    if (o.entries?.length) {
+      this.entry = Promise.resolve(o.entries[0]!);
+      this.current = o.entries[0]!;
+      this.fallbacks = o.entries.slice(1);
+    } else {
+      this.entry = o.plugin ? Promise.resolve(TSX_ENTRY) : workerBundle().then((b) => b ?? TSX_ENTRY);
+      this.fallbacks = o.plugin ? [] : [TSX_ENTRY];
+      // Before any worker's start (registered first): the entry known, and no fallback from tsx to itself.
+      void this.entry.then((e) => {
+        this.current = e;
+        if (e === TSX_ENTRY) this.fallbacks = [];
+      });
+    }
     for (let i = 0; i < Math.max(1, o.jobs); i++) this.slots.push(this.spawn());
   }
 
@@ -118,6 +151,8 @@ export class WorkerPool {
     const initId = ++this.seq;
     child.on('message', (m: Reply) => {
       if (m.id === initId) {
+        slot.started = true;
+        this.startFailures = 0;
         markReady();
         this.pump();
         return;
@@ -136,6 +171,7 @@ export class WorkerPool {
       const lost = slot.busy.splice(0);
       const i = this.slots.indexOf(slot);
       if (this.closed || i < 0) return;
+      if (!slot.started && !this.startFailed(entry, code, signal)) return;
       this.slots[i] = this.spawn();
       // A stall answers before exiting; the job that ended a worker is answered here, the ones queued behind it run again.
       const first = slot.killed ? undefined : lost.shift();
@@ -147,9 +183,33 @@ export class WorkerPool {
     child.send({ id: initId, type: 'init', ...(this.o.plugin ? { plugin: this.o.plugin } : {}), ...(this.o.stallMs ? { stallMs: this.o.stallMs } : {}) } satisfies Request);
   }
 
+  /**
+   * A worker of `entry` exited before it was ready: move on to the next entry
+   * (true: start a replacement), or after MAX_START_FAILURES in a row on the
+   * last one give up and answer every queued job (false).
+   */
+  private startFailed(entry: string, code: number | null, signal: NodeJS.Signals | null): boolean {
+    if (this.current !== undefined && this.current !== entry) return true; // a worker of an entry already left behind
+    this.startFailures++;
+    const how = signal ?? `code ${code}`;
+    const next = this.fallbacks.shift();
+    if (next !== undefined) {
+      this.entry = Promise.resolve(next);
+      this.current = next;
+      this.startFailures = 0;
+      process.stderr.write(`hcs-testbed: a worker from ${entry} exited (${how}) before it was ready; workers now start from ${next}\n`);
+      return true;
+    }
+    if (this.startFailures < MAX_START_FAILURES) return true;
+    this.failed ??= `worker processes cannot start: ${MAX_START_FAILURES} in a row exited (last: ${how}) before they were ready (entry ${entry}; its stderr is above)`;
+    for (const p of this.queue.splice(0)) p.resolve({ id: p.id, error: this.failed, input: false });
+    return false;
+  }
+
   /** Queue a job; resolves with the worker's answer. */
   run(job: Job): Promise<Reply> {
     return new Promise((resolve) => {
+      if (this.failed) return resolve({ id: ++this.seq, error: this.failed, input: false });
       this.queue.push({ id: ++this.seq, job, resolve });
       this.pump();
     });

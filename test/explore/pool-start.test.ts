@@ -1,0 +1,58 @@
+/**
+ * Worker processes that cannot start (src/explore/pool.ts): a worker that
+ * exits before it is ready makes the pool move on to its next entry (the
+ * bundle's fallback is the sources through tsx), and on the last entry it
+ * gives up after MAX_START_FAILURES in a row and answers every job with the
+ * reason, instead of starting replacements forever (a broken bundle once
+ * made `npm run scenarios` respawn crashing workers without end).
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MAX_START_FAILURES, WorkerPool } from '../../src/explore/pool.js';
+
+const CRASH = resolve('test/explore/fixtures/crash-worker.mjs');
+const TSX_ENTRY = resolve('src/explore/worker-entry.mjs');
+let dir: string;
+const starts = (): number => readFileSync(join(dir, 'starts'), 'utf8').trim().split('\n').filter(Boolean).length;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'pool-start-'));
+  process.env.CRASH_LOG = join(dir, 'starts');
+});
+afterEach(() => {
+  delete process.env.CRASH_LOG;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a worker pool whose workers cannot start', () => {
+  it('answers every job with the reason after MAX_START_FAILURES failed starts in a row, and starts no more', async () => {
+    const pool = new WorkerPool({ jobs: 2, entries: [CRASH] });
+    const answers = await Promise.all([
+      pool.run({ type: 'explore', file: 'test/explore/fixtures/one-worker-upgrade.yaml', seed: 1, schedule: [] }),
+      pool.run({ type: 'explore', file: 'test/explore/fixtures/one-worker-upgrade.yaml', seed: 2, schedule: [] }),
+    ]);
+    await pool.close();
+    for (const a of answers) {
+      expect('error' in a && a.error).toMatch(new RegExp(`worker processes cannot start: ${MAX_START_FAILURES} in a row exited \\(last: code 3\\) before they were ready \\(entry .*crash-worker\\.mjs`));
+    }
+    // A job queued after the pool gave up is answered at once.
+    const late = await pool.run({ type: 'explore', file: 'test/explore/fixtures/one-worker-upgrade.yaml', seed: 3, schedule: [] });
+    expect('error' in late && late.error).toMatch(/cannot start/);
+    // Two slots: the failures in a row reach the limit with at most one start per slot beyond it.
+    expect(starts()).toBeGreaterThanOrEqual(MAX_START_FAILURES);
+    expect(starts()).toBeLessThanOrEqual(MAX_START_FAILURES + 1);
+  }, 60_000);
+
+  it('moves on to the next entry when a worker of the first exits before it is ready (a broken bundle: the sources through tsx)', async () => {
+    const pool = new WorkerPool({ jobs: 1, entries: [CRASH, TSX_ENTRY] });
+    try {
+      const r = await pool.run({ type: 'explore', file: 'test/explore/fixtures/one-worker-upgrade.yaml', seed: 5, schedule: [] });
+      expect('summary' in r && r.summary.ok, JSON.stringify(r)).toBe(true);
+    } finally {
+      await pool.close();
+    }
+    expect(starts()).toBe(1);
+  }, 120_000);
+});
