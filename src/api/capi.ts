@@ -94,6 +94,8 @@ export interface MachineStatus {
   bootstrapReady?: boolean;
   infrastructureReady?: boolean;
   observedGeneration?: number;
+  /** Control plane Machines: when their certificates expire (RFC 3339), from the certificates-expiry annotation. */
+  certificatesExpiryDate?: string;
   conditions?: Condition[];
 }
 export type Machine = Typed<MachineSpec, MachineStatus>;

@@ -54,6 +54,7 @@ import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
 import type { Rng } from '../core/rng.js';
 import { writeKubeadmConfig } from './kubeadm-config.js';
+import { reconcileCertificateExpiries } from './kcp-certificates.js';
 import { kubeconfigSecretName, reconcileKubeconfigSecret } from './kubeconfig.js';
 import { canonicalJson, sameJson, groupOf, keyFor, markFalse, markTrue, setCondition, splitKey } from './util.js';
 import { ANN_ETCD_MEMBER_UNHEALTHY, ANN_RESTORE_ETCD_QUORUM, ETCD_NO_LEADER, endpointErrorsMessage, etcdFaultsOf, hasQuorum, reportQuorumLost, reportQuorumRestored } from './etcd-faults.js';
@@ -457,6 +458,8 @@ export class KubeadmControlPlaneReconciler implements Controller {
     // writeRecord only writes when the data differs.
     await this.writeRecord(wl, kcp, record, etcdHasQuorum({ members: record.members.length, healthy: record.members.filter(memberHealthy).length }));
     await writeKubeadmConfig(wl, cluster, kcp, record.kubernetesVersion, record.dnsImageTag);
+    // controller.go reconcile's last step on a steady control plane: the certificates-expiry annotations (kcp-certificates.ts).
+    if (action.type === 'none' && initialized && !skip && outdatedWhy.size === 0 && machines.length === (kcp.spec.replicas ?? 1)) await reconcileCertificateExpiries(this.ctx.mgmt, wl, machines);
 
     // Status.
     const after = (await this.ctx.mgmt.list<Machine>('Machine', { namespace, labelSelector: { [LABEL_CLUSTER_NAME]: clusterName, [LABEL_CONTROL_PLANE_NAME]: name } })).filter((m) => controllerOf(m)?.uid === kcp.metadata.uid);

@@ -28,7 +28,7 @@
  * other Nodes. The Node annotation testbed.hcs/drain-blocked: "true" makes the
  * evictions fail (a PodDisruptionBudget that allows none).
  */
-import { FINALIZER_MACHINE, LABEL_CLUSTER_NAME } from '../api/capi.js';
+import { ANNOTATION_CERTIFICATES_EXPIRY, FINALIZER_MACHINE, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../api/capi.js';
 import type { Cluster, Condition, KubeadmConfig, Machine, MachineAddress, MachinePhase, MachineStatus } from '../api/capi.js';
 import type { Node } from '../api/core.js';
 import { nodeReady } from '../api/core.js';
@@ -155,6 +155,14 @@ export class MachineReconciler implements Controller {
     } else if (spec.bootstrap.dataSecretName) {
       status.bootstrapReady = true;
       status.conditions = markTrue(status.conditions, 'BootstrapReady', now);
+    }
+    if (m.metadata.labels?.[LABEL_CONTROL_PLANE] !== undefined) {
+      // machine_controller_phases.go reconcileCertificateExpiry: the Machine's own annotation, else its KubeadmConfig's
+      // (KCP writes it: kcp-certificates.ts); neither (or unparseable, where upstream fails the reconcile): unset.
+      const cfg = cfgRef?.kind === 'KubeadmConfig' ? await getShared<KubeadmConfig>(this.ctx.mgmt, { kind: cfgRef.kind, namespace: cfgRef.namespace ?? namespace, name: cfgRef.name }) : undefined;
+      const expiry = Date.parse(m.metadata.annotations?.[ANNOTATION_CERTIFICATES_EXPIRY] ?? cfg?.metadata.annotations?.[ANNOTATION_CERTIFICATES_EXPIRY] ?? '');
+      if (Number.isFinite(expiry)) status.certificatesExpiryDate = rfc3339(expiry);
+      else delete status.certificatesExpiryDate;
     }
 
     // ---- infrastructure ------------------------------------------------------

@@ -25,8 +25,9 @@
  *   operator, remediation) would be counted too; the scenarios compared on
  *   upstream delete none.
  *
- * - **`kcp.certificates-expiry`** (upstream only: the model's KCP writes no
- *   such annotation, docs/capi.md): a KubeadmConfig owned by a Machine gets
+ * - **`kcp.certificates-expiry`** (upstream only: the model's KCP writes the
+ *   same annotation, src/capi/kcp-certificates.ts, but no event, as upstream
+ *   only logs it): a KubeadmConfig owned by a Machine gets
  *   the `machine.cluster.x-k8s.io/certificates-expiry` annotation, which
  *   KCP's reconcileCertificateExpiries writes from the kube-apiserver
  *   certificate it read through `pods/kube-apiserver-<node>/portforward`

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../../src/api/capi.js';
+import { ANNOTATION_CERTIFICATES_EXPIRY, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../../src/api/capi.js';
 import type { Cluster, KubeadmConfig, KubeadmControlPlane, Machine } from '../../src/api/capi.js';
 import type { Secret } from '../../src/api/core.js';
 import { secretValue } from '../../src/api/core.js';
@@ -61,6 +61,18 @@ async function settled(w: World, replicas: number, version = 'v1.30.4', template
     onInstant,
   );
   expect(r.ok, `control plane not settled: ${cpMachines(w).map((m) => `${m.metadata.name}:${m.status?.phase}:${m.spec.version}`).join(', ')}; ${JSON.stringify(kcp(w).status?.conditions?.filter((c) => c.status === 'False'))}`).toBe(true);
+}
+
+async function upgrade(w: World): Promise<void> {
+  await w.mgmt.create({ ...machineTemplate(`${CLUSTER}-cp-template-v2`, 'alauda-os-k8s-v1.31.2'), metadata: { name: `${CLUSTER}-cp-template-v2`, namespace: NS } });
+  // One edit: version, CoreDNS tag, etcd tag and template (seeds/004, KCP-3).
+  await patchKcp(w, {
+    spec: {
+      version: 'v1.31.2',
+      machineTemplate: { infrastructureRef: { name: `${CLUSTER}-cp-template-v2` } },
+      kubeadmConfigSpec: { clusterConfiguration: { dns: { imageTag: 'v1.11.3' }, etcd: { local: { imageTag: '3.5.16-0' } } } },
+    },
+  });
 }
 
 async function cpWorld(seed: number, replicas: number, maxSurge: 0 | 1): Promise<World> {
@@ -128,17 +140,6 @@ describe('KubeadmControlPlane: initialization and scale up', () => {
 });
 
 describe('KubeadmControlPlane rollout (KCP-1, KCP-2, KCP-3)', () => {
-  async function upgrade(w: World): Promise<void> {
-    await w.mgmt.create({ ...machineTemplate(`${CLUSTER}-cp-template-v2`, 'alauda-os-k8s-v1.31.2'), metadata: { name: `${CLUSTER}-cp-template-v2`, namespace: NS } });
-    // One edit: version, CoreDNS tag, etcd tag and template (seeds/004, KCP-3).
-    await patchKcp(w, {
-      spec: {
-        version: 'v1.31.2',
-        machineTemplate: { infrastructureRef: { name: `${CLUSTER}-cp-template-v2` } },
-        kubeadmConfigSpec: { clusterConfiguration: { dns: { imageTag: 'v1.11.3' }, etcd: { local: { imageTag: '3.5.16-0' } } } },
-      },
-    });
-  }
 
   it('maxSurge 0 removes an old machine before creating each replacement (hostname / disks can be reused)', async () => {
     const w = await cpWorld(22, 3, 0);
@@ -360,5 +361,40 @@ describe('KCP determinism', () => {
     const a = await run(77);
     expect(await run(77)).toBe(a);
     expect(await run(78)).not.toBe(a);
+  });
+});
+
+describe('KubeadmControlPlane: certificate expiry (controller.go reconcileCertificateExpiries, KCP-1)', () => {
+  const expiryOf = (w: World, m: Machine): string | undefined =>
+    w.mgmt.getSync<KubeadmConfig>({ kind: 'KubeadmConfig', namespace: NS, name: m.spec.bootstrap.configRef!.name })?.metadata.annotations?.[ANNOTATION_CERTIFICATES_EXPIRY];
+  const nodeCreated = (w: World, m: Machine): number => Date.parse(w.workloads.store(NS, CLUSTER).getSync<KubeObject>({ kind: 'Node', name: m.status!.nodeRef!.name })!.metadata.creationTimestamp!);
+  const YEAR = 8760 * 3_600_000;
+
+  it("a steady control plane's KubeadmConfigs get kubeadm's apiserver NotAfter (Node creation + 8760 h), copied to Machine.status.certificatesExpiryDate; not during a rollout; the replacements get their own", async () => {
+    const w = await cpWorld(31, 3, 0);
+    await settled(w, 3);
+    await w.sim.advance(30_000);
+    for (const m of cpMachines(w)) {
+      const want = new Date(nodeCreated(w, m) + YEAR).toISOString().replace('.000Z', 'Z');
+      expect(expiryOf(w, m), m.metadata.name).toBe(want);
+      expect(m.status?.certificatesExpiryDate, m.metadata.name).toBe(want);
+    }
+    const old = new Set(cpMachines(w).map((m) => m.metadata.name));
+    await upgrade(w);
+    // During the rollout (machines outdated) no new Machine is annotated: upstream reaches that step only when steady.
+    let annotatedMidRollout = 0;
+    await settled(w, 3, 'v1.31.2', `${CLUSTER}-cp-template-v2`, 60 * MIN, () => {
+      const k = kcp(w);
+      if (k.status?.conditions?.find((c) => c.type === 'MachinesSpecUpToDate')?.status === 'False') {
+        annotatedMidRollout += cpMachines(w).filter((m) => !old.has(m.metadata.name) && expiryOf(w, m) !== undefined).length;
+      }
+    });
+    expect(annotatedMidRollout).toBe(0);
+    await w.sim.advance(30_000);
+    for (const m of cpMachines(w)) {
+      expect(old.has(m.metadata.name)).toBe(false);
+      expect(expiryOf(w, m), m.metadata.name).toBe(new Date(nodeCreated(w, m) + YEAR).toISOString().replace('.000Z', 'Z'));
+      expect(m.status?.certificatesExpiryDate).toBe(expiryOf(w, m));
+    }
   });
 });

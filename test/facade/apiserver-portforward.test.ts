@@ -24,7 +24,7 @@ import { VirtualClock } from '../../src/core/clock.js';
 import { EventLog } from '../../src/core/events.js';
 import { SeededRng } from '../../src/core/rng.js';
 import { startFacade, type Facade } from '../../src/facade/index.js';
-import { apiServerCertificatePlan, firstServiceIp, parseGoDuration } from '../../src/facade/apiserver-forward.js';
+import { apiServerCertificatePlan, firstServiceIp, parseGoDuration } from '../../src/workload/kubeadm-apiserver-cert.js';
 import { EmbeddedStore } from '../../src/kube/embedded-store.js';
 import { generateCASync, type CertKeyPair } from '../../src/pki/index.js';
 import { EmbeddedWorkloadClusters } from '../../src/testbed/embedded.js';

@@ -379,6 +379,7 @@ const machine = crd(CAPI, 'Machine', 'machines', {
       bootstrapReady: bool(),
       infrastructureReady: bool(),
       observedGeneration: { type: 'integer', format: 'int64' },
+      certificatesExpiryDate: dateTime(),
       conditions,
     }),
   ),
