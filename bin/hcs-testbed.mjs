@@ -24,7 +24,8 @@ async function fromBundle() {
       const { register } = await import('tsx/esm/api');
       register();
       entry = await (await import('../src/cli/cli-bundle.ts')).ensureCliBundle();
-    } catch {
+    } catch (e) {
+      process.stderr.write(`hcs-testbed: the CLI's bundle could not be built (${e instanceof Error ? e.message : String(e)}); running the sources through tsx\n`);
       return undefined;
     }
   }

@@ -26,6 +26,7 @@
  * starts faster, never changes what runs.
  */
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -102,7 +103,10 @@ export async function ensureBundle(spec: BundleSpec): Promise<string | undefined
   if (fresh) return fresh;
   let esbuild: typeof import('esbuild');
   try {
-    esbuild = await import('esbuild');
+    // require, not import(): inside a bundle (the CLI's copy of this module) a dynamic import goes through vm's
+    // importModuleDynamically, which a function compiled from V8's code cache does not keep in Node 20: the import
+    // failed there, and the workers silently ran through tsx instead of the bundle the CLI should have rebuilt.
+    esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
   } catch {
     return undefined;
   }

@@ -36,7 +36,11 @@ let pending: Promise<string | undefined> | undefined;
  */
 export function workerBundle(): Promise<string | undefined> {
   if (process.env.HCS_TESTBED_WORKER_TSX === '1') return Promise.resolve(undefined); // debugging: always the sources through tsx
-  pending ??= ensureWorkerBundle().catch(() => undefined);
+  pending ??= ensureWorkerBundle().catch((e: unknown) => {
+    // Not silent: a bundle that cannot be built is a bug to see (the workers still run, through tsx, only slower).
+    process.stderr.write(`hcs-testbed: the workers' bundle could not be built (${e instanceof Error ? e.message : String(e)}); workers run the sources through tsx\n`);
+    return undefined;
+  });
   return pending;
 }
 

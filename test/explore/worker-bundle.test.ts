@@ -6,6 +6,7 @@
  * of a run through tsx byte for byte (determinism; the start-up times are
  * printed by `npm run bench -- explore`, never asserted).
  */
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -68,6 +69,25 @@ describe('the explore/--jobs worker bundle', () => {
       createHash('sha256').update(readFileSync('src/explore/worker.ts')).digest('hex'),
     );
   });
+
+  it('the CLI from its own bundle rebuilds a stale worker bundle whose workers then start (no fallback to tsx)', async () => {
+    // The bundler is itself inside the CLI's bundle: its import.meta.url rewrite once rewrote its own pattern there,
+    // and every worker bundle the CLI rebuilt crashed on start (src/bundle/build.ts, IMPORT_META_URL).
+    await ensureWorkerBundle();
+    const m = JSON.parse(readFileSync(BUNDLE_MANIFEST, 'utf8')) as { inputs: Record<string, InputRecord> };
+    m.inputs['src/explore/worker.ts'] = { sha256: '0'.repeat(64), size: statSync('src/explore/worker.ts').size, mtimeMs: 1 };
+    writeFileSync(BUNDLE_MANIFEST, JSON.stringify(m));
+    const r = await new Promise<{ code: number; stderr: string }>((done) =>
+      execFile(process.execPath, ['bin/hcs-testbed.mjs', 'run', 'scenarios/create-cluster.yaml', 'scenarios/invalid-manifests.yaml', '--jobs', '2', '--no-color', '--out', 'out/test-worker-rebuild'], { timeout: 120_000 }, (err, _stdout, stderr) =>
+        done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stderr }),
+      ),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('workers now start from');
+    expect((JSON.parse(readFileSync(BUNDLE_MANIFEST, 'utf8')) as { inputs: Record<string, InputRecord> }).inputs['src/explore/worker.ts']?.sha256).toBe(
+      createHash('sha256').update(readFileSync('src/explore/worker.ts')).digest('hex'),
+    );
+  }, 120_000);
 
   it('the first worker writes the V8 code cache when it exits; the next one uses it as it is', async () => {
     await ensureWorkerBundle();
