@@ -13,12 +13,10 @@
  * The Go part skips when Go or the modules of tools/capi are missing; the app-level part
  * (a minimal SPDY client, test/facade/spdy-client.ts) always runs.
  */
-import { execFile, spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/core/clock.js';
 import { EventLog } from '../../src/core/events.js';
@@ -30,20 +28,10 @@ import { generateCASync, type CertKeyPair } from '../../src/pki/index.js';
 import { EmbeddedWorkloadClusters } from '../../src/testbed/embedded.js';
 import type { Node } from '../../src/api/core.js';
 import type { Pod } from '../../src/workload/pods.js';
-import { REPO } from './fixture.js';
 import { forward } from './spdy-client.js';
+import { buildGoClient, goProblem, runGoClient } from './go-clients.js';
 
-const run = promisify(execFile);
-function goProblem(): string | undefined {
-  const env = spawnSync('go', ['env', 'GOMODCACHE'], { encoding: 'utf8' });
-  if (env.status !== 0) return 'go is not installed';
-  const cache = env.stdout.trim();
-  for (const m of ['k8s.io/client-go@v0.32.3']) {
-    if (!existsSync(join(cache, m))) return `${m} is not in the Go module cache (tools/capi/build.sh downloads it)`;
-  }
-  return undefined;
-}
-const skip = goProblem();
+const skip = goProblem(['k8s.io/client-go@v0.32.3']);
 const NODES = ['demo-cp-1', 'demo-cp-2'];
 const YEAR_MS = 8760 * 3_600_000;
 
@@ -171,23 +159,14 @@ describe.skipIf(!!skip)(`KCP: the apiserver certificate through pods/kube-apiser
   let caFile: string;
   const client = async (args: string[], cluster = 'demo'): Promise<Out> => {
     const kc = facade.kubeconfigPaths.workloads[`cpaas-system/${cluster}`]!;
-    try {
-      const { stdout } = await run(bin, ['-kubeconfig', kc, ...args], { timeout: 60_000 });
-      return JSON.parse(stdout) as Out;
-    } catch (e) {
-      const stdout = (e as { stdout?: string }).stdout ?? '';
-      if (stdout.trim().startsWith('{')) return JSON.parse(stdout) as Out;
-      throw e;
-    }
+    return runGoClient<Out>(bin, ['-kubeconfig', kc, ...args]);
   };
 
   beforeAll(async () => {
     bin = join(dir, 'apiserver-cert');
     caFile = join(dir, 'ca.pem');
     writeFileSync(caFile, ca.certPem);
-    const t0 = Date.now();
-    await run('go', ['build', '-trimpath', '-o', bin, './apiserver-cert'], { cwd: join(REPO, 'test', 'facade', 'etcd-go'), env: { ...process.env, GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=readonly', GOPROXY: 'off' }, timeout: 540_000 });
-    process.stdout.write(`apiserver-cert (client-go + crypto/tls) built in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+    await buildGoClient('./apiserver-cert', bin, 'apiserver-cert (client-go + crypto/tls)');
   }, 600_000);
 
   it("reads kubeadm's apiserver certificate as KCP does: CN kube-apiserver, NotAfter = the Node's creation + 1 year, SANs, signed by the cluster CA", async () => {

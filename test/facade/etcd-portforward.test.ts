@@ -13,12 +13,10 @@
  * down members back as new members; what etcd decided survives a facade restart.
  * Skips when Go is missing. The Go build reuses the module download of tools/capi (GOFLAGS=-mod=readonly).
  */
-import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/core/clock.js';
 import { EventLog } from '../../src/core/events.js';
@@ -27,20 +25,9 @@ import { startFacade, type Facade } from '../../src/facade/index.js';
 import { EmbeddedStore } from '../../src/kube/embedded-store.js';
 import { generateCASync, issueCertificateSync, type CertKeyPair } from '../../src/pki/index.js';
 import { EmbeddedWorkloadClusters } from '../../src/testbed/embedded.js';
-import { REPO } from './fixture.js';
+import { buildGoClient, goProblem, runGoClient } from './go-clients.js';
 
-const run = promisify(execFile);
-/** Go, and the modules the upstream managers' download (tools/capi/build.sh) put into the module cache. */
-function goProblem(): string | undefined {
-  const env = spawnSync('go', ['env', 'GOMODCACHE'], { encoding: 'utf8' });
-  if (env.status !== 0) return 'go is not installed';
-  const cache = env.stdout.trim();
-  for (const m of ['k8s.io/client-go@v0.32.3', 'go.etcd.io/etcd/client/v3@v3.5.20']) {
-    if (!existsSync(join(cache, m))) return `${m} is not in the Go module cache (tools/capi/build.sh downloads it)`;
-  }
-  return undefined;
-}
-const skip = goProblem();
+const skip = goProblem(['k8s.io/client-go@v0.32.3', 'go.etcd.io/etcd/client/v3@v3.5.20']);
 const NODES = ['demo-cp-1', 'demo-cp-2', 'demo-cp-3'];
 
 interface Out {
@@ -63,24 +50,13 @@ describe.skipIf(!!skip)(`KCP-2: etcd members through pods/etcd-<node>/portforwar
 
   const client = async (args: string[], cert = files.cert, key = files.key): Promise<Out> => {
     const kc = facade.kubeconfigPaths.workloads['cpaas-system/demo']!;
-    try {
-      const { stdout } = await run(bin, ['-kubeconfig', kc, '-cert', cert, '-key', key, '-ca', files.ca, ...args], { timeout: 60_000 });
-      return JSON.parse(stdout) as Out;
-    } catch (e) {
-      const stdout = (e as { stdout?: string }).stdout ?? '';
-      if (stdout.trim().startsWith('{')) return JSON.parse(stdout) as Out;
-      throw e;
-    }
+    return runGoClient<Out>(bin, ['-kubeconfig', kc, '-cert', cert, '-key', key, '-ca', files.ca, ...args]);
   };
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'etcd-go-'));
     bin = join(dir, 'etcd-go');
-    // The capi module download (tools/capi/build.sh) holds every module: no network (GOPROXY=off), none added
-    // (-mod=readonly); the same flags as that build, so its build cache serves the packages (a few seconds).
-    const t0 = Date.now();
-    await run('go', ['build', '-trimpath', '-o', bin, '.'], { cwd: join(REPO, 'test', 'facade', 'etcd-go'), env: { ...process.env, GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=readonly', GOPROXY: 'off' }, timeout: 540_000 });
-    process.stdout.write(`etcd-go (client-go + etcd clientv3) built in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+    await buildGoClient('.', bin, 'etcd-go (client-go + etcd clientv3)');
 
     clock = new VirtualClock(Date.parse('2026-01-01T00:00:00Z'));
     const rng = new SeededRng(7);
