@@ -9,14 +9,31 @@
  *   npm run bench -- cli
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ensureCliBundle } from '../src/cli/cli-bundle.js';
-import type { BenchResult } from './library.js';
 import { median } from './support/machine.js';
-import { childrenCpu } from './support/proc.js';
+
+interface BenchResult {
+  name: string;
+  value: number;
+  unit: string;
+  note?: string;
+}
 
 const BIN = fileURLToPath(new URL('../bin/hcs-testbed.mjs', import.meta.url));
+
+/** CPU seconds of this process's exited children so far (Linux /proc: cutime + cstime; 0 elsewhere). */
+function childrenCpu(): number {
+  try {
+    const st = readFileSync('/proc/self/stat', 'utf8');
+    const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[13]) + Number(f[14])) / 100;
+  } catch {
+    return 0;
+  }
+}
 
 async function once(args: string[], tsx: boolean): Promise<{ wall: number; cpu: number; code: number }> {
   const c0 = childrenCpu();

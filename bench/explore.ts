@@ -15,6 +15,7 @@
  *   BENCH_EXPLORE_RUNS=100 BENCH_ROUNDS=5 npm run bench -- explore   # defaults 40 and 3
  */
 import { fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { main } from '../src/cli/main.js';
@@ -22,7 +23,6 @@ import { explore } from '../src/explore/explore.js';
 import { WORKER_EXEC_ARGV } from '../src/explore/pool.js';
 import { workerBundle } from '../src/explore/worker-bundle.js';
 import { machineSpeedups, median } from './support/machine.js';
-import { children, cpuOf } from './support/proc.js';
 
 export interface BenchResult {
   name: string;
@@ -37,6 +37,15 @@ async function exploreRate(jobs: number, runs: number): Promise<number> {
   // No shrinking: the figure is the exploration loop's throughput (warm workers; the baseline run excluded).
   const r = await explore({ file: SCENARIO, seed: 1, runs, jobs, maxFindings: 0, out: 'out/bench-explore' });
   return r.runsPerSecond;
+}
+
+/** This process's child processes (Linux /proc; none elsewhere). */
+function children(): number[] {
+  try {
+    return readFileSync(`/proc/self/task/${process.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
 }
 
 /**
@@ -68,6 +77,17 @@ async function libraryWall(jobs: number): Promise<{ s: number; code: number; cpu
   const t0 = performance.now();
   const { value: code, cpu } = await withCpu(() => main(['run', 'scenarios', '--jobs', String(jobs), '--no-color'], () => undefined));
   return { s: (performance.now() - t0) / 1000, code, cpu };
+}
+
+/** CPU seconds a process has used so far (Linux /proc; 0 elsewhere). */
+function cpuOf(pid: number): number {
+  try {
+    const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return 0;
+  }
 }
 
 /** One worker process from fork to its `ready` answer: wall ms and its CPU ms (best of three). */

@@ -9,15 +9,9 @@ import { freshBundle } from '../src/bundle/fresh.mjs';
 setFlagsFromString('--interrupt-budget=540672');
 const argv = process.argv.slice(2);
 
-/** tsx's loader, registered once: for the sources, and for the bundle's build (src/cli/cli-bundle.ts is TypeScript). */
-let tsx;
-function registerTsx() {
-  tsx ??= import('tsx/esm/api').then(({ register }) => register());
-  return tsx;
-}
-
 async function fromSources() {
-  await registerTsx();
+  const { register } = await import('tsx/esm/api');
+  register();
   return (await import('../src/cli/main.ts')).main;
 }
 
@@ -27,7 +21,8 @@ async function fromBundle() {
   let entry = freshBundle('cli');
   if (!entry) {
     try {
-      await registerTsx();
+      const { register } = await import('tsx/esm/api');
+      register();
       entry = await (await import('../src/cli/cli-bundle.ts')).ensureCliBundle();
     } catch (e) {
       process.stderr.write(`hcs-testbed: the CLI's bundle could not be built (${e instanceof Error ? e.message : String(e)}); running the sources through tsx\n`);

@@ -23,7 +23,6 @@ import type { Node } from '../api/core.js';
 import { rfc3339 } from '../core/clock.js';
 import { getShared, type KubeClient } from '../kube/client.js';
 import { isDeleting, type KubeObject } from '../kube/types.js';
-import { KUBEADM_CONFIGMAP } from './kubeadm-config.js';
 import { apiServerCertificateValidity, kubeadmClusterConfiguration, type ClusterConfiguration } from '../workload/kubeadm-apiserver-cert.js';
 
 /** Annotate the KubeadmConfigs of `machines` that have no certificate expiry yet (see the module comment). */
@@ -37,7 +36,7 @@ export async function reconcileCertificateExpiries(mgmt: KubeClient, wl: KubeCli
     if (!cfg || cfg.metadata.annotations?.[ANNOTATION_CERTIFICATES_EXPIRY] !== undefined) continue;
     const node = await getShared<Node>(wl, { kind: 'Node', name: m.status.nodeRef.name });
     if (!node) return;
-    cc ??= kubeadmClusterConfiguration(await getShared<KubeObject & { data?: Record<string, string> }>(wl, { kind: 'ConfigMap', ...KUBEADM_CONFIGMAP }));
+    cc ??= kubeadmClusterConfiguration(await getShared<KubeObject & { data?: Record<string, string> }>(wl, { kind: 'ConfigMap', namespace: 'kube-system', name: 'kubeadm-config' }));
     const v = apiServerCertificateValidity(node, cc);
     if (!v) return;
     await mgmt.patch(cfgRef, 'merge', { metadata: { annotations: { [ANNOTATION_CERTIFICATES_EXPIRY]: rfc3339(v.notAfter) } } });

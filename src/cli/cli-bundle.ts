@@ -9,7 +9,7 @@
  * `--plugin` is given (a plugin is TypeScript importing the sources: with the
  * bundle they would be loaded twice) or HCS_TESTBED_CLI_TSX=1 is set.
  */
-import { ensureBundle } from '../bundle/build.js';
+import { ensureBundle, freshBundle } from '../bundle/build.js';
 
 export const CLI_BUNDLE = {
   name: 'cli',
@@ -22,3 +22,5 @@ export const CLI_BUNDLE = {
 export function ensureCliBundle(): Promise<string | undefined> {
   return ensureBundle(CLI_BUNDLE);
 }
+
+export { freshBundle };

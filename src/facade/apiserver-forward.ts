@@ -56,7 +56,6 @@ import { createServer, type Server } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { randomInt } from 'node:crypto';
 import type { Node } from '../api/core.js';
-import { KUBEADM_CONFIGMAP } from '../capi/kubeadm-config.js';
 import { SeededRng } from '../core/rng.js';
 import type { EmbeddedStore } from '../kube/embedded-store.js';
 import { issueCertificateSync, type CertKeyPair } from '../pki/index.js';
@@ -96,7 +95,7 @@ export class ApiServerEndpoints {
     const [ns, cluster] = key.split('/') as [string, string];
     const ca = await this.opts.clusterCa?.(ns, cluster);
     if (!ca) return `${refused} (the testbed has no cluster CA: Secret ${ns}/${cluster}-ca)`;
-    const plan = apiServerCertificatePlan(node, pod, kubeadmClusterConfiguration(store.getSync({ kind: 'ConfigMap', ...KUBEADM_CONFIGMAP })));
+    const plan = apiServerCertificatePlan(node, pod, kubeadmClusterConfiguration(store.getSync({ kind: 'ConfigMap', namespace: 'kube-system', name: 'kubeadm-config' })));
     if (!plan) return refused;
     const skey = JSON.stringify([key, nodeName, node.metadata.uid ?? '', plan.request, plan.issuedAt, ca.certPem]);
     let server = this.servers.get(skey);

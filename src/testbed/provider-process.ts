@@ -421,18 +421,14 @@ export async function startProviderProcess(o: ProviderProcessOptions): Promise<P
 
 // ---- what a run with --provider external reads of the outside provider
 
-/** The size of the provider's log now (0 when it does not exist yet): where a scenario's part of it starts. */
-function sizeNow(file: string): number {
-  try {
-    return statSync(file).size;
-  } catch {
-    return 0;
-  }
-}
-
 /** The provider's log from now on (what was in the file before belongs to earlier scenarios). */
 export function readProviderLog(file: string): () => string {
-  const offset = sizeNow(file);
+  let offset = 0;
+  try {
+    offset = statSync(file).size;
+  } catch {
+    offset = 0;
+  }
   return () => {
     try {
       return readFileSync(file).subarray(offset).toString('utf8').replace(/\n+$/, '');
@@ -463,7 +459,12 @@ const LINE_KEYS = new Set(['t', 'level', 'controller', 'msg', 'event', 'rules'])
  * decision).
  */
 export function followProviderLog(file: string, record: (e: EventInput) => void): { drain(): void } {
-  let offset = sizeNow(file);
+  let offset = 0;
+  try {
+    offset = statSync(file).size;
+  } catch {
+    offset = 0;
+  }
   let partial: Buffer = Buffer.alloc(0);
   const drain = (): void => {
     let fd: number;

@@ -133,12 +133,14 @@ export async function resetCluster(o: RemoteOptions, timeoutMs = 60_000): Promis
   return n;
 }
 
-/**
- * A CA Secret of Cluster API's, `<cluster>-<purpose>` (tls.crt, tls.key), if it exists: `etcd`, the etcd CA KCP
- * generates (or a user's); `ca`, the cluster CA that signs kubeadm's apiserver certificate.
- */
-async function caSecretOf(env: Env, namespace: string, cluster: string, purpose: 'etcd' | 'ca'): Promise<{ certPem: string; keyPem: string } | undefined> {
-  return tlsPairOf(await env.mgmt.get<Secret>({ kind: 'Secret', namespace, name: `${cluster}-${purpose}` }));
+/** Cluster API's `<cluster>-etcd` Secret (tls.crt, tls.key: the etcd CA KCP generates, or a user's), if it exists. */
+async function etcdCaOf(env: Env, namespace: string, cluster: string): Promise<{ certPem: string; keyPem: string } | undefined> {
+  return tlsPairOf(await env.mgmt.get<Secret>({ kind: 'Secret', namespace, name: `${cluster}-etcd` }));
+}
+
+/** Cluster API's `<cluster>-ca` Secret (tls.crt, tls.key: the cluster CA that signs kubeadm's apiserver certificate), if it exists. */
+async function clusterCaOf(env: Env, namespace: string, cluster: string): Promise<{ certPem: string; keyPem: string } | undefined> {
+  return tlsPairOf(await env.mgmt.get<Secret>({ kind: 'Secret', namespace, name: `${cluster}-ca` }));
 }
 
 export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions): Promise<RemoteTestbed> {
@@ -178,9 +180,9 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
       workloads: env.workloads,
       clock: env.clock,
       // The etcd members KCP reads through pods/etcd-<node>/portforward are served with the cluster's etcd CA (src/facade/etcd-forward.ts).
-      etcdCa: (namespace, cluster) => caSecretOf(env, namespace, cluster, 'etcd'),
+      etcdCa: (namespace, cluster) => etcdCaOf(env, namespace, cluster),
       // KCP's reconcileCertificateExpiries reads the apiserver certificate through pods/kube-apiserver-<node>/portforward (src/facade/apiserver-forward.ts).
-      clusterCa: (namespace, cluster) => caSecretOf(env, namespace, cluster, 'ca'),
+      clusterCa: (namespace, cluster) => clusterCaOf(env, namespace, cluster),
     });
   }
   let kubeconfigForKubectl: string | undefined;

@@ -66,6 +66,7 @@ export function observeKcpMachines(i: KcpObserverInput): () => void {
   const seen = new Map<string, Seen>();
   /** KCP key ("ns/name") → uids of its control plane Machines that exist. */
   const live = new Map<string, Set<string>>();
+  let chain: Promise<void> = Promise.resolve();
 
   const handle = async (e: WatchEvent<Machine>): Promise<void> => {
     const m = e.object;
@@ -107,7 +108,13 @@ export function observeKcpMachines(i: KcpObserverInput): () => void {
     }
   };
 
-  return watchInOrder(i, 'Machine', handle);
+  return i.mgmt.watch<Machine>(
+    'Machine',
+    (e) => {
+      chain = chain.then(() => handle(e)).catch((err: unknown) => i.warn?.(`observing ${e.object.metadata.name}: ${errorMessage(err)}`));
+    },
+    { shared: true },
+  );
 }
 
 async function templateOf(i: KcpObserverInput, m: Machine): Promise<string> {
@@ -135,6 +142,7 @@ async function kcpDeleting(i: KcpObserverInput, namespace: string, name: string)
 /** Watches KubeadmConfigs and records `kcp.certificates-expiry` once per KubeadmConfig that gets the annotation. */
 export function observeCertificateExpiries(i: KcpObserverInput): () => void {
   const seen = new Set<string>();
+  let chain: Promise<void> = Promise.resolve();
   const handle = async (e: WatchEvent<KubeadmConfig>): Promise<void> => {
     const c = e.object;
     const uid = c.metadata.uid;
@@ -162,14 +170,8 @@ export function observeCertificateExpiries(i: KcpObserverInput): () => void {
       data: { machine: owner.name, kubeadmConfig: c.metadata.name, node, expiry, nodeCreated, observed: true },
     });
   };
-  return watchInOrder(i, 'KubeadmConfig', handle);
-}
-
-/** Watch `kind` and handle its events one at a time, in watch order; a failed handling is logged. Returns the stop function. */
-function watchInOrder<T extends KubeObject>(i: KcpObserverInput, kind: string, handle: (e: WatchEvent<T>) => Promise<void>): () => void {
-  let chain: Promise<void> = Promise.resolve();
-  return i.mgmt.watch<T>(
-    kind,
+  return i.mgmt.watch<KubeadmConfig>(
+    'KubeadmConfig',
     (e) => {
       chain = chain.then(() => handle(e)).catch((err: unknown) => i.warn?.(`observing ${e.object.metadata.name}: ${errorMessage(err)}`));
     },

@@ -30,6 +30,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"hcs-testbed/test/facade/etcd-go/pfdial"
 )
@@ -49,11 +50,16 @@ func main() {
 	dialTimeout := flag.Duration("dial-timeout", 10*time.Second, "etcd client DialTimeout (KCP: --etcd-dial-timeout-duration, 10s)")
 	flag.Parse()
 	out := map[string]any{}
-	fail := func(stage string, err error) { pfdial.Fail(out, stage, err) }
-	cfg, err := pfdial.RestConfig(*kubeconfig)
+	fail := func(stage string, err error) {
+		out["error"] = map[string]string{"stage": stage, "message": err.Error()}
+		_ = json.NewEncoder(os.Stdout).Encode(out)
+		os.Exit(1)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
 		fail("kubeconfig", err)
 	}
+	cfg.Timeout = 10 * time.Second
 	cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
 	if err != nil {
 		fail("cert", err)

@@ -28,6 +28,8 @@ import (
 	"os"
 	"time"
 
+	"k8s.io/client-go/tools/clientcmd"
+
 	"hcs-testbed/test/facade/etcd-go/pfdial"
 )
 
@@ -40,11 +42,16 @@ func main() {
 	get := flag.String("get", "", "a path to GET over the TLS connection after the handshake")
 	flag.Parse()
 	out := map[string]any{}
-	fail := func(stage string, err error) { pfdial.Fail(out, stage, err) }
-	cfg, err := pfdial.RestConfig(*kubeconfig)
+	fail := func(stage string, err error) {
+		out["error"] = map[string]string{"stage": stage, "message": err.Error()}
+		_ = json.NewEncoder(os.Stdout).Encode(out)
+		os.Exit(1)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
 		fail("kubeconfig", err)
 	}
+	cfg.Timeout = 10 * time.Second
 	raw, err := pfdial.Dial(cfg, *pod, *port)
 	if err != nil {
 		fail("dial", err)

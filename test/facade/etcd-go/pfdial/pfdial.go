@@ -6,11 +6,9 @@
 package pfdial
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"time"
 
@@ -18,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 )
@@ -72,21 +69,4 @@ func Dial(cfg *rest.Config, pod string, port int) (net.Conn, error) {
 		return nil, err
 	}
 	return &streamConn{conn: conn, stream: ds}, nil
-}
-
-// RestConfig is the kubeconfig's REST config with the clients' 10 s timeout.
-func RestConfig(kubeconfig string) (*rest.Config, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Timeout = 10 * time.Second
-	return cfg, nil
-}
-
-// Fail writes the clients' JSON answer, out with {"error": {"stage", "message"}}, and exits 1.
-func Fail(out map[string]any, stage string, err error) {
-	out["error"] = map[string]string{"stage": stage, "message": err.Error()}
-	_ = json.NewEncoder(os.Stdout).Encode(out)
-	os.Exit(1)
 }
