@@ -3,9 +3,10 @@
  * asserts a speed; targets are printed beside the measurements.
  *
  *   npm run bench                  # all
- *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | cli | yaml | upstream
+ *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | cli | yaml | upstream | mutants
  *   unshare -n sh -c 'ip link set lo up && exec npm run bench -- upstream'   # the upstream managers' rollout (bench/upstream.ts)
  *   BENCH_SCALE_N=200 npm run bench -- scale
+ *   npm run bench -- mutants       # the mutant catalogue's kill table (bench/mutants.ts; several minutes)
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +15,7 @@ import { benchExplore } from './explore.js';
 import { benchLibrary } from './library.js';
 import { benchMockHcs } from './mock-hcs.js';
 import { benchMockHcsGrowth } from './mock-hcs-growth.js';
+import { benchMutants } from './mutants.js';
 import { benchUpstream } from './upstream.js';
 import { benchYaml } from './yaml.js';
 
@@ -55,6 +57,7 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   cli: () => benchCli(),
   yaml: () => benchYaml(),
   upstream: () => benchUpstream(),
+  mutants: () => benchMutants(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
