@@ -193,8 +193,8 @@ export const CHECKS: Record<string, CheckDef> = {
   },
   markers: {
     doc:
-      'Every data marker written so far is intact (DISK-8): read through the node when a node with that hostname is up, ' +
-      'otherwise straight from its (detached) persistent volume. Markers on non-persistent storage are expected lost after replacement.',
+      'Every data marker written so far is intact (DISK-8): read through the node when a node with that hostname is up (a persistent marker ' +
+      'missing there fails, whatever its old volume holds), otherwise straight from its (detached) persistent volume. Markers on non-persistent storage are expected lost after replacement.',
     rules: ['DISK-8'],
     params: {
       path: { type: 'string', doc: 'only markers at this path', absolute: true },
@@ -205,13 +205,21 @@ export const CHECKS: Record<string, CheckDef> = {
       const problems: string[] = [];
       const seen: string[] = [];
       for (const m of markers) {
-        const viaNode = w.guests.mounts(m.hostname).length ? w.guests.readFile(m.hostname, m.path) : undefined;
+        const up = w.guests.mounts(m.hostname).length > 0;
+        const viaNode = up ? w.guests.readFile(m.hostname, m.path) : undefined;
         if (viaNode !== undefined) {
           if (viaNode === m.content) seen.push(`${m.hostname}:${m.path} (node)`);
           else problems.push(`${m.hostname}:${m.path} reads ${JSON.stringify(viaNode)} on the node, expected ${JSON.stringify(m.content)}`);
           continue;
         }
-        if (!m.persistent) { seen.push(`${m.hostname}:${m.path} (ephemeral, node gone)`); continue; }
+        if (!m.persistent) { seen.push(`${m.hostname}:${m.path} (ephemeral, ${up ? 'node replaced' : 'node gone'})`); continue; }
+        // A node with that hostname is up but does not show the file: its persistent path does not hold the volume the
+        // data was written to (issue 22) — never excused by reading that volume detached.
+        if (up) {
+          const at = w.guests.mounts(m.hostname).find((x) => x.mountPath === m.mountPath);
+          problems.push(`${m.hostname}:${m.path} missing on the running node: ${at ? `${m.mountPath} holds volume ${at.volumeId}` : `nothing is mounted at ${m.mountPath}`}, the data was written to volume ${m.volumeId}`);
+          continue;
+        }
         const rel = m.path.slice(m.mountPath.length).replace(/^\/+/, '');
         const onDisk = w.cloud.readFile(m.volumeId, rel);
         if (onDisk === m.content) seen.push(`${m.hostname}:${m.path} (detached volume ${m.volumeId.slice(0, 8)})`);

@@ -15,12 +15,13 @@ import type { LogEvent } from '../core/events.js';
 import { getShared, listShared } from '../kube/client.js';
 import type { World } from './world.js';
 import { StrandedDataTracker } from './stranded.js';
+import { DiskReuseTracker } from './disk-reuse.js';
 
 /**
  * The rules the continuous invariants check, i.e. what `expectViolations` may
  * name (a bug-reproduction scenario expects them to break).
  */
-export const INVARIANT_RULES = ['DISK-8', 'DISK-9', 'POOL-4', 'TPL-3', 'TPL-4', 'BOOT-2', 'BOOT-3', 'BOOT-4', 'MD-1', 'MD-3', 'HCS-1'] as const;
+export const INVARIANT_RULES = ['DISK-3', 'DISK-6', 'DISK-8', 'DISK-9', 'POOL-4', 'TPL-3', 'TPL-4', 'BOOT-2', 'BOOT-3', 'BOOT-4', 'MD-1', 'MD-3', 'HCS-1'] as const;
 
 export interface Violation {
   rule: string;
@@ -62,12 +63,14 @@ export class InvariantMonitor {
   private readonly persistentSeen = new Map<string, string>();
   private readonly mds = new Map<string, MdTrack>();
   private readonly stranded: StrandedDataTracker;
+  private readonly diskReuse: DiskReuseTracker;
 
   constructor(
     private readonly world: World,
     private readonly events: () => readonly LogEvent[],
   ) {
     this.stranded = new StrandedDataTracker(world);
+    this.diskReuse = new DiskReuseTracker(world);
   }
 
   all(): Violation[] {
@@ -89,7 +92,7 @@ export class InvariantMonitor {
   async check(): Promise<Violation[]> {
     const rev = this.world.revision?.();
     if (rev !== undefined && rev === this.checkedAt) return [];
-    const fresh = this.record([...this.cloudFindings(), ...(await this.clusterFindings()), ...(await this.stranded.findings())]);
+    const fresh = this.record([...this.cloudFindings(), ...(await this.clusterFindings()), ...(await this.stranded.findings()), ...(await this.diskReuse.findings())]);
     this.checkedAt = rev;
     return fresh;
   }
