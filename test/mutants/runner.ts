@@ -40,7 +40,7 @@ export interface CatalogueOptions {
   seeds?: number;
   /** Explore runs for a library survivor (default 40; 0 skips the explore stage). */
   exploreRuns?: number;
-  /** Wall-time cap of one mutant's explore stage (default 120 s). */
+  /** Wall-time cap of one mutant's explore stage (default 300 s). */
   exploreTimeMs?: number;
   /** Exploration seed (default 1): fixes each explore run's seed and schedule. */
   exploreSeed?: number;
@@ -106,7 +106,7 @@ export const CONTROL: Mutant = { id: 'control', part: 'provider', bug: 'none: th
 /** Run one mutant: the library, then (if it survived) explore. */
 export async function runMutant(m: Mutant, o: CatalogueOptions, dir: string): Promise<Row> {
   const t0 = performance.now();
-  const row: Row = { mutant: m, libraryRuns: 0, exploreRuns: 0, wallMs: 0 };
+  const row: Row = { mutant: m, libraryRuns: 0, exploreRuns: 0, exploreNoise: 0, wallMs: 0 };
   const problem = m === CONTROL ? undefined : patchProblem(m);
   if (problem) return { ...row, broken: problem };
   const pool = new WorkerPool({
@@ -116,6 +116,8 @@ export async function runMutant(m: Mutant, o: CatalogueOptions, dir: string): Pr
     jobTimeoutMs: o.runTimeoutMs ?? 120_000,
   });
   const log = o.log ?? (() => undefined);
+  /** The unmutated system, started when an explore run fails (to tell a kill from a schedule that fails anyway). */
+  let control: WorkerPool | undefined;
   try {
     const own = resolve(ROOT, m.scenario);
     const files = o.library === 'own' ? [own] : (o.library ?? libraryFiles());
@@ -133,7 +135,7 @@ export async function runMutant(m: Mutant, o: CatalogueOptions, dir: string): Pr
         }
       }
     }
-    const runs = o.exploreRuns ?? 40;
+    const runs = o.exploreRuns === 0 ? 0 : Math.max(o.exploreRuns ?? 40, m.exploreRuns ?? 0);
     if (!row.kill && runs > 0) {
       const scenario = loadScenario(own);
       const base = summaryOf(await pool.run({ type: 'explore', file: own, seed: scenario.seed, schedule: [], profile: true }));
@@ -141,22 +143,29 @@ export async function runMutant(m: Mutant, o: CatalogueOptions, dir: string): Pr
         row.kill = killOf(base.ok ? { ...base, failure: { signature: 'no profile', error: 'the baseline run produced no profile' } } : base, { stage: 'explore', scenario: rel(own), seed: scenario.seed, run: -1, schedule: [] }, own);
       } else {
         const e0 = performance.now();
-        for (let i = 0; i < runs && performance.now() - e0 < (o.exploreTimeMs ?? 120_000); i++) {
+        for (let i = 0; i < runs && performance.now() - e0 < (o.exploreTimeMs ?? 300_000); i++) {
           const plan = plannedRun(o.exploreSeed ?? 1, i, base.profile);
           const s = summaryOf(await pool.run({ type: 'explore', file: own, ...plan }));
           row.exploreRuns++;
-          if (!s.ok) {
-            row.kill = killOf(s, { stage: 'explore', scenario: rel(own), seed: plan.seed, run: i, schedule: plan.schedule.map(describeItem) }, own);
-            break;
+          if (s.ok) continue;
+          // A fault schedule can break the scenario's own expectations on the reference too: only a failure the
+          // unmutated system does not have is a kill.
+          control ??= new WorkerPool({ jobs: 1, entries: [entryFor(CONTROL, dir)], jobTimeoutMs: o.runTimeoutMs ?? 120_000 });
+          const c = summaryOf(await control.run({ type: 'explore', file: own, ...plan }));
+          if (!c.ok) {
+            row.exploreNoise++;
+            continue;
           }
+          row.kill = killOf(s, { stage: 'explore', scenario: rel(own), seed: plan.seed, run: i, schedule: plan.schedule.map(describeItem) }, own);
+          break;
         }
       }
     }
   } finally {
-    await pool.close();
+    await Promise.all([pool.close(), control?.close()]);
   }
   row.wallMs = performance.now() - t0;
-  log(`mutant ${m.id}: ${row.kill ? `killed by ${row.kill.stage} (${row.kill.scenario}${row.kill.step !== undefined ? ` step ${row.kill.step}` : ''}${row.kill.rules.length ? ` ${row.kill.rules.join(',')}` : ''})` : row.broken ? `BROKEN: ${row.broken}` : 'survived'} after ${row.libraryRuns} library + ${row.exploreRuns} explore runs, ${(row.wallMs / 1000).toFixed(1)} s`);
+  log(`mutant ${m.id}: ${row.kill ? `killed by ${row.kill.stage} (${row.kill.scenario}${row.kill.step !== undefined ? ` step ${row.kill.step}` : ''}${row.kill.rules.length ? ` ${row.kill.rules.join(',')}` : ''})` : row.broken ? `BROKEN: ${row.broken}` : 'survived'} after ${row.libraryRuns} library + ${row.exploreRuns} explore runs${row.exploreNoise ? ` (${row.exploreNoise} failing on the unmutated system too)` : ''}, ${(row.wallMs / 1000).toFixed(1)} s`);
   return row;
 }
 

@@ -24,6 +24,8 @@ export interface Mutant {
   plugin?: string;
   /** The library scenario most likely to catch it: run first, and the one explore explores. */
   scenario: string;
+  /** Explore runs this mutant is known to need (a floor on the runner's budget), e.g. as a test states it. */
+  exploreRuns?: number;
   /**
    * Set when nothing a user runs can tell this mutant from the reference: why it is equivalent (or which rule
    * it would take to see it). A documented survivor; a mutant with this set that is killed is reported too.
@@ -54,6 +56,8 @@ export interface Row {
   /** Library runs and explore runs made for this mutant. */
   libraryRuns: number;
   exploreRuns: number;
+  /** Explore runs that failed on the unmutated system too (same seed and schedule): not kills. */
+  exploreNoise: number;
   wallMs: number;
   /** The mutant could not be applied or run (a patch that no longer matches): counted as neither kill nor survivor. */
   broken?: string;
