@@ -92,25 +92,36 @@ export class InvariantMonitor {
   async check(): Promise<Violation[]> {
     const rev = this.world.revision?.();
     if (rev !== undefined && rev === this.checkedAt) return [];
-    const fresh = this.record([...this.cloudFindings(), ...(await this.clusterFindings()), ...(await this.stranded.findings()), ...(await this.diskReuse.findings())]);
+    const fresh = this.record([
+      ...this.cloudFindings(),
+      ...(await this.clusterFindings()),
+      ...(await this.stranded.findings()),
+      ...(await this.diskReuse.findings()),
+      ...(await this.certificateFindings()),
+    ]);
     this.checkedAt = rev;
     return fresh;
   }
 
-  /** Checks that only make sense when the system is meant to be at rest (end of a run). */
+  /** Checks that only make sense when the system is meant to be at rest (end of a run): no orphans. */
   async checkAtRest(): Promise<Violation[]> {
     const fresh = await this.check();
-    return [...fresh, ...this.record([...(await this.orphanFindings()), ...(await this.certificateFindings())])];
+    return [...fresh, ...this.record(await this.orphanFindings())];
   }
 
   /**
-   * BOOT-2/BOOT-3 at rest: every Running machine's node holds a kubelet
-   * certificate for system:node:<hostname>, signed by its cluster's CA, valid
-   * now, with the matching key.
+   * BOOT-2/BOOT-3, at every instant (issue 22): every Running machine's node
+   * holds a kubelet certificate signed by its cluster's CA, valid now, with
+   * the matching key, for `CN=system:node:<hostname>`, whose SANs carry the
+   * hostname and every IP the cloud gave the node's server (docs/provider.md,
+   * "Cloud-init format"). The chain is verified once per certificate
+   * (verifyLeaf remembers it); a node's result is re-read only when its files
+   * change.
    */
   private async certificateFindings(): Promise<Finding[]> {
     const out: Finding[] = [];
     const cas = new Map<string, string | undefined>();
+    const hcsMachines = new Map((await listShared<HCSMachine>(this.world.mgmt, 'HCSMachine')).map((m) => [`${m.metadata.namespace}/${m.metadata.name}`, m]));
     for (const m of await listShared<Machine>(this.world.mgmt, 'Machine')) {
       const host = m.status?.nodeRef?.name;
       if (m.status?.phase !== 'Running' || !host || m.metadata.deletionTimestamp) continue;
@@ -129,8 +140,25 @@ export class InvariantMonitor {
         continue;
       }
       const r = verifyLeaf(cert, key, ca, this.world.clock.now());
-      if (!r.ok) out.push({ rule: 'BOOT-3', key: `BOOT-3/${host}`, message: `kubelet certificate of node ${host} is not valid: ${r.reason}`, refs: [host] });
-      else if (!r.subject?.includes(`CN=system:node:${host}`)) out.push({ rule: 'BOOT-2', key: `BOOT-2/cn/${host}`, message: `kubelet certificate of node ${host} is for ${r.subject}, expected CN=system:node:${host}`, refs: [host] });
+      if (!r.ok) {
+        out.push({ rule: 'BOOT-3', key: `BOOT-3/${host}`, message: `kubelet certificate of node ${host} is not valid: ${r.reason}`, refs: [host] });
+        continue;
+      }
+      if (!r.subject?.includes(`CN=system:node:${host}`)) {
+        out.push({ rule: 'BOOT-2', key: `BOOT-2/cn/${host}`, message: `kubelet certificate of node ${host} is for ${r.subject}, expected CN=system:node:${host}`, refs: [host] });
+        continue;
+      }
+      const serverId = m.spec.infrastructureRef?.name ? hcsMachines.get(`${m.metadata.namespace}/${m.spec.infrastructureRef.name}`)?.spec.serverId : undefined;
+      const ips = (serverId ? this.world.cloud.server(serverId)?.ips : undefined) ?? [];
+      const missing = [...(r.dnsNames?.includes(host) ? [] : [`DNS:${host}`]), ...ips.filter((ip) => !r.ips?.includes(ip)).map((ip) => `IP:${ip}`)];
+      if (missing.length) {
+        out.push({
+          rule: 'BOOT-2',
+          key: `BOOT-2/san/${host}/${missing.join(',')}`,
+          message: `kubelet certificate of node ${host} (server ${serverId ?? '?'}) lacks the SAN${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (it has ${[...(r.dnsNames ?? []).map((d) => `DNS:${d}`), ...(r.ips ?? []).map((i) => `IP:${i}`)].join(', ') || 'none'}): the node's hostname and IPs`,
+          refs: [host, ...(serverId ? [serverId] : [])],
+        });
+      }
     }
     return out;
   }
