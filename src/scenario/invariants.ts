@@ -55,6 +55,10 @@ interface MdTrack {
   stable: boolean;
   /** A template rollout from a stable state is in progress: the bounds apply. */
   enforcing: boolean;
+  /** A template rollout (from any state) is in progress with the replicas unchanged: the deletion bound applies. */
+  rolling: boolean;
+  /** Machines that were available (not deleting, Node Ready) at the last check. */
+  available: Set<string>;
 }
 
 export class InvariantMonitor {
@@ -304,19 +308,40 @@ export class InvariantMonitor {
       const replicas = md.spec.replicas ?? 1;
       const template = JSON.stringify(md.spec.template);
       const mine = machines.filter((m) => m.metadata.namespace === md.metadata.namespace && m.metadata.labels?.[LABEL_DEPLOYMENT_NAME] === md.metadata.name);
-      let available = 0;
+      const availableNow = new Set<string>();
       for (const m of mine) {
         if (m.metadata.deletionTimestamp || !m.status?.nodeRef) continue;
         const node = await getShared<Node>(this.world.workloads.client(m.metadata.namespace ?? 'default', m.spec.clusterName), { kind: 'Node', name: m.status.nodeRef.name });
-        if (node && nodeReady(node as Node)) available++;
+        if (node && nodeReady(node as Node)) availableNow.add(m.metadata.name);
       }
+      const available = availableNow.size;
       const st = md.status;
       const stableNow =
         (st?.observedGeneration ?? 0) >= (md.metadata.generation ?? 0) && st?.updatedReplicas === replicas && st.availableReplicas === replicas && st.replicas === replicas && mine.length === replicas && available === replicas;
       const prev = this.mds.get(key);
-      const track: MdTrack = prev ?? { template, replicas, stable: false, enforcing: false };
-      if (prev && prev.replicas !== replicas) track.enforcing = false;
-      else if (prev && prev.template !== template && prev.stable) track.enforcing = true;
+      const track: MdTrack = prev ?? { template, replicas, stable: false, enforcing: false, rolling: false, available: new Set() };
+      if (prev && prev.replicas !== replicas) track.enforcing = track.rolling = false;
+      else if (prev && prev.template !== template) {
+        if (prev.stable) track.enforcing = true;
+        track.rolling = true;
+      }
+      // MD-1 with unhealthy machines (issue 22): a rollout that started with some machines unavailable cannot promise
+      // replicas - maxUnavailable at once, but it never deletes an available machine when that leaves fewer
+      // (upstream rolloutRolling: cleanupUnhealthyReplicas removes only unavailable ones, and
+      // scaleDownOldMachineSetsForRollingUpdate only what exceeds minAvailable; an unhealthy machine is not available).
+      if (track.rolling) {
+        const unavailable = maxUnavailable(md as MachineDeployment);
+        const stillThere = new Set(mine.filter((m) => !m.metadata.deletionTimestamp).map((m) => m.metadata.name));
+        const removed = [...track.available].filter((n) => !stillThere.has(n)).sort();
+        if (removed.length && available < replicas - unavailable) {
+          out.push({
+            rule: 'MD-1',
+            key: `MD-1/deleted-available/${key}/${removed.join(',')}`,
+            message: `MachineDeployment ${key} deleted available machine${removed.length > 1 ? 's' : ''} ${removed.join(', ')} during a rollout, leaving ${available} available (${[...availableNow].sort().join(', ') || 'none'}; ${mine.length - available} not available, unhealthy ones included), below replicas ${replicas} - maxUnavailable ${unavailable}`,
+            refs: [md.metadata.name, ...removed],
+          });
+        }
+      }
       if (track.enforcing) {
         const surge = maxSurge(md as MachineDeployment);
         const unavailable = maxUnavailable(md as MachineDeployment);
@@ -328,6 +353,8 @@ export class InvariantMonitor {
         }
         if (stableNow) track.enforcing = false;
       }
+      if (stableNow) track.rolling = false;
+      track.available = availableNow;
       track.template = template;
       track.replicas = replicas;
       track.stable = stableNow;
