@@ -16,12 +16,13 @@ import { getShared, listShared } from '../kube/client.js';
 import type { World } from './world.js';
 import { StrandedDataTracker } from './stranded.js';
 import { DiskReuseTracker } from './disk-reuse.js';
+import { KcpScaleDownTracker } from './kcp-scale-down.js';
 
 /**
  * The rules the continuous invariants check, i.e. what `expectViolations` may
  * name (a bug-reproduction scenario expects them to break).
  */
-export const INVARIANT_RULES = ['DISK-3', 'DISK-6', 'DISK-8', 'DISK-9', 'POOL-4', 'TPL-3', 'TPL-4', 'BOOT-2', 'BOOT-3', 'BOOT-4', 'MD-1', 'MD-3', 'HCS-1'] as const;
+export const INVARIANT_RULES = ['DISK-3', 'DISK-6', 'DISK-8', 'DISK-9', 'POOL-4', 'TPL-3', 'TPL-4', 'BOOT-2', 'BOOT-3', 'BOOT-4', 'MD-1', 'MD-3', 'KCP-2', 'HCS-1'] as const;
 
 export interface Violation {
   rule: string;
@@ -68,6 +69,7 @@ export class InvariantMonitor {
   private readonly mds = new Map<string, MdTrack>();
   private readonly stranded: StrandedDataTracker;
   private readonly diskReuse: DiskReuseTracker;
+  private readonly kcpScaleDown: KcpScaleDownTracker;
 
   constructor(
     private readonly world: World,
@@ -75,6 +77,7 @@ export class InvariantMonitor {
   ) {
     this.stranded = new StrandedDataTracker(world);
     this.diskReuse = new DiskReuseTracker(world);
+    this.kcpScaleDown = new KcpScaleDownTracker(world, events);
   }
 
   all(): Violation[] {
@@ -102,6 +105,7 @@ export class InvariantMonitor {
       ...(await this.stranded.findings()),
       ...(await this.diskReuse.findings()),
       ...(await this.certificateFindings()),
+      ...(await this.kcpScaleDown.findings()),
     ]);
     this.checkedAt = rev;
     return fresh;
