@@ -16,12 +16,13 @@ import { getShared, listShared } from '../kube/client.js';
 import type { World } from './world.js';
 import { StrandedDataTracker } from './stranded.js';
 import { DiskReuseTracker } from './disk-reuse.js';
+import { KcpScaleDownTracker } from './kcp-scale-down.js';
 
 /**
  * The rules the continuous invariants check, i.e. what `expectViolations` may
  * name (a bug-reproduction scenario expects them to break).
  */
-export const INVARIANT_RULES = ['DISK-3', 'DISK-6', 'DISK-8', 'DISK-9', 'POOL-4', 'TPL-3', 'TPL-4', 'BOOT-2', 'BOOT-3', 'BOOT-4', 'MD-1', 'MD-3', 'HCS-1'] as const;
+export const INVARIANT_RULES = ['DISK-3', 'DISK-6', 'DISK-8', 'DISK-9', 'POOL-4', 'TPL-3', 'TPL-4', 'BOOT-2', 'BOOT-3', 'BOOT-4', 'MD-1', 'MD-3', 'KCP-2', 'HCS-1'] as const;
 
 export interface Violation {
   rule: string;
@@ -55,6 +56,10 @@ interface MdTrack {
   stable: boolean;
   /** A template rollout from a stable state is in progress: the bounds apply. */
   enforcing: boolean;
+  /** A template rollout (from any state) is in progress with the replicas unchanged: the deletion bound applies. */
+  rolling: boolean;
+  /** Machines that were available (not deleting, Node Ready) at the last check. */
+  available: Set<string>;
 }
 
 export class InvariantMonitor {
@@ -64,6 +69,7 @@ export class InvariantMonitor {
   private readonly mds = new Map<string, MdTrack>();
   private readonly stranded: StrandedDataTracker;
   private readonly diskReuse: DiskReuseTracker;
+  private readonly kcpScaleDown: KcpScaleDownTracker;
 
   constructor(
     private readonly world: World,
@@ -71,6 +77,7 @@ export class InvariantMonitor {
   ) {
     this.stranded = new StrandedDataTracker(world);
     this.diskReuse = new DiskReuseTracker(world);
+    this.kcpScaleDown = new KcpScaleDownTracker(world, events);
   }
 
   all(): Violation[] {
@@ -92,25 +99,37 @@ export class InvariantMonitor {
   async check(): Promise<Violation[]> {
     const rev = this.world.revision?.();
     if (rev !== undefined && rev === this.checkedAt) return [];
-    const fresh = this.record([...this.cloudFindings(), ...(await this.clusterFindings()), ...(await this.stranded.findings()), ...(await this.diskReuse.findings())]);
+    const fresh = this.record([
+      ...this.cloudFindings(),
+      ...(await this.clusterFindings()),
+      ...(await this.stranded.findings()),
+      ...(await this.diskReuse.findings()),
+      ...(await this.certificateFindings()),
+      ...(await this.kcpScaleDown.findings()),
+    ]);
     this.checkedAt = rev;
     return fresh;
   }
 
-  /** Checks that only make sense when the system is meant to be at rest (end of a run). */
+  /** Checks that only make sense when the system is meant to be at rest (end of a run): no orphans. */
   async checkAtRest(): Promise<Violation[]> {
     const fresh = await this.check();
-    return [...fresh, ...this.record([...(await this.orphanFindings()), ...(await this.certificateFindings())])];
+    return [...fresh, ...this.record(await this.orphanFindings())];
   }
 
   /**
-   * BOOT-2/BOOT-3 at rest: every Running machine's node holds a kubelet
-   * certificate for system:node:<hostname>, signed by its cluster's CA, valid
-   * now, with the matching key.
+   * BOOT-2/BOOT-3, at every instant (issue 22): every Running machine's node
+   * holds a kubelet certificate signed by its cluster's CA, valid now, with
+   * the matching key, for `CN=system:node:<hostname>`, whose SANs carry the
+   * hostname and every IP the cloud gave the node's server (docs/provider.md,
+   * "Cloud-init format"). The chain is verified once per certificate
+   * (verifyLeaf remembers it); a node's result is re-read only when its files
+   * change.
    */
   private async certificateFindings(): Promise<Finding[]> {
     const out: Finding[] = [];
     const cas = new Map<string, string | undefined>();
+    const hcsMachines = new Map((await listShared<HCSMachine>(this.world.mgmt, 'HCSMachine')).map((m) => [`${m.metadata.namespace}/${m.metadata.name}`, m]));
     for (const m of await listShared<Machine>(this.world.mgmt, 'Machine')) {
       const host = m.status?.nodeRef?.name;
       if (m.status?.phase !== 'Running' || !host || m.metadata.deletionTimestamp) continue;
@@ -129,8 +148,25 @@ export class InvariantMonitor {
         continue;
       }
       const r = verifyLeaf(cert, key, ca, this.world.clock.now());
-      if (!r.ok) out.push({ rule: 'BOOT-3', key: `BOOT-3/${host}`, message: `kubelet certificate of node ${host} is not valid: ${r.reason}`, refs: [host] });
-      else if (!r.subject?.includes(`CN=system:node:${host}`)) out.push({ rule: 'BOOT-2', key: `BOOT-2/cn/${host}`, message: `kubelet certificate of node ${host} is for ${r.subject}, expected CN=system:node:${host}`, refs: [host] });
+      if (!r.ok) {
+        out.push({ rule: 'BOOT-3', key: `BOOT-3/${host}`, message: `kubelet certificate of node ${host} is not valid: ${r.reason}`, refs: [host] });
+        continue;
+      }
+      if (!r.subject?.includes(`CN=system:node:${host}`)) {
+        out.push({ rule: 'BOOT-2', key: `BOOT-2/cn/${host}`, message: `kubelet certificate of node ${host} is for ${r.subject}, expected CN=system:node:${host}`, refs: [host] });
+        continue;
+      }
+      const serverId = m.spec.infrastructureRef?.name ? hcsMachines.get(`${m.metadata.namespace}/${m.spec.infrastructureRef.name}`)?.spec.serverId : undefined;
+      const ips = (serverId ? this.world.cloud.server(serverId)?.ips : undefined) ?? [];
+      const missing = [...(r.dnsNames?.includes(host) ? [] : [`DNS:${host}`]), ...ips.filter((ip) => !r.ips?.includes(ip)).map((ip) => `IP:${ip}`)];
+      if (missing.length) {
+        out.push({
+          rule: 'BOOT-2',
+          key: `BOOT-2/san/${host}/${missing.join(',')}`,
+          message: `kubelet certificate of node ${host} (server ${serverId ?? '?'}) lacks the SAN${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (it has ${[...(r.dnsNames ?? []).map((d) => `DNS:${d}`), ...(r.ips ?? []).map((i) => `IP:${i}`)].join(', ') || 'none'}): the node's hostname and IPs`,
+          refs: [host, ...(serverId ? [serverId] : [])],
+        });
+      }
     }
     return out;
   }
@@ -276,19 +312,40 @@ export class InvariantMonitor {
       const replicas = md.spec.replicas ?? 1;
       const template = JSON.stringify(md.spec.template);
       const mine = machines.filter((m) => m.metadata.namespace === md.metadata.namespace && m.metadata.labels?.[LABEL_DEPLOYMENT_NAME] === md.metadata.name);
-      let available = 0;
+      const availableNow = new Set<string>();
       for (const m of mine) {
         if (m.metadata.deletionTimestamp || !m.status?.nodeRef) continue;
         const node = await getShared<Node>(this.world.workloads.client(m.metadata.namespace ?? 'default', m.spec.clusterName), { kind: 'Node', name: m.status.nodeRef.name });
-        if (node && nodeReady(node as Node)) available++;
+        if (node && nodeReady(node as Node)) availableNow.add(m.metadata.name);
       }
+      const available = availableNow.size;
       const st = md.status;
       const stableNow =
         (st?.observedGeneration ?? 0) >= (md.metadata.generation ?? 0) && st?.updatedReplicas === replicas && st.availableReplicas === replicas && st.replicas === replicas && mine.length === replicas && available === replicas;
       const prev = this.mds.get(key);
-      const track: MdTrack = prev ?? { template, replicas, stable: false, enforcing: false };
-      if (prev && prev.replicas !== replicas) track.enforcing = false;
-      else if (prev && prev.template !== template && prev.stable) track.enforcing = true;
+      const track: MdTrack = prev ?? { template, replicas, stable: false, enforcing: false, rolling: false, available: new Set() };
+      if (prev && prev.replicas !== replicas) track.enforcing = track.rolling = false;
+      else if (prev && prev.template !== template) {
+        if (prev.stable) track.enforcing = true;
+        track.rolling = true;
+      }
+      // MD-1 with unhealthy machines (issue 22): a rollout that started with some machines unavailable cannot promise
+      // replicas - maxUnavailable at once, but it never deletes an available machine when that leaves fewer
+      // (upstream rolloutRolling: cleanupUnhealthyReplicas removes only unavailable ones, and
+      // scaleDownOldMachineSetsForRollingUpdate only what exceeds minAvailable; an unhealthy machine is not available).
+      if (track.rolling) {
+        const unavailable = maxUnavailable(md as MachineDeployment);
+        const stillThere = new Set(mine.filter((m) => !m.metadata.deletionTimestamp).map((m) => m.metadata.name));
+        const removed = [...track.available].filter((n) => !stillThere.has(n)).sort();
+        if (removed.length && available < replicas - unavailable) {
+          out.push({
+            rule: 'MD-1',
+            key: `MD-1/deleted-available/${key}/${removed.join(',')}`,
+            message: `MachineDeployment ${key} deleted available machine${removed.length > 1 ? 's' : ''} ${removed.join(', ')} during a rollout, leaving ${available} available (${[...availableNow].sort().join(', ') || 'none'}; ${mine.length - available} not available, unhealthy ones included), below replicas ${replicas} - maxUnavailable ${unavailable}`,
+            refs: [md.metadata.name, ...removed],
+          });
+        }
+      }
       if (track.enforcing) {
         const surge = maxSurge(md as MachineDeployment);
         const unavailable = maxUnavailable(md as MachineDeployment);
@@ -300,6 +357,8 @@ export class InvariantMonitor {
         }
         if (stableNow) track.enforcing = false;
       }
+      if (stableNow) track.rolling = false;
+      track.available = availableNow;
       track.template = template;
       track.replicas = replicas;
       track.stable = stableNow;

@@ -10,7 +10,8 @@ import type { LogEvent } from '../core/events.js';
  */
 export interface CloudView {
   listServers(): { id: string; name: string; status: string }[];
-  server(id: string): { id: string; name: string; status: string; metadata: Record<string, string>; volumes: { volumeId: string }[] } | undefined;
+  /** `ips`: the addresses of the server's NICs (BOOT-2 checks the kubelet certificate's SANs against them). */
+  server(id: string): { id: string; name: string; status: string; metadata: Record<string, string>; volumes: { volumeId: string }[]; ips?: string[] } | undefined;
   listVolumes(): { id: string; name: string; status: string; metadata: Record<string, string>; attachedTo?: string }[];
   readFile(volumeId: string, path: string): string | undefined;
   /** IMS images with the Kubernetes version they carry (HCS-4), as the cloud's catalog lists them. */

@@ -1,0 +1,65 @@
+/**
+ * Negative test of the KCP-2 scale-down invariant (src/scenario/kcp-scale-down.ts, issue 22):
+ * a KubeadmControlPlane that removes the newest control plane Machine instead of the oldest
+ * outdated one (upstream selectMachineForScaleDown) fails control-plane-upgrade with KCP-2. The bug
+ * is planted by redirecting, in this test's testbed only, the model's deletion of a control plane
+ * Machine to the newest one. The pure choice is covered on hand-built machine sets below.
+ */
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LABEL_CONTROL_PLANE, type Machine } from '../../src/api/capi.js';
+import type { KubeClient } from '../../src/kube/client.js';
+import { scaleDownChoices } from '../../src/scenario/kcp-scale-down.js';
+import { loadScenario } from '../../src/scenario/parse.js';
+import { runScenario, type TestbedFactory } from '../../src/scenario/runner.js';
+import { embeddedTestbedFactory, type Testbed } from '../../src/testbed/index.js';
+
+describe('KCP-2: the control plane removes the machine upstream removes', () => {
+  it('a KCP that deletes the newest control plane machine first fails control-plane-upgrade', { timeout: 180_000 }, async () => {
+    const base = embeddedTestbedFactory({});
+    const factory: TestbedFactory = async (seed) => {
+      const tb = (await base(seed)) as Testbed;
+      const mgmt = tb.env.mgmt as KubeClient;
+      const del = mgmt.delete.bind(mgmt);
+      mgmt.delete = (async (ref: Parameters<KubeClient['delete']>[0], opts?: Parameters<KubeClient['delete']>[1]) => {
+        const target = ref.kind === 'Machine' ? await mgmt.get<Machine>(ref) : undefined;
+        if (target?.metadata.labels?.[LABEL_CONTROL_PLANE] !== undefined && !target.metadata.deletionTimestamp) {
+          const cps = (await mgmt.list<Machine>('Machine', { namespace: ref.namespace })).filter((m) => m.metadata.labels?.[LABEL_CONTROL_PLANE] !== undefined && !m.metadata.deletionTimestamp);
+          const newest = cps.sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? '') || b.metadata.name.localeCompare(a.metadata.name))[0];
+          if (newest) return del({ ...ref, name: newest.metadata.name }, opts);
+        }
+        return del(ref, opts);
+      }) as KubeClient['delete'];
+      return tb;
+    };
+    const path = join(resolve('scenarios'), 'control-plane-upgrade.yaml');
+    const r = await runScenario(loadScenario(path, readFileSync(path, 'utf8')), factory);
+    expect(r.ok).toBe(false);
+    expect(r.steps.find((s) => !s.ok)!.error).toMatch(/KCP-2: KubeadmControlPlane cpaas-system\/demo-control-plane removed control plane Machine \S+ \(created [^)]*, outdated\), but upstream removes \S+ \(created [^)]*, outdated\)/);
+  });
+
+  it('the choice: delete annotation, then outdated, then the failure domain with the most machines, then the oldest', { timeout: 10_000 }, () => {
+    const m = (name: string, created: number, o: { fd?: string; outdated?: boolean; del?: boolean; healthy?: boolean } = {}) => ({
+      name,
+      version: 'v1.31.6',
+      created,
+      ...(o.fd ? { failureDomain: o.fd } : {}),
+      outdated: o.outdated ?? false,
+      deleteAnnotation: o.del ?? false,
+      healthy: o.healthy ?? true,
+    });
+    const names = (xs: { name: string }[] | undefined): string[] | undefined => xs?.map((x) => x.name).sort();
+    expect(names(scaleDownChoices([m('a', 1), m('b', 2), m('c', 3)], undefined))).toEqual(['a']);
+    expect(names(scaleDownChoices([m('a', 1), m('b', 2, { outdated: true }), m('c', 3, { outdated: true })], undefined))).toEqual(['b']);
+    expect(names(scaleDownChoices([m('a', 1, { outdated: true }), m('b', 2, { del: true })], undefined))).toEqual(['b']);
+    // fd2 holds two machines: its oldest goes, although a (fd1) is older.
+    expect(names(scaleDownChoices([m('a', 1, { fd: 'fd1' }), m('b', 2, { fd: 'fd2' }), m('c', 3, { fd: 'fd2' })], ['fd1', 'fd2']))).toEqual(['b']);
+    // A machine in a failure domain the cluster no longer has goes first.
+    expect(names(scaleDownChoices([m('a', 1, { fd: 'fd1' }), m('b', 2, { fd: 'gone' }), m('c', 3, { fd: 'fd1' })], ['fd1', 'fd2']))).toEqual(['b']);
+    // A tie between failure domains: either's oldest is upstream's pick.
+    expect(names(scaleDownChoices([m('a', 1, { fd: 'fd1' }), m('b', 2, { fd: 'fd2' })], ['fd1', 'fd2']))).toEqual(['a', 'b']);
+    // Unhealthy machines: upstream reads component conditions the objects do not show — no assertion.
+    expect(scaleDownChoices([m('a', 1), m('b', 2, { healthy: false })], undefined)).toBeUndefined();
+  });
+});
