@@ -192,7 +192,7 @@ export const providerMutants: Mutant[] = [
     bug: 'every claimed disk of the entry is attached, not only those in the server\'s cloud-init: a disk appended to the pool is hot-attached to the running server',
     rules: ['DISK-6'],
     patches: [{ file: HM, from: "    const ids = (server.metadata?.[META_PERSISTENT_VOLUMES] ?? '').split(',').filter(Boolean);\n    const now", to: "    const ids = [...new Set([...(server.metadata?.[META_PERSISTENT_VOLUMES] ?? '').split(',').filter(Boolean), ...read.keys()])];\n    const now" }],
-    scenario: 'scenarios/persistent-disk-edits.yaml',
+    scenario: 'scenarios/disk-append-restart.yaml',
   },
   {
     id: 'provider/format-overwrite',
