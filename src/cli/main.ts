@@ -23,6 +23,7 @@ import { runParallel } from './jobs.js';
 import { WorkerPool } from '../explore/pool.js';
 import { defaultJobs } from '../explore/pool.js';
 import { embeddedFactory, loadPlugin } from '../explore/plugin.js';
+import { armScenarioSchedule } from '../explore/schedule.js';
 
 const HELP = `hcs-testbed — a simulated Huawei Cloud Stack provider and Cluster API testbed
 
@@ -362,6 +363,7 @@ async function runOne(s: Scenario, backend: OpenBackend, seed: number | undefine
   try {
     return await runScenario(s, backend.factory, {
       ...(seed !== undefined ? { seed } : {}),
+      prepare: armScenarioSchedule,
       onStep: (phase, _step, res) => {
         if (phase === 'end' && res) reporter.stepEnd(res);
       },
