@@ -10,7 +10,7 @@ import type { KubeObject } from '../kube/types.js';
 import { CHECKS, describeCheck, type CheckResult } from './checks.js';
 import type { CheckSpec, Scenario, Step } from './types.js';
 import { InvariantMonitor, type Violation } from './invariants.js';
-import { explainFailure } from './explain.js';
+import { explainFailure, guestBlockers } from './explain.js';
 import type { World } from './world.js';
 
 /** A running testbed as the scenario runner needs it. */
@@ -346,7 +346,11 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
       }, step.timeoutMs, () => ctx.progress());
       res.detail.push(...verdictLines(last?.results ?? []));
       if (violated.length) throw new Error(violationText(violated));
-      if (!r.ok) throw new Error(`timed out after ${step.timeoutMs / 1000}s of virtual time: ${last?.results.filter((x) => !x.res.ok).map((x) => `${x.check.type}: ${x.res.detail}`).join('; ')}`);
+      if (!r.ok) {
+        // Name what blocks the wait in the error itself (issue 22): a guest that could not join says why, with its rule.
+        const blocked = guestBlockers(world, tb.events.all());
+        throw new Error(`timed out after ${step.timeoutMs / 1000}s of virtual time: ${last?.results.filter((x) => !x.res.ok).map((x) => `${x.check.type}: ${x.res.detail}`).join('; ')}${blocked.length ? `; blocked by ${blocked.join('; ')}` : ''}`);
+      }
       return;
     }
     case 'expect': {
