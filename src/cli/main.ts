@@ -23,6 +23,8 @@ import { runParallel } from './jobs.js';
 import { WorkerPool } from '../explore/pool.js';
 import { defaultJobs } from '../explore/pool.js';
 import { embeddedFactory, loadPlugin } from '../explore/plugin.js';
+import { armScenarioSchedule } from '../explore/schedule.js';
+import { sweep } from '../scenario/seeds.js';
 
 const HELP = `hcs-testbed — a simulated Huawei Cloud Stack provider and Cluster API testbed
 
@@ -42,6 +44,9 @@ Usage:
 
 Run options:
   --seed N                 override every scenario's seed (replays a failing run exactly)
+  --seeds N                run every scenario on N seeds: its own seed, then N-1 derived from it
+                           (deterministic; a failing one is reported as <name>@seed-<S>, replay
+                           it with --seed S)
   --backend NAME           management cluster: embedded (default, in-process, deterministic),
                            kubeconfig (a real, dedicated cluster such as kind: CRDs installed,
                            emptied before each scenario), apiserver (the kube-apiserver + etcd
@@ -145,6 +150,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
       allowPositionals: true,
       options: {
         seed: { type: 'string' },
+        seeds: { type: 'string' },
         report: { type: 'string', default: 'console' },
         out: { type: 'string', default: 'out' },
         verbose: { type: 'boolean', short: 'v', default: false },
@@ -187,6 +193,18 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     seed = Number(o.seed);
     if (!Number.isInteger(seed)) {
       write(`error: --seed must be an integer, got "${o.seed}"\n`);
+      return 2;
+    }
+  }
+  let seeds = 1;
+  if (o.seeds !== undefined) {
+    seeds = Number(o.seeds);
+    if (!Number.isInteger(seeds) || seeds < 1) {
+      write(`error: --seeds must be an integer >= 1, got "${o.seeds}"\n`);
+      return 2;
+    }
+    if (seed !== undefined) {
+      write('error: --seed and --seeds exclude each other (--seed replays one seed, --seeds sweeps several)\n');
       return 2;
     }
   }
@@ -347,7 +365,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
       return 2;
     }
     try {
-      return await runAll(scenarios, backend, { write, reporter, seed, reports, out: o.out ?? 'out', requireCoverage: !!o['require-coverage'], wholeLibrary: isWholeLibrary(files), jobs, ...(o.plugin !== undefined ? { plugin: o.plugin } : {}), ...(pool ? { pool } : {}) });
+      return await runAll(seeds > 1 ? sweep(scenarios, seeds) : scenarios, backend, { write, reporter, seed, reports, out: o.out ?? 'out', requireCoverage: !!o['require-coverage'], wholeLibrary: isWholeLibrary(files), jobs, ...(o.plugin !== undefined ? { plugin: o.plugin } : {}), ...(pool ? { pool } : {}) });
     } finally {
       await backend.close();
     }
@@ -362,6 +380,7 @@ async function runOne(s: Scenario, backend: OpenBackend, seed: number | undefine
   try {
     return await runScenario(s, backend.factory, {
       ...(seed !== undefined ? { seed } : {}),
+      prepare: armScenarioSchedule,
       onStep: (phase, _step, res) => {
         if (phase === 'end' && res) reporter.stepEnd(res);
       },

@@ -12,7 +12,7 @@ import type { Scenario } from '../scenario/types.js';
 import type { HCSMachineConfigPool } from '../api/hcs.js';
 import type { Testbed } from '../testbed/testbed.js';
 import { embeddedFactory, type TestbedPlugin } from './plugin.js';
-import { ANCHOR_SOURCES, type ScheduleItem } from './schedule.js';
+import { ANCHOR_SOURCES, armScenarioSchedule, type ScheduleItem } from './schedule.js';
 
 /** What the scenario exercised in its baseline run: the pool schedules are drawn from. */
 export interface Profile {
@@ -124,7 +124,7 @@ export async function runOne(scenario: Scenario, seed: number, schedule: readonl
   const s: Scenario = { ...scenario, schedule: [...schedule] };
   if (schedule.length === 0) delete s.schedule;
   try {
-    const r = await runScenario(s, factory, { seed });
+    const r = await runScenario(s, factory, { seed, prepare: armScenarioSchedule });
     const failure = failureOf(r);
     if (o.keep && testbed) await o.keep(r, testbed);
     return {

@@ -16,6 +16,7 @@ import { embeddedFactory, loadPlugin, type TestbedPlugin } from './plugin.js';
 import type { Reply, Request } from './pool.js';
 import { hashEvents, runOne } from './run-one.js';
 import { recordBundleRun } from './bundle.js';
+import { armScenarioSchedule } from './schedule.js';
 
 let plugin: TestbedPlugin | undefined;
 let stallMs = 8_000;
@@ -81,7 +82,7 @@ async function handle(m: Request): Promise<void> {
       send({ id: m.id, summary: await recordBundleRun(m.file, m.dir, plugin, track) });
     } else {
       const s = m.scenario ?? scenario(m.file);
-      const result = await runScenario(s, embeddedFactory(plugin, track), m.seed !== undefined ? { seed: m.seed } : {});
+      const result = await runScenario(s, embeddedFactory(plugin, track), { ...(m.seed !== undefined ? { seed: m.seed } : {}), prepare: armScenarioSchedule });
       send({ id: m.id, result });
     }
   } catch (e) {

@@ -316,10 +316,19 @@ async function cmdScale(env: KubectlEnv, f: Flags, ns: string): Promise<KubectlR
 
 async function cmdDelete(env: KubectlEnv, f: Flags, ns: string): Promise<KubectlResult> {
   const { info, name } = splitTypeName(f);
-  if (!name) throw new Error('resource(s) were provided, but no name was specified');
   const client = clientFor(env, info.kind, f, ns);
-  await client.delete({ kind: info.kind, namespace: info.namespaced ? ns : undefined, name });
-  return { code: 0, stdout: `${info.kind.toLowerCase()}${info.group ? '.' + info.group : ''} "${name}" deleted\n`, stderr: '' };
+  const namespace = info.namespaced ? ns : undefined;
+  const shown = `${info.kind.toLowerCase()}${info.group ? '.' + info.group : ''}`;
+  if (!name && f.selector) {
+    // `kubectl delete TYPE -l SELECTOR`: every object the selector matches, one line each (none: kubectl's notice on stderr).
+    const items = await client.list(info.kind, { ...(namespace ? { namespace } : {}), labelSelector: f.selector });
+    for (const o of items) await client.delete({ kind: info.kind, namespace, name: o.metadata.name });
+    if (items.length === 0) return { code: 0, stdout: '', stderr: `No resources found${namespace ? ` in ${namespace} namespace` : ''}.\n` };
+    return { code: 0, stdout: items.map((o) => `${shown} "${o.metadata.name}" deleted\n`).join(''), stderr: '' };
+  }
+  if (!name) throw new Error('resource(s) were provided, but no name was specified');
+  await client.delete({ kind: info.kind, namespace, name });
+  return { code: 0, stdout: `${shown} "${name}" deleted\n`, stderr: '' };
 }
 
 interface EventObj extends KubeObject {

@@ -24,6 +24,33 @@ const KINDS = ['Machine', 'HCSMachine', 'MachineDeployment', 'MachineSet', 'Kube
 
 interface Cond { type: string; status: string; reason?: string; message?: string }
 
+/** Guest event types that leave a node stuck short of joining (src/guest): what a wait for nodes or machines waits on. */
+const GUEST_STUCK = new Set(['guest.join-failed', 'guest.waiting-for-disks']);
+
+/**
+ * What blocks a wait, read from the run's own record (issue 22): each live
+ * server whose guest's latest word is a join failure or a wait for its disks,
+ * with the guest's reason and rule IDs ("demo-worker-1: join failed: ... [BOOT-3]").
+ * Empty when no guest is stuck.
+ */
+export function guestBlockers(world: World, events: readonly LogEvent[]): string[] {
+  const latest = new Map<string, LogEvent>();
+  for (const e of events) {
+    const sid = e.data?.serverId;
+    if (e.source !== 'guest' || typeof sid !== 'string') continue;
+    latest.set(sid, e);
+  }
+  const live = new Set(world.cloud.listServers().filter((x) => x.status !== 'DELETED').map((x) => x.id));
+  const out: string[] = [];
+  for (const [sid, e] of latest) {
+    if (!live.has(sid) || !GUEST_STUCK.has(e.type)) continue;
+    const host = typeof e.data?.hostname === 'string' ? e.data.hostname : sid.slice(0, 8);
+    const what = e.type === 'guest.join-failed' ? `join failed: ${e.message.replace(/^\S+ \([^)]*\): /, '')}` : e.message.replace(/^[^:]*: /, '');
+    out.push(`guest ${host}: ${what}${e.rules?.length ? ` [${e.rules.join(' ')}]` : ''}`);
+  }
+  return out.sort();
+}
+
 export async function explainFailure(world: World, events: readonly LogEvent[], sinceSeq: number): Promise<string[]> {
   const out: string[] = [];
   const warnings = new Map<string, LogEvent>();
@@ -64,6 +91,8 @@ export async function explainFailure(world: World, events: readonly LogEvent[], 
     out.push('Warning events before the step, still standing (the object still has that condition reason):');
     for (const e of [...earlier.values()].slice(-12)) out.push(`  ${line(e)}`);
   }
+  const stuck = guestBlockers(world, events);
+  if (stuck.length) out.push('guests that did not join (their latest word):', ...stuck.map((x) => `  ${x}`));
   if (conds.length) out.push('conditions not True:', ...conds.slice(0, 20), ...(conds.length > 20 ? [`  (${conds.length - 20} more in the JSON report's event log)`] : []));
   out.push('cloud at the failure:');
   const servers = world.cloud.listServers().filter((s) => s.status !== 'DELETED');

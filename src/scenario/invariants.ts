@@ -341,7 +341,7 @@ export class InvariantMonitor {
           out.push({
             rule: 'MD-1',
             key: `MD-1/deleted-available/${key}/${removed.join(',')}`,
-            message: `MachineDeployment ${key} deleted available machine${removed.length > 1 ? 's' : ''} ${removed.join(', ')} during a rollout, leaving ${available} available (${[...availableNow].sort().join(', ') || 'none'}; ${mine.length - available} not available, unhealthy ones included), below replicas ${replicas} - maxUnavailable ${unavailable}`,
+            message: `MachineDeployment ${key}: available machine${removed.length > 1 ? 's' : ''} ${removed.join(', ')} deleted during a rollout, leaving ${available} available (${[...availableNow].sort().join(', ') || 'none'}; ${mine.length - available} not available, unhealthy ones included), below replicas ${replicas} - maxUnavailable ${unavailable}`,
             refs: [md.metadata.name, ...removed],
           });
         }

@@ -13,7 +13,7 @@ import { checkManifestPath } from './manifest-check.js';
 import { didYouMean, nearest } from './suggest.js';
 import { parseYamlFile, type FieldPath, type SourceDoc } from '../manifests/source.js';
 import type { CheckSpec, Scenario, Step } from './types.js';
-import { parseSchedule } from '../explore/schedule.js';
+import { parseSchedule } from './schedule.js';
 
 const RULE_IDS = SPEC_RULES.map((r) => r.id);
 const STEP_ACTIONS = ['apply', 'kubectl', 'wait', 'expect', 'write', 'read', 'advance', 'fault', 'crash', 'edit'] as const;

@@ -10,9 +10,8 @@ import type { KubeObject } from '../kube/types.js';
 import { CHECKS, describeCheck, type CheckResult } from './checks.js';
 import type { CheckSpec, Scenario, Step } from './types.js';
 import { InvariantMonitor, type Violation } from './invariants.js';
-import { explainFailure } from './explain.js';
+import { explainFailure, guestBlockers } from './explain.js';
 import type { World } from './world.js';
-import { armSchedule } from '../explore/schedule.js';
 
 /** A running testbed as the scenario runner needs it. */
 export interface TestbedHandle {
@@ -69,6 +68,12 @@ export interface RunOptions {
   /** Called during long waits, at most every `progressEveryMs` of wall time, with the world summary and virtual time. */
   onProgress?: (virtualMs: number, summary: string) => void;
   progressEveryMs?: number;
+  /**
+   * Called once the testbed is up, before the first step: what the caller arms on it — the explorer's fault and crash
+   * schedule (src/explore/schedule.ts armSchedule, for `scenario.schedule`). A scenario that carries a schedule and
+   * is run without one fails at its first step instead of running unarmed.
+   */
+  prepare?: (tb: TestbedHandle, scenario: Scenario) => void;
 }
 
 /** The extra step every run ends with once all written steps passed (counted as a step by every report). */
@@ -156,7 +161,8 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
   let ok = true;
   try {
     tb.events.record({ source: 'scenario', type: 'scenario.start', message: `scenario ${scenario.name} (seed ${seed})`, data: { seed } });
-    if (scenario.schedule) armSchedule(tb, scenario.schedule);
+    if (opts.prepare) opts.prepare(tb, scenario);
+    else if (scenario.schedule?.length) throw new Error(`the scenario carries a schedule of ${scenario.schedule.length} item(s) (written by explore) but this run does not arm it (RunOptions.prepare)`);
     for (const step of scenario.steps) {
       current = step.index;
       opts.onStep?.('start', step);
@@ -340,7 +346,11 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
       }, step.timeoutMs, () => ctx.progress());
       res.detail.push(...verdictLines(last?.results ?? []));
       if (violated.length) throw new Error(violationText(violated));
-      if (!r.ok) throw new Error(`timed out after ${step.timeoutMs / 1000}s of virtual time: ${last?.results.filter((x) => !x.res.ok).map((x) => `${x.check.type}: ${x.res.detail}`).join('; ')}`);
+      if (!r.ok) {
+        // Name what blocks the wait in the error itself (issue 22): a guest that could not join says why, with its rule.
+        const blocked = guestBlockers(world, tb.events.all());
+        throw new Error(`timed out after ${step.timeoutMs / 1000}s of virtual time: ${last?.results.filter((x) => !x.res.ok).map((x) => `${x.check.type}: ${x.res.detail}`).join('; ')}${blocked.length ? `; blocked by ${blocked.join('; ')}` : ''}`);
+      }
       return;
     }
     case 'expect': {

@@ -1,5 +1,5 @@
 /** The scenario language (YAML). See docs/scenarios.md for the reference. */
-import type { ScheduleItem } from '../explore/schedule.js';
+import type { ScheduleItem } from './schedule.js';
 
 export interface CheckSpec {
   /** Check type, e.g. "machines", "nodes", "persistentDisks". */

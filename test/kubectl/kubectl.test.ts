@@ -44,3 +44,18 @@ describe('runKubectl', () => {
     expect(nf.stderr).toContain('Error from server (NotFound): machines.cluster.x-k8s.io "nope" not found');
   });
 });
+
+describe('kubectl delete -l', () => {
+  it('deletes every object the selector matches, one line each, and says so when none does', { timeout: 10_000 }, async () => {
+    const env = createEmbeddedEnv({ seed: 1 });
+    for (const [name, team] of [['a', 'x'], ['b', 'x'], ['c', 'y']]) {
+      await env.mgmt.create({ apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'MachineDeployment', metadata: { name, namespace: 'ns', labels: { team } }, spec: { clusterName: 'c', replicas: 1, template: { spec: {} } } });
+    }
+    const kenv = { mgmt: env.mgmt, workloads: env.workloads, clock: env.clock, logs: () => '', cwd: '.' };
+    const r = await runKubectl('kubectl delete machinedeployments -n ns -l team=x', kenv);
+    expect(r).toMatchObject({ code: 0, stdout: 'machinedeployment.cluster.x-k8s.io "a" deleted\nmachinedeployment.cluster.x-k8s.io "b" deleted\n' });
+    expect((await env.mgmt.list('MachineDeployment', { namespace: 'ns' })).map((o) => o.metadata.name)).toEqual(['c']);
+    expect(await runKubectl('kubectl delete machinedeployments -n ns -l team=z', kenv)).toMatchObject({ code: 0, stdout: '', stderr: 'No resources found in ns namespace.\n' });
+    expect((await runKubectl('kubectl delete machinedeployments -n ns', kenv)).stderr).toContain('no name was specified');
+  });
+});

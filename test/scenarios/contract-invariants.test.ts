@@ -109,6 +109,20 @@ describe('disk-reuse contract invariants catch the bugs they state', () => {
     violates(r, 'POOL-4', /pool entry demo-worker-\d of cpaas-system\/demo-worker-pool is (free|bound to HCSMachine \S+) while server .* of its former holder still exists/);
   });
 
+  it('POOL-4: the same bug in overlapping-rollouts, whose slow deletions (long delete job, detach timeout) hold the window open', { timeout: TIMEOUT }, async () => {
+    const r = await run('overlapping-rollouts.yaml', {
+      diskClaimer: (cloud) => {
+        const show = cloud.showServer.bind(cloud);
+        cloud.showServer = async (id: string) => {
+          const s = await show(id);
+          return s?.['OS-EXT-STS:task_state'] === 'deleting' ? undefined : s;
+        };
+        return new EvsDiskClaimer(cloud);
+      },
+    });
+    violates(r, 'POOL-4', /pool entry demo-worker-\d of cpaas-system\/demo-worker-pool is (free|bound to HCSMachine \S+) while server .* of its former holder still exists/);
+  });
+
   it('DISK-6: a provider that hot-attaches a disk appended to the pool to the running server', { timeout: TIMEOUT }, async () => {
     // The planted bug: as soon as a persistent volume created for a hostname is available, attach it to the running
     // server of that hostname (instead of leaving it for the next replacement's cloud-init).

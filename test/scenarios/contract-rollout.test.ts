@@ -82,7 +82,7 @@ describe('MD-1: a rollout never deletes an available machine below replicas - ma
     try {
       const r = await run();
       expect(r.ok).toBe(false);
-      expect(r.steps.find((s) => !s.ok)!.error).toMatch(/MD-1: MachineDeployment cpaas-system\/demo-md-0 deleted available machine demo-md-0-\S+ during a rollout, leaving 1 available .* below replicas 3 - maxUnavailable 1/);
+      expect(r.steps.find((s) => !s.ok)!.error).toMatch(/MD-1: MachineDeployment cpaas-system\/demo-md-0: available machine demo-md-0-\S+ deleted during a rollout, leaving 1 available .* below replicas 3 - maxUnavailable 1/);
     } finally {
       planted.healthyFirst = false;
     }
