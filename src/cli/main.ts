@@ -13,6 +13,7 @@ import { coverageText, specCoverage } from '../report/coverage.js';
 import { writeHtml } from '../report/html.js';
 import { LIBRARY_DIR, loadScenario, ScenarioErrors } from '../scenario/parse.js';
 import { runScenario, type ScenarioResult } from '../scenario/runner.js';
+import { conformanceTable, conformanceText } from '../scenario/conformance.js';
 import type { Scenario } from '../scenario/types.js';
 import { BACKENDS, CAPI_MODES, PROVIDER_MODES, openBackend, type BackendName, type CapiMode, type OpenBackend, type ProviderMode } from '../testbed/backends.js';
 import { parseDuration } from '../core/clock.js';
@@ -28,6 +29,9 @@ const HELP = `hcs-testbed — a simulated Huawei Cloud Stack provider and Cluste
 
 Usage:
   hcs-testbed run [PATH...] [options]    replay scenarios (files, or directories of *.yaml)
+  hcs-testbed conformance [PATH...] [options]   run only the contract checks against any provider
+                                         (same options as run; = run --conformance) and print the
+                                         table rule | scenarios | pass/fail (docs/provider.md "The contract")
   hcs-testbed validate [PATH...]         check scenario files (and their manifests) without running them:
                                          every error at once, with "did you mean" suggestions
   hcs-testbed explore SCENARIO [opts]    seeds x random fault/crash schedules, shrunk findings (explore --help)
@@ -77,6 +81,14 @@ Run options:
                            only); same output order, reports and event logs as --jobs 1
   --plugin MODULE          a testbed plugin (options()/prepare(testbed)), e.g. the planted bug an
                            explore bundle was found with (docs/explore.md); embedded backend only
+  --conformance            hold the provider to the contract only (docs/provider.md "The contract"):
+                           checks of the reference provider's own output (its log wording, condition and
+                           Event messages, Event counts and rule annotations, conditions outside the
+                           contract, server name == HCSMachine name) are skipped and marked skipped, or
+                           run as their contract core; prints the table rule | scenarios | pass/fail
+                           with the failing step and its evidence. Typical:
+                             hcs-testbed conformance scenarios/scale-out-workers.yaml --backend apiserver \
+                               --provider external --external-ready-file out/external/ready
   --require-coverage       fail unless the passing scenarios exercise every SPEC rule ID
   --verbose, -v            show check verdicts and command output for passing steps too
   --no-color               plain output
@@ -150,6 +162,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
         verbose: { type: 'boolean', short: 'v', default: false },
         'no-color': { type: 'boolean', default: false },
         'require-coverage': { type: 'boolean', default: false },
+        conformance: { type: 'boolean', default: false },
         backend: { type: 'string', default: 'embedded' },
         kubeconfig: { type: 'string' },
         context: { type: 'string' },
@@ -178,7 +191,8 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     write(HELP);
     return 0;
   }
-  if (command !== 'run' && command !== 'validate') {
+  const conformance = command === 'conformance' || !!o.conformance;
+  if (command !== 'run' && command !== 'validate' && command !== 'conformance') {
     write(`error: unknown command "${command}"\n\n${HELP}`);
     return 2;
   }
@@ -262,13 +276,17 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
   }
 
   // Worker processes build their own embedded testbeds: a backend given by the caller (deps, tests) runs in this process only.
-  const jobs = o.jobs === undefined ? (backendName === 'embedded' && !deps.openBackend ? defaultJobs() : 1) : Number(o.jobs);
+  const jobs = o.jobs === undefined ? (backendName === 'embedded' && !deps.openBackend && !conformance ? defaultJobs() : 1) : Number(o.jobs);
   if (!Number.isInteger(jobs) || jobs < 1) {
     write(`error: --jobs must be an integer >= 1, got "${o.jobs}"\n`);
     return 2;
   }
   if ((backendName !== 'embedded' || deps.openBackend) && jobs > 1) {
     write(`error: --jobs above 1 goes with the default embedded backend (got --backend ${backendName}${deps.openBackend ? ', opened by the caller' : ''})\n`);
+    return 2;
+  }
+  if (conformance && jobs > 1) {
+    write('error: --jobs above 1 goes with run (a conformance run holds one provider to the contract, in this process)\n');
     return 2;
   }
   if (backendName !== 'embedded' && o.plugin !== undefined) {
@@ -287,7 +305,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
   if (o.manifests?.length) process.env.HCS_TESTBED_MANIFESTS = o.manifests.map((d) => resolve(d)).join(':'); // for --jobs workers
   // --jobs: the workers start now, while this process reads and checks the files (each takes ~0.3 s to start;
   // bench/explore.ts). Closed on every way out; runParallel uses them.
-  const pool = command === 'run' && jobs > 1 && files.length > 1 && o.plugin === undefined ? new WorkerPool({ jobs: Math.min(jobs, files.length) }) : undefined;
+  const pool = command === 'run' && !conformance && jobs > 1 && files.length > 1 && o.plugin === undefined ? new WorkerPool({ jobs: Math.min(jobs, files.length) }) : undefined;
   try {
     const loadOpts = o.manifests?.length ? { manifestDirs: o.manifests } : {};
     let errors = 0;
@@ -347,7 +365,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
       return 2;
     }
     try {
-      return await runAll(scenarios, backend, { write, reporter, seed, reports, out: o.out ?? 'out', requireCoverage: !!o['require-coverage'], wholeLibrary: isWholeLibrary(files), jobs, ...(o.plugin !== undefined ? { plugin: o.plugin } : {}), ...(pool ? { pool } : {}) });
+      return await runAll(scenarios, backend, { write, reporter, seed, reports, conformance, verbose: !!o.verbose, out: o.out ?? 'out', requireCoverage: !!o['require-coverage'], wholeLibrary: isWholeLibrary(files), jobs, ...(o.plugin !== undefined ? { plugin: o.plugin } : {}), ...(pool ? { pool } : {}) });
     } finally {
       await backend.close();
     }
@@ -357,11 +375,12 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
 }
 
 /** One scenario; whatever it throws becomes a failed result, so one crash never stops the others. */
-async function runOne(s: Scenario, backend: OpenBackend, seed: number | undefined, reporter: ConsoleReporter): Promise<ScenarioResult> {
+async function runOne(s: Scenario, backend: OpenBackend, seed: number | undefined, reporter: ConsoleReporter, conformance: boolean): Promise<ScenarioResult> {
   const wall0 = performance.now();
   try {
     return await runScenario(s, backend.factory, {
       ...(seed !== undefined ? { seed } : {}),
+      ...(conformance ? { conformance } : {}),
       onStep: (phase, _step, res) => {
         if (phase === 'end' && res) reporter.stepEnd(res);
       },
@@ -383,7 +402,7 @@ function crashedResult(s: Scenario, seed: number | undefined, message: string, i
 async function runAll(
   scenarios: Scenario[],
   backend: OpenBackend,
-  o: { write: (s: string) => void; reporter: ConsoleReporter; seed: number | undefined; reports: string[]; out: string; requireCoverage: boolean; wholeLibrary: boolean; jobs: number; plugin?: string; pool?: WorkerPool },
+  o: { write: (s: string) => void; reporter: ConsoleReporter; seed: number | undefined; reports: string[]; conformance: boolean; verbose: boolean; out: string; requireCoverage: boolean; wholeLibrary: boolean; jobs: number; plugin?: string; pool?: WorkerPool },
 ): Promise<number> {
   const { write, reporter, seed, reports } = o;
   const results: ScenarioResult[] = [];
@@ -402,7 +421,7 @@ async function runAll(
   for (const s of o.jobs > 1 && scenarios.length > 1 ? [] : scenarios) {
     const effectiveSeed = seed ?? s.seed;
     reporter.scenarioStart(s, effectiveSeed);
-    const r = await runOne(s, backend, seed, reporter);
+    const r = await runOne(s, backend, seed, reporter, o.conformance);
     reporter.scenarioEnd(r);
     results.push(r);
   }
@@ -424,8 +443,9 @@ async function runAll(
     }
   }
   reporter.summary(results);
+  if (o.conformance) write(`\n${conformanceText(conformanceTable(results), { verbose: o.verbose })}`);
   // The rules a run did not exercise mean something only for the whole library (a single file exercises a few on purpose).
-  if (o.wholeLibrary) write(coverageText(coverage));
+  if (o.wholeLibrary && !o.conformance) write(coverageText(coverage));
   if (o.requireCoverage && coverage.uncovered.length) {
     write(`error: --require-coverage: ${coverage.uncovered.length} SPEC rules are not exercised by any passing scenario: ${coverage.uncovered.map((u) => u.id).join(' ')}\n`);
     return 1;
