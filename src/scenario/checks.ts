@@ -249,6 +249,38 @@ export const CHECKS: Record<string, CheckDef> = {
       return problems.length ? { ok: false, detail: problems.join('; ') } : { ok: true, detail: seen.join(', ') || 'no persistent disks declared' };
     },
   },
+  volume: {
+    doc:
+      'The EVS volumes of one persistent-disk identity (DISK-3): volumes whose metadata hcs.io/hostname and hcs.io/slot name it ' +
+      '(not deleted) — by default exactly one — and, with attached: true, attached to the server of the live HCSMachine holding that hostname. ' +
+      'The contract form of "the provider created the persistent disk of <hostname>" (no log wording).',
+    rules: ['DISK-3'],
+    params: {
+      namespace: { type: 'string', doc: 'namespace of the HCSMachines (default cpaas-system)' },
+      hostname: { type: 'string', required: true, doc: 'pool entry hostname' },
+      slot: { type: 'number', required: true, doc: 'persistentDisks[].slot' },
+      count: { type: 'number', doc: 'expected number of volumes (default 1)' },
+      attached: { type: 'boolean', doc: 'attached to the server of the live HCSMachine holding the hostname (true) or available (false)' },
+    },
+    tier: always,
+    async run(w, p) {
+      const vols = w.cloud.listVolumes().filter((v) => {
+        const id = persistentDiskIdentity(v.metadata);
+        return v.status !== 'deleted' && id !== undefined && id.hostname === p.hostname && id.slot === p.slot;
+      });
+      const want = (p.count as number | undefined) ?? 1;
+      const seen = vols.map((v) => `${v.name} (${v.id.slice(0, 8)}) ${v.status}${v.attachedTo ? ` on ${v.attachedTo.slice(0, 8)}` : ''}`).join(', ') || 'none';
+      if (vols.length !== want) return { ok: false, detail: `${vols.length} volumes for ${String(p.hostname)}/slot${String(p.slot)} (expected ${want}): ${seen}` };
+      if (p.attached === undefined) return { ok: true, detail: seen };
+      const holder = (await listShared<HCSMachine>(w.mgmt, 'HCSMachine', { namespace: ns(p) })).find((m) => m.status?.hostname === p.hostname && !m.metadata.deletionTimestamp);
+      const server = holder?.spec.serverId;
+      const bad = vols.filter((v) => (p.attached ? !server || v.attachedTo !== server : v.status !== 'available'));
+      return {
+        ok: bad.length === 0,
+        detail: `${seen}${bad.length ? `: expected ${p.attached ? `attached to ${holder ? `${holder.metadata.name}'s server ${server ?? '(none yet)'}` : `a live HCSMachine holding ${String(p.hostname)} (none)`}` : 'available'}` : ''}`,
+      };
+    },
+  },
   markers: {
     doc:
       'Every data marker written so far is intact (DISK-8): read through the node when a node with that hostname is up, ' +

@@ -15,6 +15,10 @@ import { embeddedTestbedFactory } from '../../src/testbed/index.js';
 import type { TestbedOptions } from '../../src/testbed/testbed.js';
 import { forgetfulClaimer } from '../scenarios/mutants.js';
 import { main } from '../../src/cli/main.js';
+import type { HCSMachine } from '../../src/api/hcs.js';
+import { InvariantMonitor } from '../../src/scenario/invariants.js';
+import type { CloudView, World } from '../../src/scenario/world.js';
+import { runningCluster } from './fixtures.js';
 
 const WORKER_SCENARIOS = ['scale-out-workers.yaml', 'worker-infra-upgrade.yaml', 'maxsurge-disk-reuse.yaml'];
 const tier = (type: string, p: Record<string, unknown>): ReturnType<(typeof CHECKS)[string]['tier']> => CHECKS[type]!.tier(p);
@@ -69,6 +73,55 @@ describe('classification: contract or reference (src/scenario/contract.ts)', () 
     expect(refs.join('\n')).toMatch(/maxsurge-disk-reuse.yaml: controllerLog/);
     expect(refs.join('\n')).toMatch(/maxsurge-disk-reuse.yaml: events .*"count":3/);
     expect(refs.join('\n')).toMatch(/worker-k8s-upgrade.yaml: condition .*VersionsConsistent/);
+  });
+});
+
+describe('contract versions of reference checks', () => {
+  it('volume (DISK-3): one volume per (hostname, slot), attached to the holder\'s server; a fresh duplicate and a detached one fail', { timeout: 60_000 }, async () => {
+    const tb = await runningCluster();
+    try {
+      const run = (p: Record<string, unknown>): ReturnType<(typeof CHECKS)[string]['run']> => CHECKS.volume!.run(tb.world, p);
+      const host = tb.env.mgmt.listSync<HCSMachine>('HCSMachine').map((m) => m.status!.hostname!).sort()[0]!;
+      expect(await run({ hostname: host, slot: 0, attached: true })).toMatchObject({ ok: true });
+      // The bug of a provider that creates a fresh volume instead of claiming the (hostname, slot) one.
+      await tb.hcs.createVolume({ volume: { name: `dup-${host}`, size: 50, volume_type: 'SSD', availability_zone: 'az1', metadata: { 'hcs.io/cluster': 'demo', 'hcs.io/hostname': host, 'hcs.io/slot': '0', 'hcs.io/persistent': 'true' } } });
+      await tb.sim.advance(30_000);
+      const dup = await run({ hostname: host, slot: 0, attached: true });
+      expect(dup.ok).toBe(false);
+      expect(dup.detail).toMatch(new RegExp(`2 volumes for ${host}/slot0 \\(expected 1\\)`));
+      expect(await run({ hostname: host, slot: 0, count: 2 })).toMatchObject({ ok: true });
+      const other = await run({ hostname: host, slot: 0, attached: false, count: 2 });
+      expect(other.ok).toBe(false);
+      expect(other.detail).toMatch(/expected available/);
+    } finally {
+      await tb.close();
+    }
+  });
+
+  it('a contract-only monitor sets the reference invariant (server name == HCSMachine name) aside as skipped', { timeout: 60_000 }, async () => {
+    const tb = await runningCluster();
+    try {
+      const c = tb.world.cloud;
+      const renamed: CloudView = {
+        listServers: () => c.listServers().map((s) => ({ ...s, name: `vm-${s.id.slice(0, 6)}` })),
+        server: (id) => {
+          const s = c.server(id);
+          return s && { ...s, name: `vm-${s.id.slice(0, 6)}` };
+        },
+        listVolumes: () => c.listVolumes(),
+        readFile: (v, p) => c.readFile(v, p),
+        images: () => c.images(),
+      };
+      const world: World = { ...tb.world, cloud: renamed };
+      const full = await new InvariantMonitor(world, () => tb.events.all()).check();
+      expect(full.map((v) => v.key)).toEqual(expect.arrayContaining([expect.stringMatching(/^TPL-4\/serverId\//)]));
+      const contract = new InvariantMonitor(world, () => tb.events.all(), { contractOnly: true });
+      expect(await contract.check()).toEqual([]);
+      expect(contract.skippedReference().map((s) => s.rule)).toEqual(['TPL-4', 'TPL-4', 'TPL-4']);
+      expect(contract.skippedReference()[0]!.why).toMatch(/naming/);
+    } finally {
+      await tb.close();
+    }
   });
 });
 
