@@ -64,12 +64,20 @@ Run options:
   --provider MODE          the HCS provider: embedded (default, in this process) or external (none
                            started: your provider reconciles against this run's mock-hcs; its URL, AK/SK,
                            CA and the kubeconfig are written to --external-dir; docs/real-clusters.md §7)
-  --external-dir DIR       --provider external: where provider.env/provider.json/cloud-ca.pem go (default out/external)
+  --external-dir DIR       --provider external: where provider.env/provider.json/cloud-ca.pem and a copy of
+                           the apiserver's kubeconfig go (default out/external); provider.env also names the
+                           provider's health address (HCS_HEALTH_ADDR: a free port outside the ephemeral range,
+                           so the run's own listeners cannot take it) and its stop file (HCS_STOP_FILE)
+  --external-ready-file F  --provider external: the ready marker, written (holding provider.env's path) once
+                           every file is in place (default <external-dir>/ready; removed when the run starts)
   --cloud-port N           --provider external: the port of the run's mock-hcs address (default: a free one)
   --provider-log FILE      --provider external: your provider's log (one JSON or text line per entry), read
                            by controllerLog checks and kubectl logs deployment/hcs-controller-manager
   --provider-health URL    --provider external: wait until URL answers 200 before the first scenario
+                           (auto: http://$HCS_HEALTH_ADDR/readyz; a port of the run's own is refused)
   --provider-wait DUR      how long to wait for it (default 2m)
+  --provider-stop-wait DUR --provider external: at the end the run creates HCS_STOP_FILE and waits this long
+                           (default 15s) for the provider's health endpoint to go before it stops the apiserver
   --speed X                with anything external: virtual seconds per wall second (default 10); time is
                            paced by the wall clock so that the outside controllers have time to act
   --manifests DIR          another place a relative manifest path of an apply step is looked up
@@ -175,6 +183,8 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
         'provider-log': { type: 'string' },
         'provider-health': { type: 'string' },
         'provider-wait': { type: 'string' },
+        'external-ready-file': { type: 'string' },
+        'provider-stop-wait': { type: 'string' },
         speed: { type: 'string' },
         jobs: { type: 'string' },
         plugin: { type: 'string' },
@@ -239,7 +249,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     write(`error: --provider ${provider} needs a real management cluster the outside provider can reach (--backend apiserver or kubeconfig)\n`);
     return 2;
   }
-  const externalOnly = ['external-dir', 'cloud-port', 'provider-log', 'provider-health', 'provider-wait'] as const;
+  const externalOnly = ['external-dir', 'cloud-port', 'provider-log', 'provider-health', 'provider-wait', 'external-ready-file', 'provider-stop-wait'] as const;
   const misplaced = externalOnly.filter((f) => o[f] !== undefined);
   if (provider !== 'external' && misplaced.length) {
     write(`error: --${misplaced[0]} goes with --provider external\n`);
@@ -266,11 +276,14 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     }
   }
   let providerWaitMs: number | undefined;
-  if (o['provider-wait'] !== undefined) {
+  let providerStopWaitMs: number | undefined;
+  for (const [flag, set] of [['provider-wait', (v: number) => (providerWaitMs = v)], ['provider-stop-wait', (v: number) => (providerStopWaitMs = v)]] as const) {
+    const v = o[flag];
+    if (v === undefined) continue;
     try {
-      providerWaitMs = parseDuration(o['provider-wait']);
+      set(parseDuration(v));
     } catch (e) {
-      write(`error: --provider-wait: ${errorMessage(e)}\n`);
+      write(`error: --${flag}: ${errorMessage(e)}\n`);
       return 2;
     }
   }
@@ -347,6 +360,9 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
         ...(o['provider-log'] !== undefined ? { providerLog: o['provider-log'] } : {}),
         ...(o['provider-health'] !== undefined ? { providerHealth: o['provider-health'] } : {}),
         ...(providerWaitMs !== undefined ? { providerWaitMs } : {}),
+        ...(providerStopWaitMs !== undefined ? { providerStopWaitMs } : {}),
+        ...(o['external-ready-file'] !== undefined ? { externalReadyFile: o['external-ready-file'] } : {}),
+        ...(provider === 'external' ? { log: (line: string) => write(`${line}\n`) } : {}),
       });
     } catch (e) {
       write(`error: --backend ${backendName}: ${errorMessage(e)}\n`);
@@ -355,7 +371,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     if (backendName !== 'embedded') write(`backend: ${backend.description}\n`);
     if (backend.external) {
       const x = backend.external.info;
-      write(`external provider: start it with\n  set -a; . ${backend.external.envFile}; set +a\n  hcs-testbed provider --kubeconfig "$KUBECONFIG" --cloud-url "$HCS_CLOUD_URL" --ca-file "$HCS_CA_FILE" --project "$HCS_PROJECT_ID" --region "$HCS_REGION"   # AK/SK from HCS_AK/HCS_SK\n  (cloud ${x.cloudUrl}, project ${x.projectId}, region ${x.region}, kubeconfig ${x.kubeconfig})\n`);
+      write(`external provider: start it with\n  set -a; . ${backend.external.envFile}; set +a\n  hcs-testbed provider   # everything from provider.env: cloud, AK/SK, kubeconfig, HCS_HEALTH_ADDR, HCS_STOP_FILE\n  (cloud ${x.cloudUrl}, project ${x.projectId}, region ${x.region}, kubeconfig ${x.kubeconfig}, health ${x.healthAddr}; ready marker ${backend.external.readyFile})\n`);
     }
     try {
       if (o.plugin !== undefined) backend = { ...backend, factory: embeddedFactory(await loadPlugin(o.plugin)) };
