@@ -7,8 +7,9 @@
  *
  * A rule is attributed to a step by the step's `rules`, by the rules of the
  * checks it ran (CheckDef.rules) and by the rules of the invariants it broke.
- * A failing step fails those rules (the scenario's header rules when it names
- * none); rules of the steps after it are "not reached"; a scenario's header
+ * A step failed by an invariant violation fails the violated rules; one failed
+ * by its own checks or action fails the step's rules (the scenario's header
+ * rules when it names none); rules of the steps after it are "not reached"; a scenario's header
  * rules pass when the whole scenario passed. A rule only reference checks
  * exercised is "skipped".
  */
@@ -94,8 +95,8 @@ export function conformanceTable(results: readonly ScenarioResult[]): Conformanc
         continue;
       }
       const violated = [...new Set(r.violations.filter((v) => res.error?.includes(`${v.rule}: ${v.message}`)).map((v) => v.rule))];
-      const failing = [...new Set([...violated, ...ruleIds])];
-      const blamed = failing.length ? failing : r.scenario.rules;
+      // An invariant violation is blamed on its rules alone (the step's checks did not fail); a failed check on the step's rules.
+      const blamed = violated.length ? violated : ruleIds.length ? ruleIds : r.scenario.rules;
       for (const id of blamed) {
         const a = acc(id);
         a.scenarios.add(name);

@@ -186,3 +186,19 @@ describe('hcs-testbed conformance (CLI)', () => {
     expect(bad).toMatch(/--jobs/);
   });
 });
+
+describe('conformance table: blame', () => {
+  it('a step failed by an invariant violation fails the violated rule only, not the step\'s other rules', () => {
+    const scenario = loadScenario(join('scenarios', 'scale-out-workers.yaml'));
+    const wait = scenario.steps.find((s) => s.kind === 'wait' && (s.rules ?? []).includes('MD-4'))!;
+    const message = 'persistent volume pd0 (v1) was deleted';
+    const r = {
+      scenario, seed: 42, ok: false, events: [], virtualMs: 0, wallMs: 0, rulesExercised: [],
+      violations: [{ rule: 'DISK-9', key: 'DISK-9/deleted/v1', message, at: 0 }],
+      steps: [{ index: wait.index, kind: 'wait' as const, title: 'wait', line: 0, ok: false, startMs: 0, endMs: 0, detail: [], rules: wait.rules ?? [], error: `invariant violated: DISK-9: ${message}` }],
+    } satisfies ScenarioResult;
+    const t = conformanceTable([r]);
+    expect(t.rows.filter((x) => x.status === 'fail').map((x) => x.rule)).toEqual(['DISK-9']);
+    expect(t.rows.find((x) => x.rule === 'MD-4')?.status).toBe('not reached');
+  });
+});
