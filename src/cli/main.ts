@@ -13,6 +13,7 @@ import { coverageText, specCoverage } from '../report/coverage.js';
 import { writeHtml } from '../report/html.js';
 import { LIBRARY_DIR, loadScenario, ScenarioErrors } from '../scenario/parse.js';
 import { runScenario, type ScenarioResult } from '../scenario/runner.js';
+import { conformanceTable, conformanceText } from '../scenario/conformance.js';
 import type { Scenario } from '../scenario/types.js';
 import { BACKENDS, CAPI_MODES, PROVIDER_MODES, openBackend, type BackendName, type CapiMode, type OpenBackend, type ProviderMode } from '../testbed/backends.js';
 import { parseDuration } from '../core/clock.js';
@@ -30,6 +31,9 @@ const HELP = `hcs-testbed — a simulated Huawei Cloud Stack provider and Cluste
 
 Usage:
   hcs-testbed run [PATH...] [options]    replay scenarios (files, or directories of *.yaml)
+  hcs-testbed conformance [PATH...] [options]   run only the contract checks against any provider
+                                         (same options as run; = run --conformance) and print the
+                                         table rule | scenarios | pass/fail (docs/provider.md "The contract")
   hcs-testbed validate [PATH...]         check scenario files (and their manifests) without running them:
                                          every error at once, with "did you mean" suggestions
   hcs-testbed explore SCENARIO [opts]    seeds x random fault/crash schedules, shrunk findings (explore --help)
@@ -65,12 +69,20 @@ Run options:
   --provider MODE          the HCS provider: embedded (default, in this process) or external (none
                            started: your provider reconciles against this run's mock-hcs; its URL, AK/SK,
                            CA and the kubeconfig are written to --external-dir; docs/real-clusters.md §7)
-  --external-dir DIR       --provider external: where provider.env/provider.json/cloud-ca.pem go (default out/external)
+  --external-dir DIR       --provider external: where provider.env/provider.json/cloud-ca.pem and a copy of
+                           the apiserver's kubeconfig go (default out/external); provider.env also names the
+                           provider's health address (HCS_HEALTH_ADDR: a free port outside the ephemeral range,
+                           so the run's own listeners cannot take it) and its stop file (HCS_STOP_FILE)
+  --external-ready-file F  --provider external: the ready marker, written (holding provider.env's path) once
+                           every file is in place (default <external-dir>/ready; removed when the run starts)
   --cloud-port N           --provider external: the port of the run's mock-hcs address (default: a free one)
   --provider-log FILE      --provider external: your provider's log (one JSON or text line per entry), read
                            by controllerLog checks and kubectl logs deployment/hcs-controller-manager
   --provider-health URL    --provider external: wait until URL answers 200 before the first scenario
+                           (auto: http://$HCS_HEALTH_ADDR/readyz; a port of the run's own is refused)
   --provider-wait DUR      how long to wait for it (default 2m)
+  --provider-stop-wait DUR --provider external: at the end the run creates HCS_STOP_FILE and waits this long
+                           (default 15s) for the provider's health endpoint to go before it stops the apiserver
   --speed X                with anything external: virtual seconds per wall second (default 10); time is
                            paced by the wall clock so that the outside controllers have time to act
   --manifests DIR          another place a relative manifest path of an apply step is looked up
@@ -82,6 +94,14 @@ Run options:
                            only); same output order, reports and event logs as --jobs 1
   --plugin MODULE          a testbed plugin (options()/prepare(testbed)), e.g. the planted bug an
                            explore bundle was found with (docs/explore.md); embedded backend only
+  --conformance            hold the provider to the contract only (docs/provider.md "The contract"):
+                           checks of the reference provider's own output (its log wording, condition and
+                           Event messages, Event counts and rule annotations, conditions outside the
+                           contract, server name == HCSMachine name) are skipped and marked skipped, or
+                           run as their contract core; prints the table rule | scenarios | pass/fail
+                           with the failing step and its evidence. Typical:
+                             hcs-testbed conformance scenarios/scale-out-workers.yaml --backend apiserver \
+                               --provider external --external-ready-file out/external/ready
   --require-coverage       fail unless the passing scenarios exercise every SPEC rule ID
   --verbose, -v            show check verdicts and command output for passing steps too
   --no-color               plain output
@@ -156,6 +176,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
         verbose: { type: 'boolean', short: 'v', default: false },
         'no-color': { type: 'boolean', default: false },
         'require-coverage': { type: 'boolean', default: false },
+        conformance: { type: 'boolean', default: false },
         backend: { type: 'string', default: 'embedded' },
         kubeconfig: { type: 'string' },
         context: { type: 'string' },
@@ -168,6 +189,8 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
         'provider-log': { type: 'string' },
         'provider-health': { type: 'string' },
         'provider-wait': { type: 'string' },
+        'external-ready-file': { type: 'string' },
+        'provider-stop-wait': { type: 'string' },
         speed: { type: 'string' },
         jobs: { type: 'string' },
         plugin: { type: 'string' },
@@ -184,7 +207,8 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     write(HELP);
     return 0;
   }
-  if (command !== 'run' && command !== 'validate') {
+  const conformance = command === 'conformance' || !!o.conformance;
+  if (command !== 'run' && command !== 'validate' && command !== 'conformance') {
     write(`error: unknown command "${command}"\n\n${HELP}`);
     return 2;
   }
@@ -243,7 +267,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     write(`error: --provider ${provider} needs a real management cluster the outside provider can reach (--backend apiserver or kubeconfig)\n`);
     return 2;
   }
-  const externalOnly = ['external-dir', 'cloud-port', 'provider-log', 'provider-health', 'provider-wait'] as const;
+  const externalOnly = ['external-dir', 'cloud-port', 'provider-log', 'provider-health', 'provider-wait', 'external-ready-file', 'provider-stop-wait'] as const;
   const misplaced = externalOnly.filter((f) => o[f] !== undefined);
   if (provider !== 'external' && misplaced.length) {
     write(`error: --${misplaced[0]} goes with --provider external\n`);
@@ -270,23 +294,30 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     }
   }
   let providerWaitMs: number | undefined;
-  if (o['provider-wait'] !== undefined) {
+  let providerStopWaitMs: number | undefined;
+  for (const [flag, set] of [['provider-wait', (v: number) => (providerWaitMs = v)], ['provider-stop-wait', (v: number) => (providerStopWaitMs = v)]] as const) {
+    const v = o[flag];
+    if (v === undefined) continue;
     try {
-      providerWaitMs = parseDuration(o['provider-wait']);
+      set(parseDuration(v));
     } catch (e) {
-      write(`error: --provider-wait: ${errorMessage(e)}\n`);
+      write(`error: --${flag}: ${errorMessage(e)}\n`);
       return 2;
     }
   }
 
   // Worker processes build their own embedded testbeds: a backend given by the caller (deps, tests) runs in this process only.
-  const jobs = o.jobs === undefined ? (backendName === 'embedded' && !deps.openBackend ? defaultJobs() : 1) : Number(o.jobs);
+  const jobs = o.jobs === undefined ? (backendName === 'embedded' && !deps.openBackend && !conformance ? defaultJobs() : 1) : Number(o.jobs);
   if (!Number.isInteger(jobs) || jobs < 1) {
     write(`error: --jobs must be an integer >= 1, got "${o.jobs}"\n`);
     return 2;
   }
   if ((backendName !== 'embedded' || deps.openBackend) && jobs > 1) {
     write(`error: --jobs above 1 goes with the default embedded backend (got --backend ${backendName}${deps.openBackend ? ', opened by the caller' : ''})\n`);
+    return 2;
+  }
+  if (conformance && jobs > 1) {
+    write('error: --jobs above 1 goes with run (a conformance run holds one provider to the contract, in this process)\n');
     return 2;
   }
   if (backendName !== 'embedded' && o.plugin !== undefined) {
@@ -305,7 +336,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
   if (o.manifests?.length) process.env.HCS_TESTBED_MANIFESTS = o.manifests.map((d) => resolve(d)).join(':'); // for --jobs workers
   // --jobs: the workers start now, while this process reads and checks the files (each takes ~0.3 s to start;
   // bench/explore.ts). Closed on every way out; runParallel uses them.
-  const pool = command === 'run' && jobs > 1 && files.length > 1 && o.plugin === undefined ? new WorkerPool({ jobs: Math.min(jobs, files.length) }) : undefined;
+  const pool = command === 'run' && !conformance && jobs > 1 && files.length > 1 && o.plugin === undefined ? new WorkerPool({ jobs: Math.min(jobs, files.length) }) : undefined;
   try {
     const loadOpts = o.manifests?.length ? { manifestDirs: o.manifests } : {};
     let errors = 0;
@@ -347,6 +378,9 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
         ...(o['provider-log'] !== undefined ? { providerLog: o['provider-log'] } : {}),
         ...(o['provider-health'] !== undefined ? { providerHealth: o['provider-health'] } : {}),
         ...(providerWaitMs !== undefined ? { providerWaitMs } : {}),
+        ...(providerStopWaitMs !== undefined ? { providerStopWaitMs } : {}),
+        ...(o['external-ready-file'] !== undefined ? { externalReadyFile: o['external-ready-file'] } : {}),
+        ...(provider === 'external' ? { log: (line: string) => write(`${line}\n`) } : {}),
       });
     } catch (e) {
       write(`error: --backend ${backendName}: ${errorMessage(e)}\n`);
@@ -355,7 +389,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
     if (backendName !== 'embedded') write(`backend: ${backend.description}\n`);
     if (backend.external) {
       const x = backend.external.info;
-      write(`external provider: start it with\n  set -a; . ${backend.external.envFile}; set +a\n  hcs-testbed provider --kubeconfig "$KUBECONFIG" --cloud-url "$HCS_CLOUD_URL" --ca-file "$HCS_CA_FILE" --project "$HCS_PROJECT_ID" --region "$HCS_REGION"   # AK/SK from HCS_AK/HCS_SK\n  (cloud ${x.cloudUrl}, project ${x.projectId}, region ${x.region}, kubeconfig ${x.kubeconfig})\n`);
+      write(`external provider: start it with\n  set -a; . ${backend.external.envFile}; set +a\n  hcs-testbed provider   # everything from provider.env: cloud, AK/SK, kubeconfig, HCS_HEALTH_ADDR, HCS_STOP_FILE\n  (cloud ${x.cloudUrl}, project ${x.projectId}, region ${x.region}, kubeconfig ${x.kubeconfig}, health ${x.healthAddr}; ready marker ${backend.external.readyFile})\n`);
     }
     try {
       if (o.plugin !== undefined) backend = { ...backend, factory: embeddedFactory(await loadPlugin(o.plugin)) };
@@ -365,7 +399,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
       return 2;
     }
     try {
-      return await runAll(seeds > 1 ? sweep(scenarios, seeds) : scenarios, backend, { write, reporter, seed, reports, out: o.out ?? 'out', requireCoverage: !!o['require-coverage'], wholeLibrary: isWholeLibrary(files), jobs, ...(o.plugin !== undefined ? { plugin: o.plugin } : {}), ...(pool ? { pool } : {}) });
+      return await runAll(seeds > 1 ? sweep(scenarios, seeds) : scenarios, backend, { write, reporter, seed, reports, conformance, verbose: !!o.verbose, out: o.out ?? 'out', requireCoverage: !!o['require-coverage'], wholeLibrary: isWholeLibrary(files), jobs, ...(o.plugin !== undefined ? { plugin: o.plugin } : {}), ...(pool ? { pool } : {}) });
     } finally {
       await backend.close();
     }
@@ -375,12 +409,13 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
 }
 
 /** One scenario; whatever it throws becomes a failed result, so one crash never stops the others. */
-async function runOne(s: Scenario, backend: OpenBackend, seed: number | undefined, reporter: ConsoleReporter): Promise<ScenarioResult> {
+async function runOne(s: Scenario, backend: OpenBackend, seed: number | undefined, reporter: ConsoleReporter, conformance: boolean): Promise<ScenarioResult> {
   const wall0 = performance.now();
   try {
     return await runScenario(s, backend.factory, {
       ...(seed !== undefined ? { seed } : {}),
       prepare: armScenarioSchedule,
+      ...(conformance ? { conformance } : {}),
       onStep: (phase, _step, res) => {
         if (phase === 'end' && res) reporter.stepEnd(res);
       },
@@ -402,7 +437,7 @@ function crashedResult(s: Scenario, seed: number | undefined, message: string, i
 async function runAll(
   scenarios: Scenario[],
   backend: OpenBackend,
-  o: { write: (s: string) => void; reporter: ConsoleReporter; seed: number | undefined; reports: string[]; out: string; requireCoverage: boolean; wholeLibrary: boolean; jobs: number; plugin?: string; pool?: WorkerPool },
+  o: { write: (s: string) => void; reporter: ConsoleReporter; seed: number | undefined; reports: string[]; conformance: boolean; verbose: boolean; out: string; requireCoverage: boolean; wholeLibrary: boolean; jobs: number; plugin?: string; pool?: WorkerPool },
 ): Promise<number> {
   const { write, reporter, seed, reports } = o;
   const results: ScenarioResult[] = [];
@@ -421,7 +456,7 @@ async function runAll(
   for (const s of o.jobs > 1 && scenarios.length > 1 ? [] : scenarios) {
     const effectiveSeed = seed ?? s.seed;
     reporter.scenarioStart(s, effectiveSeed);
-    const r = await runOne(s, backend, seed, reporter);
+    const r = await runOne(s, backend, seed, reporter, o.conformance);
     reporter.scenarioEnd(r);
     results.push(r);
   }
@@ -443,8 +478,9 @@ async function runAll(
     }
   }
   reporter.summary(results);
+  if (o.conformance) write(`\n${conformanceText(conformanceTable(results), { verbose: o.verbose })}`);
   // The rules a run did not exercise mean something only for the whole library (a single file exercises a few on purpose).
-  if (o.wholeLibrary) write(coverageText(coverage));
+  if (o.wholeLibrary && !o.conformance) write(coverageText(coverage));
   if (o.requireCoverage && coverage.uncovered.length) {
     write(`error: --require-coverage: ${coverage.uncovered.length} SPEC rules are not exercised by any passing scenario: ${coverage.uncovered.map((u) => u.id).join(' ')}\n`);
     return 1;

@@ -5,7 +5,7 @@
  * as a process"). Bad flags exit 2 with a message; SIGTERM/SIGINT stop it
  * gracefully (exit 0).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { errorMessage } from '../core/errors.js';
 import { DEFAULT_CREDENTIALS_SECRET, parseLoopbackAddr, startProviderProcess, type ProviderProcessOptions } from '../testbed/provider-process.js';
@@ -31,7 +31,8 @@ Options (a flag wins over its environment variable):
   --ca-file FILE           CA bundle for an https cloud URL ($HCS_CA_FILE; default: the system's)
   --namespace NS           reconcile only this namespace ($HCS_NAMESPACE; default: all)
   --credentials-secret NS/NAME   follow this Secret's ak/sk keys (HCS-5; default ${DEFAULT_CREDENTIALS_SECRET}; "" = off)
-  --health-addr ADDR       /healthz and /readyz (default 127.0.0.1:8081; port 0 = a free one, logged)
+  --health-addr ADDR       /healthz and /readyz ($HCS_HEALTH_ADDR, default 127.0.0.1:8081; port 0 = a free one, logged)
+  --stop-file FILE         stop (as on SIGTERM) once FILE exists ($HCS_STOP_FILE: the run creates it when it ends)
   --metrics-addr ADDR      /metrics (Prometheus text; default: served on the health address)
   --speed X                testbed runs only: requeue and backoff delays X times shorter, to match
                            hcs-testbed run --speed X (default 1: a real deployment); time itself,
@@ -58,6 +59,7 @@ const OPTIONS = {
   namespace: { type: 'string' },
   'credentials-secret': { type: 'string' },
   'health-addr': { type: 'string' },
+  'stop-file': { type: 'string' },
   'metrics-addr': { type: 'string' },
   speed: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -112,7 +114,8 @@ export function providerOptions(argv: string[], env: NodeJS.ProcessEnv = process
   }
   const cred = values['credentials-secret'];
   if (cred !== undefined && cred !== '' && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/.test(cred)) throw new UsageError(`--credentials-secret must be NAMESPACE/NAME or "", got "${cred}"`);
-  const healthAddr = values['health-addr'] ?? '127.0.0.1:8081';
+  const healthAddr = pick('health-addr', 'HCS_HEALTH_ADDR') ?? '127.0.0.1:8081';
+  const stopFile = pick('stop-file', 'HCS_STOP_FILE');
   const metricsAddr = values['metrics-addr'];
   try {
     parseLoopbackAddr('--health-addr', healthAddr);
@@ -142,6 +145,7 @@ export function providerOptions(argv: string[], env: NodeJS.ProcessEnv = process
     ...(cred !== undefined ? { credentialsSecret: cred } : {}),
     ...(metricsAddr !== undefined ? { metricsAddr } : {}),
     ...(speed !== undefined ? { speed } : {}),
+    ...(stopFile ? { stopFile } : {}),
   };
 }
 
@@ -166,7 +170,11 @@ export async function providerMain(argv: string[], write: (s: string) => void): 
     return 1;
   }
   return new Promise<number>((resolve) => {
+    // --stop-file: the run that started us asks us to stop before it takes the apiserver down (docs/real-clusters.md §7).
+    const stopFile = opts.stopFile;
+    const poll = stopFile ? setInterval(() => existsSync(stopFile) && onSignal('SIGTERM'), 200) : undefined;
     const onSignal = (sig: NodeJS.Signals): void => {
+      if (poll) clearInterval(poll);
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
       proc.stop(sig).then(

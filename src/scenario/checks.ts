@@ -9,6 +9,7 @@ import type { Cluster, KubeadmControlPlane } from '../api/capi.js';
 import { defaultOsSupportMatrix, KUBE_OVN_CHART } from '../workload/matrix.js';
 import { installedRevisionTrap, ovnUpgradeDone, type AppRelease } from '../workload/apprelease.js';
 import type { World } from './world.js';
+import { CONTRACT, CONTRACT_CONDITIONS, CONTRACT_EVENT_REASONS, CONTRACT_FIELDS, PROVIDER_KINDS, TESTBED_EVENT_REASONS, reference, without, type Classification } from './contract.js';
 
 /**
  * Checks used by `wait` and `expect` steps. Each one reads the world
@@ -42,8 +43,16 @@ export interface CheckDef {
   doc: string;
   rules?: string[];
   params: Record<string, ParamSpec>;
+  /**
+   * Contract or reference (src/scenario/contract.ts): whether this use of the
+   * check reads only what any provider must expose, or something only the
+   * reference provider produces (then, when there is one, its contract core).
+   */
+  tier(p: Record<string, unknown>): Classification;
   run(world: World, p: Record<string, unknown>): Promise<CheckResult>;
 }
+
+const always = (): Classification => CONTRACT;
 
 const ns = (p: Record<string, unknown>): string => (p.namespace as string | undefined) ?? 'cpaas-system';
 
@@ -74,6 +83,50 @@ function getPath(o: unknown, path: string): unknown {
   return cur;
 }
 
+const isProviderKind = (k: unknown): boolean => (PROVIDER_KINDS as readonly unknown[]).includes(k);
+
+/** `object`: any object's spec and any non-provider object's status are contract; of the provider's status, the fields of CONTRACT_FIELDS. */
+function objectTier(p: Record<string, unknown>): Classification {
+  if (p.cluster || !isProviderKind(p.kind)) return CONTRACT;
+  const path = String(p.path ?? '').replace(/\[\d+\]/g, '[]');
+  if (!path.startsWith('status.')) return CONTRACT;
+  const field = `${String(p.kind)}.${path}`;
+  if (CONTRACT_FIELDS.some((f) => field === f.field || field.startsWith(`${f.field}.`) || field.startsWith(`${f.field}[]`))) return CONTRACT;
+  return reference(`${field} is the reference provider's status field, not in the contract`);
+}
+
+/**
+ * `events`: the cloud's, the guest's, the workload's, the testbed Cluster API's and the invariants' events are contract.
+ * Of the provider's, only a Kubernetes Event reason of the contract (seen, or never seen); its message text (`contains`),
+ * the rules it cites (`rule`: the hcs-testbed.io/rules annotation or the message) and how often it repeats (`count` > 0)
+ * are the reference provider's, and so are its internal decision events (source provider).
+ */
+function eventsTier(p: Record<string, unknown>): Classification {
+  const source = p.source as string | undefined;
+  const type = p.type as string | undefined;
+  if (source && source !== 'provider') return CONTRACT;
+  if (!type?.startsWith('event.')) {
+    return reference(source ? `the reference provider's internal decision events (${type ?? 'any type'})` : `events not narrowed to a source or an Event reason (${type ?? 'any type'}) can only match the reference provider's own events and citations`);
+  }
+  const reason = type.slice('event.'.length);
+  if (!source && (TESTBED_EVENT_REASONS as readonly string[]).includes(reason)) return CONTRACT;
+  if (!CONTRACT_EVENT_REASONS.some((r) => r.reason === reason)) return reference(`the Event reason ${reason} is the reference provider's, not in the contract`);
+  const extra = [...(p.rule !== undefined ? ['rule'] : []), ...(p.contains !== undefined ? ['contains'] : []), ...(typeof p.count === 'number' && p.count > 0 ? ['count'] : [])];
+  if (!extra.length) return CONTRACT;
+  const what = { rule: 'the rules an Event cites (hcs-testbed.io/rules annotation or message)', contains: 'an Event message\'s wording', count: 'how many times the provider repeats an Event' } as Record<string, string>;
+  return reference(extra.map((k) => what[k]).join(', '), without(p, ['rule', 'contains', 'count']));
+}
+
+/** `condition`: conditions of Cluster API, workload and guest objects are contract; of the provider's, CONTRACT_CONDITIONS (type, status, reason, never the message). */
+function conditionTier(p: Record<string, unknown>): Classification {
+  if (p.cluster || !isProviderKind(p.kind)) return CONTRACT;
+  const c = CONTRACT_CONDITIONS.find((x) => x.kind === p.kind && x.type === p.type);
+  if (!c) return reference(`condition ${String(p.kind)}/${String(p.type)} is the reference provider's, not in the contract`);
+  if (p.reason !== undefined && !c.reasons.includes(p.reason as string)) return reference(`reason ${String(p.reason)} of ${String(p.kind)}/${String(p.type)} is not in the contract`);
+  if (p.contains !== undefined) return reference('a condition message\'s wording', without(p, ['contains']));
+  return CONTRACT;
+}
+
 export const CHECKS: Record<string, CheckDef> = {
   machines: {
     doc: 'Count Machines (optionally of one MachineDeployment or cluster) in a phase.',
@@ -84,6 +137,7 @@ export const CHECKS: Record<string, CheckDef> = {
       phase: { type: 'string', doc: 'Machine phase, e.g. Running', values: MACHINE_PHASES },
       count: { type: 'number', required: true, doc: 'expected number' },
     },
+    tier: always,
     async run(w, p) {
       const sel: Record<string, string> = {};
       if (p.deployment) sel[LABEL_DEPLOYMENT_NAME] = p.deployment as string;
@@ -103,6 +157,7 @@ export const CHECKS: Record<string, CheckDef> = {
       version: { type: 'string', doc: 'kubelet version' },
       count: { type: 'number', required: true, doc: 'expected number' },
     },
+    tier: always,
     async run(w, p) {
       const nodes = await listShared<Node>(w.workloads.client(ns(p), p.cluster as string), 'Node');
       const match = nodes.filter(
@@ -119,6 +174,7 @@ export const CHECKS: Record<string, CheckDef> = {
       status: { type: 'string', doc: 'ECS status, e.g. ACTIVE', values: SERVER_STATUSES },
       count: { type: 'number', required: true, doc: 'expected number' },
     },
+    tier: always,
     async run(w, p) {
       const all = w.cloud.listServers().filter((s) => s.status !== 'DELETED');
       const match = p.status ? all.filter((s) => s.status === p.status) : all;
@@ -135,6 +191,7 @@ export const CHECKS: Record<string, CheckDef> = {
       updatedReplicas: { type: 'number', doc: 'status.updatedReplicas' },
       availableReplicas: { type: 'number', doc: 'status.availableReplicas' },
     },
+    tier: always,
     async run(w, p) {
       const md = await getShared<MachineDeployment>(w.mgmt, { kind: 'MachineDeployment', namespace: ns(p), name: p.name as string });
       if (!md) return { ok: false, detail: `MachineDeployment ${p.name} not found` };
@@ -154,6 +211,7 @@ export const CHECKS: Record<string, CheckDef> = {
       namespace: { type: 'string', doc: 'namespace (default cpaas-system)' },
       pool: { type: 'string', required: true, doc: 'HCSMachineConfigPool name' },
     },
+    tier: always,
     async run(w, p) {
       const pool = await getShared<HCSMachineConfigPool>(w.mgmt, { kind: 'HCSMachineConfigPool', namespace: ns(p), name: p.pool as string });
       if (!pool) return { ok: false, detail: `HCSMachineConfigPool ${p.pool} not found` };
@@ -191,6 +249,38 @@ export const CHECKS: Record<string, CheckDef> = {
       return problems.length ? { ok: false, detail: problems.join('; ') } : { ok: true, detail: seen.join(', ') || 'no persistent disks declared' };
     },
   },
+  volume: {
+    doc:
+      'The EVS volumes of one persistent-disk identity (DISK-3): volumes whose metadata hcs.io/hostname and hcs.io/slot name it ' +
+      '(not deleted) — by default exactly one — and, with attached: true, attached to the server of the live HCSMachine holding that hostname. ' +
+      'The contract form of "the provider created the persistent disk of <hostname>" (no log wording).',
+    rules: ['DISK-3'],
+    params: {
+      namespace: { type: 'string', doc: 'namespace of the HCSMachines (default cpaas-system)' },
+      hostname: { type: 'string', required: true, doc: 'pool entry hostname' },
+      slot: { type: 'number', required: true, doc: 'persistentDisks[].slot' },
+      count: { type: 'number', doc: 'expected number of volumes (default 1)' },
+      attached: { type: 'boolean', doc: 'attached to the server of the live HCSMachine holding the hostname (true) or available (false)' },
+    },
+    tier: always,
+    async run(w, p) {
+      const vols = w.cloud.listVolumes().filter((v) => {
+        const id = persistentDiskIdentity(v.metadata);
+        return v.status !== 'deleted' && id !== undefined && id.hostname === p.hostname && id.slot === p.slot;
+      });
+      const want = (p.count as number | undefined) ?? 1;
+      const seen = vols.map((v) => `${v.name} (${v.id.slice(0, 8)}) ${v.status}${v.attachedTo ? ` on ${v.attachedTo.slice(0, 8)}` : ''}`).join(', ') || 'none';
+      if (vols.length !== want) return { ok: false, detail: `${vols.length} volumes for ${String(p.hostname)}/slot${String(p.slot)} (expected ${want}): ${seen}` };
+      if (p.attached === undefined) return { ok: true, detail: seen };
+      const holder = (await listShared<HCSMachine>(w.mgmt, 'HCSMachine', { namespace: ns(p) })).find((m) => m.status?.hostname === p.hostname && !m.metadata.deletionTimestamp);
+      const server = holder?.spec.serverId;
+      const bad = vols.filter((v) => (p.attached ? !server || v.attachedTo !== server : v.status !== 'available'));
+      return {
+        ok: bad.length === 0,
+        detail: `${seen}${bad.length ? `: expected ${p.attached ? `attached to ${holder ? `${holder.metadata.name}'s server ${server ?? '(none yet)'}` : `a live HCSMachine holding ${String(p.hostname)} (none)`}` : 'available'}` : ''}`,
+      };
+    },
+  },
   markers: {
     doc:
       'Every data marker written so far is intact (DISK-8): read through the node when a node with that hostname is up (a persistent marker ' +
@@ -199,6 +289,7 @@ export const CHECKS: Record<string, CheckDef> = {
     params: {
       path: { type: 'string', doc: 'only markers at this path', absolute: true },
     },
+    tier: always,
     async run(w, p) {
       const markers = w.markers.filter((m) => !p.path || m.path === p.path);
       if (markers.length === 0) return { ok: false, detail: 'no markers written' };
@@ -236,6 +327,7 @@ export const CHECKS: Record<string, CheckDef> = {
       content: { type: 'string', doc: 'expected content' },
       absent: { type: 'boolean', doc: 'expect the file not to exist' },
     },
+    tier: always,
     async run(w, p) {
       // A hostname no running node has reads nothing: that is not "absent", it is the wrong host.
       if (w.guests.mounts(p.hostname as string).length === 0) return { ok: false, detail: `no running node with hostname ${String(p.hostname)}` };
@@ -257,6 +349,7 @@ export const CHECKS: Record<string, CheckDef> = {
       without: { type: 'string', doc: 'comma-separated options that must not be among them' },
       absent: { type: 'boolean', doc: 'expect no such mount point on the running node' },
     },
+    tier: always,
     async run(w, p) {
       const mounts = w.guests.mounts(p.hostname as string);
       if (mounts.length === 0) return { ok: false, detail: `no running node ${String(p.hostname)}` };
@@ -284,6 +377,7 @@ export const CHECKS: Record<string, CheckDef> = {
       equals: { type: 'scalar', required: true, doc: 'expected value' },
       cluster: { type: 'string', doc: 'read the object from this workload cluster (of the Cluster in namespace) instead of the management cluster, e.g. an AppRelease' },
     },
+    tier: objectTier,
     async run(w, p) {
       const o = await getShared<KubeObject>(clientFor(w, p), { kind: p.kind as string, namespace: ns(p), name: p.name as string });
       if (!o) return { ok: false, detail: `${p.kind} ${p.name} not found` };
@@ -300,6 +394,7 @@ export const CHECKS: Record<string, CheckDef> = {
       contains: { type: 'string', doc: 'text in the message' },
       count: { type: 'number', doc: 'exact number of matching events (default: at least one)' },
     },
+    tier: eventsTier,
     async run(w, p) {
       const type = p.type as string | undefined;
       const match = w.eventLog().filter(
@@ -326,6 +421,7 @@ export const CHECKS: Record<string, CheckDef> = {
       count: { type: 'number', doc: 'number of matching objects (default: at least one)' },
       cluster: { type: 'string', doc: 'objects of this workload cluster instead of the management cluster (e.g. AppRelease conditions)' },
     },
+    tier: conditionTier,
     async run(w, p) {
       const c = clientFor(w, p);
       const objs = p.name
@@ -357,6 +453,7 @@ export const CHECKS: Record<string, CheckDef> = {
       done: { type: 'boolean', required: true, doc: 'expected verdict' },
       trap: { type: 'boolean', doc: 'expect (true) or exclude (false) the state installedRevision == target while the phase is not Success' },
     },
+    tier: always,
     async run(w, p) {
       const ar = await getShared<AppRelease>(w.workloads.client(ns(p), p.cluster as string), { kind: 'AppRelease', namespace: ns(p), name: 'cni-kube-ovn' });
       if (!ar) return { ok: false, detail: 'AppRelease cni-kube-ovn not found in the workload cluster' };
@@ -384,6 +481,7 @@ export const CHECKS: Record<string, CheckDef> = {
       stage: { type: 'string', required: true, doc: 'controlPlane or workers', values: ['controlPlane', 'workers'] },
       unmet: { type: 'string', doc: 'comma-separated prerequisites expected to be unmet (default: none)' },
     },
+    tier: always,
     async run(w, p) {
       const stage = p.stage as string;
       if (stage !== 'controlPlane' && stage !== 'workers') return { ok: false, detail: `stage must be controlPlane or workers, got ${stage}` };
@@ -435,6 +533,7 @@ export const CHECKS: Record<string, CheckDef> = {
       deployment: { type: 'string', doc: 'deployment name (default hcs-controller-manager)' },
       contains: { type: 'string', required: true, doc: 'text to find' },
     },
+    tier: () => reference('reads the reference provider\'s log wording (kubectl logs deployment/hcs-controller-manager)'),
     async run(w, p) {
       const log = w.controllerLog((p.deployment as string | undefined) ?? 'hcs-controller-manager');
       const ok = log.includes(p.contains as string);

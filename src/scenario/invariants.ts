@@ -17,6 +17,10 @@ import type { World } from './world.js';
 import { StrandedDataTracker } from './stranded.js';
 import { DiskReuseTracker } from './disk-reuse.js';
 import { KcpScaleDownTracker } from './kcp-scale-down.js';
+import { CONTRACT, reference, type Classification } from './contract.js';
+
+/** The reference provider names each server after its HCSMachine; the contract identifies a server by spec.serverId only. */
+const SERVER_NAME_TIER = reference('the server name equal to the HCSMachine name is the reference provider\'s naming; the contract identifies the server by HCSMachine.spec.serverId');
 
 /**
  * The rules the continuous invariants check, i.e. what `expectViolations` may
@@ -38,7 +42,17 @@ export interface Violation {
   causeStep?: number;
 }
 
+/** A reference finding a contract-only monitor set aside. */
+export interface SkippedFinding {
+  rule: string;
+  key: string;
+  message: string;
+  why: string;
+}
+
 interface Finding {
+  /** Contract or reference (src/scenario/contract.ts): conformance runs skip reference findings. */
+  tier: Classification;
   rule: string;
   key: string;
   message: string;
@@ -71,9 +85,14 @@ export class InvariantMonitor {
   private readonly diskReuse: DiskReuseTracker;
   private readonly kcpScaleDown: KcpScaleDownTracker;
 
+  /** Reference findings a contract-only monitor did not count (by key): conformance mode marks them skipped. */
+  private readonly skipped = new Map<string, SkippedFinding>();
+
   constructor(
     private readonly world: World,
     private readonly events: () => readonly LogEvent[],
+    /** contractOnly: reference findings are set aside as skipped, not violations (hcs-testbed conformance). */
+    private readonly opts: { contractOnly?: boolean } = {},
   ) {
     this.stranded = new StrandedDataTracker(world);
     this.diskReuse = new DiskReuseTracker(world);
@@ -99,13 +118,14 @@ export class InvariantMonitor {
   async check(): Promise<Violation[]> {
     const rev = this.world.revision?.();
     if (rev !== undefined && rev === this.checkedAt) return [];
+    const contract = <F extends object>(fs: readonly F[]): (F & { tier: Classification })[] => fs.map((f) => ({ ...f, tier: CONTRACT }));
     const fresh = this.record([
       ...this.cloudFindings(),
       ...(await this.clusterFindings()),
-      ...(await this.stranded.findings()),
-      ...(await this.diskReuse.findings()),
+      ...contract(await this.stranded.findings()),
+      ...contract(await this.diskReuse.findings()),
       ...(await this.certificateFindings()),
-      ...(await this.kcpScaleDown.findings()),
+      ...contract(await this.kcpScaleDown.findings()),
     ]);
     this.checkedAt = rev;
     return fresh;
@@ -144,16 +164,16 @@ export class InvariantMonitor {
       const key = this.world.guests.readFile(host, KUBELET_KEY);
       if (cert === undefined || key === undefined) {
         // Nodes whose guest is not simulated by this testbed carry no files to check.
-        if (this.world.guests.mounts(host).length) out.push({ rule: 'BOOT-2', key: `BOOT-2/missing/${host}`, message: `node ${host} has no ${cert === undefined ? KUBELET_CERT : KUBELET_KEY}`, refs: [host] });
+        if (this.world.guests.mounts(host).length) out.push({ tier: CONTRACT, rule: 'BOOT-2', key: `BOOT-2/missing/${host}`, message: `node ${host} has no ${cert === undefined ? KUBELET_CERT : KUBELET_KEY}`, refs: [host] });
         continue;
       }
       const r = verifyLeaf(cert, key, ca, this.world.clock.now());
       if (!r.ok) {
-        out.push({ rule: 'BOOT-3', key: `BOOT-3/${host}`, message: `kubelet certificate of node ${host} is not valid: ${r.reason}`, refs: [host] });
+        out.push({ tier: CONTRACT, rule: 'BOOT-3', key: `BOOT-3/${host}`, message: `kubelet certificate of node ${host} is not valid: ${r.reason}`, refs: [host] });
         continue;
       }
       if (!r.subject?.includes(`CN=system:node:${host}`)) {
-        out.push({ rule: 'BOOT-2', key: `BOOT-2/cn/${host}`, message: `kubelet certificate of node ${host} is for ${r.subject}, expected CN=system:node:${host}`, refs: [host] });
+        out.push({ tier: CONTRACT, rule: 'BOOT-2', key: `BOOT-2/cn/${host}`, message: `kubelet certificate of node ${host} is for ${r.subject}, expected CN=system:node:${host}`, refs: [host] });
         continue;
       }
       const serverId = m.spec.infrastructureRef?.name ? hcsMachines.get(`${m.metadata.namespace}/${m.spec.infrastructureRef.name}`)?.spec.serverId : undefined;
@@ -161,6 +181,7 @@ export class InvariantMonitor {
       const missing = [...(r.dnsNames?.includes(host) ? [] : [`DNS:${host}`]), ...ips.filter((ip) => !r.ips?.includes(ip)).map((ip) => `IP:${ip}`)];
       if (missing.length) {
         out.push({
+          tier: CONTRACT,
           rule: 'BOOT-2',
           key: `BOOT-2/san/${host}/${missing.join(',')}`,
           message: `kubelet certificate of node ${host} (server ${serverId ?? '?'}) lacks the SAN${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (it has ${[...(r.dnsNames ?? []).map((d) => `DNS:${d}`), ...(r.ips ?? []).map((i) => `IP:${i}`)].join(', ') || 'none'}): the node's hostname and IPs`,
@@ -171,10 +192,19 @@ export class InvariantMonitor {
     return out;
   }
 
+  /** Reference findings set aside by a contract-only monitor, in the order first seen. */
+  skippedReference(): SkippedFinding[] {
+    return [...this.skipped.values()];
+  }
+
   private record(findings: Finding[]): Violation[] {
     const fresh: Violation[] = [];
     for (const f of findings) {
       if (this.violations.has(f.key)) continue;
+      if (this.opts.contractOnly && f.tier.tier === 'reference') {
+        if (!this.skipped.has(f.key)) this.skipped.set(f.key, { rule: f.rule, key: f.key, message: f.message, why: f.tier.why ?? 'reference' });
+        continue;
+      }
       const cause = this.causeOf(f.refs);
       const step = cause?.type === 'step.action' && typeof cause.data?.step === 'number' ? cause.data.step : undefined;
       const v: Violation = {
@@ -233,7 +263,7 @@ export class InvariantMonitor {
     for (const [id, name] of this.persistentSeen) {
       const v = byId.get(id);
       if (!present.has(id) || v?.status === 'deleting' || v?.status === 'deleted') {
-        out.push({ rule: 'DISK-9', key: `DISK-9/deleted/${id}`, message: `persistent volume ${name} (${id}) was deleted`, refs: [id] });
+        out.push({ tier: CONTRACT, rule: 'DISK-9', key: `DISK-9/deleted/${id}`, message: `persistent volume ${name} (${id}) was deleted`, refs: [id] });
       }
     }
     // DISK-9: never attached to two servers at once (the cloud refuses multi-attach; this guards the model itself).
@@ -245,7 +275,7 @@ export class InvariantMonitor {
     }
     for (const [vid, sids] of holders) {
       if (sids.length > 1 && this.persistentSeen.has(vid)) {
-        out.push({ rule: 'DISK-9', key: `DISK-9/multi/${vid}/${sids.sort().join(',')}`, message: `persistent volume ${this.persistentSeen.get(vid)} is attached to ${sids.length} servers (${sids.join(', ')})`, refs: [vid] });
+        out.push({ tier: CONTRACT, rule: 'DISK-9', key: `DISK-9/multi/${vid}/${sids.sort().join(',')}`, message: `persistent volume ${this.persistentSeen.get(vid)} is attached to ${sids.length} servers (${sids.join(', ')})`, refs: [vid] });
       }
     }
     return out;
@@ -264,7 +294,7 @@ export class InvariantMonitor {
       byEntry.set(k, [...(byEntry.get(k) ?? []), m.metadata.name]);
     }
     for (const [entry, names] of byEntry) {
-      if (names.length > 1) out.push({ rule: 'POOL-4', key: `POOL-4/${entry}/${names.sort().join(',')}`, message: `pool entry ${entry} is bound to ${names.length} machines: ${names.join(', ')}`, refs: names });
+      if (names.length > 1) out.push({ tier: CONTRACT, rule: 'POOL-4', key: `POOL-4/${entry}/${names.sort().join(',')}`, message: `pool entry ${entry} is bound to ${names.length} machines: ${names.join(', ')}`, refs: names });
     }
     // TPL-4: providerID and serverId consistent with the cloud and the Machine.
     const machines = new Map((await listShared<Machine>(this.world.mgmt, 'Machine')).map((m) => [`${m.metadata.namespace}/${m.metadata.name}`, m]));
@@ -272,15 +302,15 @@ export class InvariantMonitor {
       const name = hm.metadata.name;
       const cluster = hm.metadata.labels?.['cluster.x-k8s.io/cluster-name'];
       if (hm.spec.providerID && cluster && hm.spec.providerID !== `hcs://${cluster}/${name}`) {
-        out.push({ rule: 'TPL-4', key: `TPL-4/providerID/${name}`, message: `HCSMachine ${name} has providerID ${hm.spec.providerID}, expected hcs://${cluster}/${name}`, refs: [name] });
+        out.push({ tier: CONTRACT, rule: 'TPL-4', key: `TPL-4/providerID/${name}`, message: `HCSMachine ${name} has providerID ${hm.spec.providerID}, expected hcs://${cluster}/${name}`, refs: [name] });
       }
       if (hm.spec.serverId && !hm.metadata.deletionTimestamp) {
         const s = this.world.cloud.server(hm.spec.serverId);
-        if (s && s.name !== name) out.push({ rule: 'TPL-4', key: `TPL-4/serverId/${name}`, message: `HCSMachine ${name} points at server ${hm.spec.serverId} named ${s.name}`, refs: [name, hm.spec.serverId] });
+        if (s && s.name !== name) out.push({ tier: SERVER_NAME_TIER, rule: 'TPL-4', key: `TPL-4/serverId/${name}`, message: `HCSMachine ${name} points at server ${hm.spec.serverId} named ${s.name}`, refs: [name, hm.spec.serverId] });
       }
       const m = machines.get(`${hm.metadata.namespace}/${name}`);
       if (m?.spec.providerID && hm.spec.providerID && m.spec.providerID !== hm.spec.providerID) {
-        out.push({ rule: 'TPL-4', key: `TPL-4/machine/${name}`, message: `Machine ${name} has providerID ${m.spec.providerID} but its HCSMachine has ${hm.spec.providerID}`, refs: [name] });
+        out.push({ tier: CONTRACT, rule: 'TPL-4', key: `TPL-4/machine/${name}`, message: `Machine ${name} has providerID ${m.spec.providerID} but its HCSMachine has ${hm.spec.providerID}`, refs: [name] });
       }
     }
     out.push(...(await this.rolloutFindings([...machines.values()])));
@@ -289,7 +319,7 @@ export class InvariantMonitor {
       if (!m.status?.nodeRef || !m.spec.version || m.metadata.deletionTimestamp) continue;
       const node = await getShared<Node>(this.world.workloads.client(m.metadata.namespace ?? 'default', m.spec.clusterName), { kind: 'Node', name: m.status.nodeRef.name });
       const v = node?.status?.nodeInfo?.kubeletVersion;
-      if (v && v !== m.spec.version) out.push({ rule: 'BOOT-4', key: `BOOT-4/${m.metadata.name}`, message: `Node ${node!.metadata.name} runs kubelet ${v} but Machine ${m.metadata.name} asks for ${m.spec.version}`, refs: [m.metadata.name, node!.metadata.name] });
+      if (v && v !== m.spec.version) out.push({ tier: CONTRACT, rule: 'BOOT-4', key: `BOOT-4/${m.metadata.name}`, message: `Node ${node!.metadata.name} runs kubelet ${v} but Machine ${m.metadata.name} asks for ${m.spec.version}`, refs: [m.metadata.name, node!.metadata.name] });
     }
     return out;
   }
@@ -339,6 +369,7 @@ export class InvariantMonitor {
         const removed = [...track.available].filter((n) => !stillThere.has(n)).sort();
         if (removed.length && available < replicas - unavailable) {
           out.push({
+            tier: CONTRACT,
             rule: 'MD-1',
             key: `MD-1/deleted-available/${key}/${removed.join(',')}`,
             message: `MachineDeployment ${key}: available machine${removed.length > 1 ? 's' : ''} ${removed.join(', ')} deleted during a rollout, leaving ${available} available (${[...availableNow].sort().join(', ') || 'none'}; ${mine.length - available} not available, unhealthy ones included), below replicas ${replicas} - maxUnavailable ${unavailable}`,
@@ -350,10 +381,10 @@ export class InvariantMonitor {
         const surge = maxSurge(md as MachineDeployment);
         const unavailable = maxUnavailable(md as MachineDeployment);
         if (mine.length > replicas + surge) {
-          out.push({ rule: 'MD-1', key: `MD-1/surge/${key}/${mine.length}`, message: `MachineDeployment ${key} has ${mine.length} machines during a rollout, above replicas ${replicas} + maxSurge ${surge}`, refs: [md.metadata.name] });
+          out.push({ tier: CONTRACT, rule: 'MD-1', key: `MD-1/surge/${key}/${mine.length}`, message: `MachineDeployment ${key} has ${mine.length} machines during a rollout, above replicas ${replicas} + maxSurge ${surge}`, refs: [md.metadata.name] });
         }
         if (available < replicas - unavailable) {
-          out.push({ rule: 'MD-1', key: `MD-1/unavailable/${key}/${available}`, message: `MachineDeployment ${key} has ${available} available machines during a rollout, below replicas ${replicas} - maxUnavailable ${unavailable}`, refs: [md.metadata.name] });
+          out.push({ tier: CONTRACT, rule: 'MD-1', key: `MD-1/unavailable/${key}/${available}`, message: `MachineDeployment ${key} has ${available} available machines during a rollout, below replicas ${replicas} - maxUnavailable ${unavailable}`, refs: [md.metadata.name] });
         }
         if (stableNow) track.enforcing = false;
       }
@@ -374,13 +405,13 @@ export class InvariantMonitor {
     const owned = new Set(hcsMachines.map((m) => m.spec.serverId).filter(Boolean));
     const servers = this.world.cloud.listServers().filter((s) => s.status !== 'DELETED');
     for (const s of servers) {
-      if (!owned.has(s.id)) out.push({ rule: 'HCS-1', key: `orphan/server/${s.id}`, message: `server ${s.name} (${s.id}) is not owned by any HCSMachine (orphan)`, refs: [s.id] });
+      if (!owned.has(s.id)) out.push({ tier: CONTRACT, rule: 'HCS-1', key: `orphan/server/${s.id}`, message: `server ${s.name} (${s.id}) is not owned by any HCSMachine (orphan)`, refs: [s.id] });
     }
     const attached = new Set<string>();
     for (const s of servers) for (const v of this.world.cloud.server(s.id)?.volumes ?? []) attached.add(v.volumeId);
     for (const v of this.world.cloud.listVolumes()) {
       if (v.metadata[PERSISTENT] === 'true' || attached.has(v.id) || v.status === 'deleted' || v.status === 'deleting') continue;
-      out.push({ rule: 'TPL-3', key: `orphan/volume/${v.id}`, message: `ephemeral volume ${v.name} (${v.id}) is ${v.status} and attached to no server (leaked)`, refs: [v.id] });
+      out.push({ tier: CONTRACT, rule: 'TPL-3', key: `orphan/volume/${v.id}`, message: `ephemeral volume ${v.name} (${v.id}) is ${v.status} and attached to no server (leaked)`, refs: [v.id] });
     }
     return out;
   }

@@ -9,7 +9,8 @@ import type { Simulation } from '../runtime/simulation.js';
 import type { KubeObject } from '../kube/types.js';
 import { CHECKS, describeCheck, type CheckResult } from './checks.js';
 import type { CheckSpec, Scenario, Step } from './types.js';
-import { InvariantMonitor, type Violation } from './invariants.js';
+import { InvariantMonitor, type SkippedFinding, type Violation } from './invariants.js';
+import { kubectlTier } from './contract.js';
 import { explainFailure, guestBlockers } from './explain.js';
 import type { World } from './world.js';
 
@@ -43,6 +44,17 @@ export interface StepResult {
   /** The failure comes from bad input (a manifest or scenario field), not from the system under test. */
   inputError?: boolean;
   rules: string[];
+  /** Conformance mode: the reference checks of this step that were skipped (or run as their contract core). */
+  skipped?: SkippedCheck[];
+}
+
+/** A reference check a conformance run did not hold the provider to. */
+export interface SkippedCheck {
+  /** The check as written, e.g. events(type=event.NoFreePoolEntry rule=MD-3). */
+  check: string;
+  why: string;
+  /** The contract core that was run instead, when there is one. */
+  core?: string;
 }
 
 export interface ScenarioResult {
@@ -58,6 +70,8 @@ export interface ScenarioResult {
   rulesExercised: string[];
   /** Invariant violations seen during the run (expected ones included). */
   violations: Violation[];
+  /** Conformance mode: reference invariant findings that were not counted. */
+  skippedInvariants?: SkippedFinding[];
 }
 
 export interface RunOptions {
@@ -74,6 +88,12 @@ export interface RunOptions {
    * is run without one fails at its first step instead of running unarmed.
    */
   prepare?: (tb: TestbedHandle, scenario: Scenario) => void;
+  /**
+   * Conformance mode (`hcs-testbed conformance`): hold the provider to the contract only. Reference checks
+   * (src/scenario/contract.ts) are skipped, or run as their contract core, and recorded in StepResult.skipped;
+   * reference invariant findings are set aside (ScenarioResult.skippedInvariants).
+   */
+  conformance?: boolean;
 }
 
 /** The extra step every run ends with once all written steps passed (counted as a step by every report). */
@@ -132,7 +152,7 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
   const rel = (): number => tb.clock.now() - t0;
   const steps: StepResult[] = [];
   const exercised = new Set<string>();
-  const monitor = new InvariantMonitor(tb.world, () => tb.events.all());
+  const monitor = new InvariantMonitor(tb.world, () => tb.events.all(), { contractOnly: !!opts.conformance });
   const expected = new Set(scenario.expectViolations);
   /** Record new violations in the log; return the unexpected ones. */
   const noteViolations = (fresh: Violation[]): Violation[] => {
@@ -157,7 +177,7 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
   const action = (message: string, data: Record<string, unknown> = {}): void => {
     tb.events.record({ source: 'scenario', type: 'step.action', message: `step ${current}: ${message}`, data: { step: current, ...data } });
   };
-  const ctx: StepContext = { monitor, noteViolations, progress, action };
+  const ctx: StepContext = { monitor, noteViolations, progress, action, conformance: !!opts.conformance };
   let ok = true;
   try {
     tb.events.record({ source: 'scenario', type: 'scenario.start', message: `scenario ${scenario.name} (seed ${seed})`, data: { seed } });
@@ -244,7 +264,10 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
   } catch (e) {
     tb.events.record({ source: 'scenario', type: 'testbed.close-failed', message: `closing the testbed failed: ${errorMessage(e)}` });
   }
-  return { scenario, seed, ok, steps, events: tb.events.all(), virtualMs: rel(), wallMs: performance.now() - wall0, rulesExercised: [...exercised].sort(), violations: monitor.all() };
+  return {
+    scenario, seed, ok, steps, events: tb.events.all(), virtualMs: rel(), wallMs: performance.now() - wall0, rulesExercised: [...exercised].sort(), violations: monitor.all(),
+    ...(opts.conformance ? { skippedInvariants: monitor.skippedReference() } : {}),
+  };
 }
 
 /** "machines Running 4, Provisioning 1 · servers ACTIVE 4 · volumes 8" — what a person watching wants to see. */
@@ -271,6 +294,28 @@ interface StepContext {
   noteViolations(fresh: Violation[]): Violation[];
   /** Report progress during long waits (throttled on wall time; records nothing in the event log). */
   progress(): Promise<void>;
+  /** Conformance mode: contract checks only (RunOptions.conformance). */
+  conformance: boolean;
+}
+
+/** Conformance mode: the checks to run (contract ones, and the contract cores of reference ones); the rest noted in res.skipped. */
+function contractChecks(checks: CheckSpec[], res: StepResult): CheckSpec[] {
+  const out: CheckSpec[] = [];
+  for (const c of checks) {
+    const t = CHECKS[c.type]!.tier(c.params);
+    if (t.tier === 'contract') {
+      out.push(c);
+      continue;
+    }
+    const skip: SkippedCheck = { check: describeCheck(c.type, c.params), why: t.why ?? 'reference' };
+    if (t.core) {
+      out.push({ ...c, params: t.core });
+      skip.core = describeCheck(c.type, t.core);
+    }
+    (res.skipped ??= []).push(skip);
+    res.detail.push(`~ skipped (reference): ${skip.check} — ${skip.why}${skip.core ? `; ran its contract core ${skip.core}` : ''}`);
+  }
+  return out;
 }
 
 function violationText(vs: Violation[]): string {
@@ -329,19 +374,25 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
         if (out.code === 0) throw new Error(`expected kubectl to fail with "${step.expectError}", but it succeeded`);
         if (!out.stderr.includes(step.expectError)) throw new Error(`kubectl failed, but not with "${step.expectError}": ${out.stderr.trim()}`);
       } else if (out.code !== 0) throw new Error(out.stderr.trim());
-      for (const want of step.expectOutput ?? []) {
+      const tier = ctx.conformance && step.expectOutput?.length ? kubectlTier(step.command, true) : undefined;
+      if (tier?.tier === 'reference') {
+        const skip: SkippedCheck = { check: `expectOutput ${JSON.stringify(step.expectOutput)}`, why: tier.why ?? 'reference' };
+        (res.skipped ??= []).push(skip);
+        res.detail.push(`~ skipped (reference): ${skip.check} — ${skip.why}`);
+      } else for (const want of step.expectOutput ?? []) {
         if (!out.stdout.includes(want)) throw new Error(`output does not contain ${JSON.stringify(want)}`);
       }
       await tb.sim.settle();
       return;
     }
     case 'wait': {
+      const checks = ctx.conformance ? contractChecks(step.checks, res) : step.checks;
       let last: Awaited<ReturnType<typeof evaluate>> | undefined;
       let violated: Violation[] = [];
       const r = await tb.sim.runUntil(async () => {
         violated = ctx.noteViolations(await ctx.monitor.check());
         if (violated.length) return true;
-        last = await evaluate(world, step.checks);
+        last = await evaluate(world, checks);
         return last.ok;
       }, step.timeoutMs, () => ctx.progress());
       res.detail.push(...verdictLines(last?.results ?? []));
@@ -355,7 +406,7 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
     }
     case 'expect': {
       await tb.sim.settle();
-      const r = await evaluate(world, step.checks);
+      const r = await evaluate(world, ctx.conformance ? contractChecks(step.checks, res) : step.checks);
       res.detail.push(...verdictLines(r.results));
       if (!r.ok) throw new Error(r.results.filter((x) => !x.res.ok).map((x) => `${x.check.type}: ${x.res.detail}`).join('; '));
       return;

@@ -24,7 +24,8 @@ import { startControlPlane, type ControlPlane } from '../realcluster/apiserver.j
 import { findKubeBinaries } from '../realcluster/binaries.js';
 import { installWebhookConfigurations, removeWebhookConfigurations, startAdmissionWebhook, type AdmissionWebhook } from '../realcluster/webhook.js';
 import type { TestbedFactory } from '../scenario/runner.js';
-import { CloudFront, writeExternalInfo, type CapiMode, type ExternalInfo, type ProviderMode } from './external.js';
+import { writeFileSync } from 'node:fs';
+import { CloudFront, clearExternalMarkers, ephemeralPortRange, pickHealthPort, writeExternalInfo, type CapiMode, type ExternalInfo, type ProviderMode } from './external.js';
 import { loadKubeConfig, prepareCluster, remoteTestbedFactory } from './remote.js';
 import { embeddedTestbedFactory } from './testbed.js';
 import { keepLogs, prepareUpstreamCluster, upstreamProblem } from './upstream.js';
@@ -58,9 +59,16 @@ export interface BackendOptions {
   cloudPort?: number;
   /** --provider external: the outside provider's log file (JSON lines), for the controllerLog check and kubectl logs. */
   providerLog?: string;
-  /** --provider external: wait (up to providerWaitMs) until this URL answers 200 before the first scenario. */
+  /**
+   * --provider external: wait (up to providerWaitMs) until this URL answers 200 before the first scenario;
+   * `auto`: the /readyz of the health address the run wrote to provider.env (HCS_HEALTH_ADDR).
+   */
   providerHealth?: string;
   providerWaitMs?: number;
+  /** --provider external: the ready marker, written once provider.env and the other files are in place (default <externalDir>/ready). */
+  externalReadyFile?: string;
+  /** --provider external: at the end, how long to wait for the provider to stop after the stop file appears, before the apiserver goes (default 15 s). */
+  providerStopWaitMs?: number;
   /** Progress lines while starting (--capi upstream: when the managers are ready). */
   log?: (line: string) => void;
 }
@@ -70,7 +78,7 @@ export interface OpenBackend {
   /** One line for the console ("kube-apiserver v1.33.13 at https://127.0.0.1:34567"). */
   description: string;
   /** --provider external: what the outside provider is started with, and the files holding it. */
-  external?: { info: ExternalInfo; envFile: string; jsonFile: string };
+  external?: { info: ExternalInfo; envFile: string; jsonFile: string; readyFile: string };
   /** --capi upstream: the directory of the managers' logs (<manager>.log: core, bootstrap, controlplane). */
   managersDir?: string;
   close(): Promise<void>;
@@ -94,6 +102,9 @@ export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
     const problem = upstreamProblem();
     if (problem) throw new InputError(`--capi upstream cannot run here: ${problem}`, 'capi');
   }
+  const externalDir = o.externalDir ?? 'out/external';
+  // Nobody may start from a previous run's files: they go before anything starts; the new ones come once all is in place.
+  if (provider === 'external') clearExternalMarkers(externalDir, o.externalReadyFile);
   let cp: ControlPlane | undefined;
   let webhook: AdmissionWebhook | undefined;
   let kubeconfig: string;
@@ -116,7 +127,11 @@ export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
   const remote = { kubeconfig, ...(o.context ? { context: o.context } : {}) };
   let front: CloudFront | undefined;
   let external: OpenBackend['external'];
+  let healthUrl: string | undefined;
   const close = async (): Promise<void> => {
+    // An orderly end: the outside provider stops first (the stop file, then its health endpoint going away), while
+    // the apiserver and the cloud still answer, so its last reconciles end cleanly instead of in connection errors.
+    if (external) await stopExternal(external.info, healthUrl, o.providerStopWaitMs ?? 15_000, o.log);
     await managers?.stop();
     await front?.close();
     if (webhook) {
@@ -142,10 +157,16 @@ export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
     if (capi === 'external') description += '; Cluster API: external (none started here)';
     if (provider === 'external') {
       front = await CloudFront.start({ ...(o.cloudPort !== undefined ? { port: o.cloudPort } : {}) });
-      const files = writeExternalInfo(o.externalDir ?? 'out/external', front, remote);
-      external = { info: files.info, envFile: files.env, jsonFile: files.json };
-      description += `; provider: external — mock-hcs at ${front.url} (CA ${files.info.caFile}), AK/SK, project, region and kubeconfig in ${files.env} and ${files.json}`;
-      if (o.providerHealth) await waitHealthy(o.providerHealth, o.providerWaitMs ?? 120_000);
+      const healthPort = await pickHealthPort();
+      const files = writeExternalInfo(externalDir, front, remote, { healthPort, copyKubeconfig: !!cp, ...(o.externalReadyFile ? { readyFile: o.externalReadyFile } : {}) });
+      external = { info: files.info, envFile: files.env, jsonFile: files.json, readyFile: files.ready };
+      description += `; provider: external — mock-hcs at ${front.url} (CA ${files.info.caFile}), AK/SK, project, region, kubeconfig, health address and stop file in ${files.env} and ${files.json}; ready marker ${files.ready}`;
+      o.log?.(`external provider: ${files.env} is ready (marker ${files.ready})`);
+      if (o.providerHealth) {
+        healthUrl = o.providerHealth === 'auto' ? `http://${files.info.healthAddr}/readyz` : o.providerHealth;
+        checkHealthPort(healthUrl, { front: front.url, ...(webhook ? { webhook: webhook.url } : {}), ...(cp ? { apiserver: cp.url } : {}) });
+        await waitHealthy(healthUrl, o.providerWaitMs ?? 120_000);
+      }
     }
   } catch (e) {
     await close();
@@ -161,6 +182,45 @@ export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
     ...(o.providerLog ? { providerLog: o.providerLog } : {}),
   });
   return { factory, description, ...(external ? { external } : {}), ...(managers ? { managersDir: managers.dir } : {}), close };
+}
+
+/**
+ * A --provider-health URL on a port of the run's own listeners would answer (or refuse) for them, never for the
+ * provider: refused at once, naming the flag, instead of waiting the whole --provider-wait.
+ */
+export function checkHealthPort(healthUrl: string, own: Record<string, string>): void {
+  let u: URL;
+  try {
+    u = new URL(healthUrl);
+  } catch {
+    throw new InputError(`--provider-health: not a URL: "${healthUrl}"`, 'provider-health');
+  }
+  const port = (x: URL): string => x.port || (x.protocol === 'https:' ? '443' : '80');
+  for (const [what, url] of Object.entries(own)) {
+    if (port(new URL(url)) === port(u)) {
+      throw new InputError(`--provider-health ${healthUrl}: port ${port(u)} is this run's own ${what} (${url}); start the provider on HCS_HEALTH_ADDR from provider.env (outside the ephemeral port range ${ephemeralPortRange().join('-')}) and pass --provider-health auto`, 'provider-health');
+    }
+  }
+}
+
+/** The end of a run with an outside provider: create the stop file, then wait (bounded) until its health endpoint is gone. */
+async function stopExternal(info: ExternalInfo, healthUrl: string | undefined, timeoutMs: number, log?: (line: string) => void): Promise<void> {
+  try {
+    writeFileSync(info.stopFile, 'stop\n');
+  } catch {
+    return; // the directory is gone: nobody to tell
+  }
+  const url = healthUrl ?? `http://${info.healthAddr}/healthz`;
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      await fetch(url, { signal: AbortSignal.timeout(1000) });
+    } catch {
+      return; // nothing listens any more (or never did): the provider is gone
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  log?.(`external provider: still serving ${url} ${timeoutMs / 1000} s after ${info.stopFile} appeared; stopping the apiserver anyway`);
 }
 
 /** Poll an outside controller's health URL until it answers 200. */

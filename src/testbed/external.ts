@@ -10,13 +10,17 @@
  *   for byte (signature headers included), and answers 503 between
  *   scenarios;
  * - the info files a user's provider is started from (`provider.env`,
- *   `provider.json`, the CA bundle): cloud URL, AK/SK, project, region and
- *   the management cluster's kubeconfig.
+ *   `provider.json`, the CA bundle, a copy of the management cluster's
+ *   kubeconfig): cloud URL, AK/SK, project, region, the kubeconfig, a health
+ *   address that cannot collide with the run's own ports and the stop file;
+ *   then the ready marker (`ready`, or `--external-ready-file`), written last,
+ *   once they are all in place (docs/real-clusters.md §7).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createNetServer } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
-import { resolve, join } from 'node:path';
+import { dirname, resolve, join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { defaultCloudConfig, type MockHcs } from '../../mock-hcs/src/index.js';
 import { loopbackTls } from '../facade/auth.js';
@@ -40,6 +44,10 @@ export interface ExternalInfo {
   kubeconfig: string;
   context?: string;
   namespace: string;
+  /** Where the provider serves /healthz and /readyz: a free loopback port outside the kernel's ephemeral range, so none of the run's own listeners (port 0) can take it. */
+  healthAddr: string;
+  /** The run creates this file when it ends: the provider stops (as on SIGTERM) before the run takes the apiserver down. */
+  stopFile: string;
 }
 
 export class CloudFront {
@@ -114,19 +122,94 @@ export function defaultProject(): { id: string; ak: string; sk: string; region: 
   return { id: p.id, ak: p.ak, sk: p.sk, region: p.region };
 }
 
+/** The kernel's ephemeral port range (what a listen on port 0 gets); Linux's default when it cannot be read. */
+export function ephemeralPortRange(): [number, number] {
+  try {
+    const [lo, hi] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (lo && hi && lo <= hi) return [lo, hi];
+  } catch {
+    // not Linux
+  }
+  return [32768, 60999];
+}
+
+/** True when nothing listens on 127.0.0.1:port now. */
+export async function portFree(port: number): Promise<boolean> {
+  const srv = createNetServer();
+  return new Promise((ok) => {
+    srv.once('error', () => ok(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => ok(true)));
+  });
+}
+
 /**
- * Write `provider.env` (shell: `set -a; . provider.env`), `provider.json`
- * and `cloud-ca.pem` into `dir`, for the outside provider. Returns the files.
+ * A free loopback port below the ephemeral range, for the outside provider's
+ * health endpoint: the run's own listeners (cloud front, webhook, apiserver,
+ * facades) all listen on port 0 and so get ports inside the range, never this
+ * one. Starts at a point derived from `salt` (the pid) so that concurrent runs
+ * try different ports first.
  */
-export function writeExternalInfo(dir: string, front: CloudFront, mgmt: { kubeconfig: string; context?: string }, namespace = 'cpaas-system'): { env: string; json: string; info: ExternalInfo } {
+export async function pickHealthPort(salt = process.pid): Promise<number> {
+  const [lo] = ephemeralPortRange();
+  const base = Math.max(1024, Math.min(20000, lo - 4096));
+  const span = Math.max(1, lo - base);
+  for (let i = 0; i < Math.min(span, 512); i++) {
+    const port = base + ((salt * 7 + i) % span);
+    if (await portFree(port)) return port;
+  }
+  throw new Error(`no free loopback port below the ephemeral range (${lo}) for the provider's health endpoint`);
+}
+
+/** The files of `writeExternalInfo` that a previous run left: removed before a new run starts, so nobody starts from stale ones. */
+export function clearExternalMarkers(dir: string, readyFile = join(dir, 'ready')): void {
+  for (const f of [readyFile, join(dir, 'stop'), join(dir, 'provider.env'), join(dir, 'provider.json')]) rmSync(f, { force: true });
+}
+
+const writeAtomic = (file: string, text: string, mode = 0o600): void => {
+  writeFileSync(`${file}.tmp`, text, { mode });
+  renameSync(`${file}.tmp`, file);
+};
+
+/**
+ * Write `provider.env` (shell: `set -a; . provider.env`), `provider.json`,
+ * `cloud-ca.pem` and (with `copyKubeconfig`) `kubeconfig` into `dir`, for the
+ * outside provider, then the ready marker (`readyFile`, default `dir/ready`:
+ * the path of provider.env and a newline). Every file is written whole
+ * (temporary file + rename), the marker last. Returns the files.
+ */
+export function writeExternalInfo(
+  dir: string,
+  front: CloudFront,
+  mgmt: { kubeconfig: string; context?: string },
+  o: { namespace?: string; healthPort: number; readyFile?: string; copyKubeconfig?: boolean },
+): { env: string; json: string; ready: string; info: ExternalInfo } {
   mkdirSync(dir, { recursive: true });
   const caFile = resolve(join(dir, 'cloud-ca.pem'));
-  writeFileSync(caFile, front.caPem);
+  writeAtomic(caFile, front.caPem, 0o644);
+  let kubeconfig = resolve(mgmt.kubeconfig);
+  if (o.copyKubeconfig) {
+    const copy = resolve(join(dir, 'kubeconfig'));
+    copyFileSync(kubeconfig, `${copy}.tmp`);
+    renameSync(`${copy}.tmp`, copy);
+    kubeconfig = copy;
+  }
   const p = defaultProject();
-  const info: ExternalInfo = { cloudUrl: front.url, caFile, ak: p.ak, sk: p.sk, projectId: p.id, region: p.region, kubeconfig: resolve(mgmt.kubeconfig), ...(mgmt.context ? { context: mgmt.context } : {}), namespace };
+  const info: ExternalInfo = {
+    cloudUrl: front.url,
+    caFile,
+    ak: p.ak,
+    sk: p.sk,
+    projectId: p.id,
+    region: p.region,
+    kubeconfig,
+    ...(mgmt.context ? { context: mgmt.context } : {}),
+    namespace: o.namespace ?? 'cpaas-system',
+    healthAddr: `127.0.0.1:${o.healthPort}`,
+    stopFile: resolve(join(dir, 'stop')),
+  };
   const env = join(dir, 'provider.env');
   const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
-  writeFileSync(
+  writeAtomic(
     env,
     [
       '# hcs-testbed run --provider external: what your provider needs (hcs-testbed provider reads these variables)',
@@ -139,11 +222,17 @@ export function writeExternalInfo(dir: string, front: CloudFront, mgmt: { kubeco
       `KUBECONFIG=${q(info.kubeconfig)}`,
       ...(info.context ? [`KUBE_CONTEXT=${q(info.context)}`] : []),
       `HCS_NAMESPACE=${q(info.namespace)}`,
+      '# serve /healthz and /readyz here (outside the ephemeral port range: the run\'s own listeners cannot hold it)',
+      `HCS_HEALTH_ADDR=${q(info.healthAddr)}`,
+      '# stop (as on SIGTERM) when this file appears: the run creates it when it ends, before it stops the apiserver',
+      `HCS_STOP_FILE=${q(info.stopFile)}`,
       '',
     ].join('\n'),
-    { mode: 0o600 },
   );
   const json = join(dir, 'provider.json');
-  writeFileSync(json, JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
-  return { env, json, info };
+  writeAtomic(json, JSON.stringify(info, null, 2) + '\n');
+  const ready = resolve(o.readyFile ?? join(dir, 'ready'));
+  mkdirSync(dirname(ready), { recursive: true });
+  writeAtomic(ready, `${resolve(env)}\n`, 0o644);
+  return { env, json, ready, info };
 }

@@ -50,6 +50,8 @@ export const ANN_EVENT_RULES = 'hcs-testbed.io/rules';
 export const DEFAULT_CREDENTIALS_SECRET = 'cpaas-system/hcs-cloud-credentials';
 
 export interface ProviderProcessOptions {
+  /** `hcs-testbed provider --stop-file`: the CLI stops the process once this file exists (not read here). */
+  stopFile?: string;
   kubeconfig: string;
   context?: string;
   cloudUrl: string;

@@ -56,8 +56,11 @@ describe('run --provider external: the cloud front, Events, the log (HCS-5, OPS-
   it('writes provider.env and provider.json with the cloud, credentials and kubeconfig', async () => {
     const front = await CloudFront.start();
     fronts.push(front);
-    const files = writeExternalInfo(join(dir, 'ext'), front, { kubeconfig: '/k/config', context: 'c1' });
+    const files = writeExternalInfo(join(dir, 'ext'), front, { kubeconfig: '/k/config', context: 'c1' }, { healthPort: 23456 });
     const env = readFileSync(files.env, 'utf8');
+    expect(env).toContain("HCS_HEALTH_ADDR='127.0.0.1:23456'");
+    expect(env).toContain(`HCS_STOP_FILE='${join(dir, 'ext', 'stop')}'`);
+    expect(readFileSync(files.ready, 'utf8')).toBe(`${files.env}\n`);
     expect(env).toContain(`HCS_CLOUD_URL='${front.url}'`);
     expect(env).toContain(`HCS_AK='${defaultCloudConfig().projects[0]!.ak}'`);
     expect(env).toContain("KUBECONFIG='/k/config'");
