@@ -3,7 +3,7 @@
  * asserts a speed; targets are printed beside the measurements.
  *
  *   npm run bench                  # all
- *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | cli | yaml | upstream
+ *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | cli | yaml | upstream | upstream-generated
  *   unshare -n sh -c 'ip link set lo up && exec npm run bench -- upstream'   # the upstream managers' rollout (bench/upstream.ts)
  *   BENCH_SCALE_N=200 npm run bench -- scale
  */
@@ -15,6 +15,7 @@ import { benchLibrary } from './library.js';
 import { benchMockHcs } from './mock-hcs.js';
 import { benchMockHcsGrowth } from './mock-hcs-growth.js';
 import { benchUpstream } from './upstream.js';
+import { benchUpstreamGenerated } from './upstream-generated.js';
 import { benchYaml } from './yaml.js';
 
 interface BenchResult {
@@ -55,6 +56,7 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   cli: () => benchCli(),
   yaml: () => benchYaml(),
   upstream: () => benchUpstream(),
+  'upstream-generated': () => benchUpstreamGenerated(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
