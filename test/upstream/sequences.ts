@@ -25,8 +25,7 @@
  *   (internal/controllers/machineset/machineset_delete_policy.go
  *   randomDeletePolicy), so which hostname is freed, and from then on where
  *   a replacement lands, differs between any two runs: then only the counts
- *   are compared (`counts`: hostnames ever bound, creations, deletions, and
- *   the most operations any one hostname saw is not compared);
+ *   are compared (`counts`: hostnames ever bound, creations, deletions);
  * - `groups`: the run's operations in time order, those closer than
  *   `windowMs` of virtual time to the previous one in the same group, each
  *   group compared as a multiset ("+-" = "-+"): which of two operations that
