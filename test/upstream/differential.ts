@@ -66,8 +66,12 @@ export async function compareRollout(g: GeneratedRollout, dir: string, model: Te
   let m = await runSide(file, model);
   // The invariants the model's run breaks (MD-3 when a surge Machine takes a spare entry) are expected of both sides:
   // the scenario is rewritten with them, and the other side then fails unless it breaks them too.
-  const broken = [...new Set(m.result.violations.map((v) => v.rule))].sort();
-  if (broken.length) {
+  // A run stops at its first unexpected violation, so this repeats until the model's run breaks nothing new.
+  let broken: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    const now = [...new Set([...broken, ...m.result.violations.map((v) => v.rule)])].sort();
+    if (now.length === broken.length) break;
+    broken = now;
     file = writeRolloutScenario(g, dir, name, broken);
     m = await runSide(file, model);
   }
