@@ -3,7 +3,7 @@
  * asserts a speed; targets are printed beside the measurements.
  *
  *   npm run bench                  # all
- *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | cli | yaml | upstream | mutants
+ *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | cli | yaml | upstream | upstream-generated | mutants
  *   unshare -n sh -c 'ip link set lo up && exec npm run bench -- upstream'   # the upstream managers' rollout (bench/upstream.ts)
  *   BENCH_SCALE_N=200 npm run bench -- scale
  *   npm run bench -- mutants       # the mutant catalogue's kill table (bench/mutants.ts; several minutes)
@@ -17,6 +17,7 @@ import { benchMockHcs } from './mock-hcs.js';
 import { benchMockHcsGrowth } from './mock-hcs-growth.js';
 import { benchMutants } from './mutants.js';
 import { benchUpstream } from './upstream.js';
+import { benchUpstreamGenerated } from './upstream-generated.js';
 import { benchYaml } from './yaml.js';
 
 interface BenchResult {
@@ -57,6 +58,7 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   cli: () => benchCli(),
   yaml: () => benchYaml(),
   upstream: () => benchUpstream(),
+  'upstream-generated': () => benchUpstreamGenerated(),
   mutants: () => benchMutants(),
 };
 

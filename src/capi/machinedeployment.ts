@@ -40,6 +40,7 @@ import {
   maxRevision,
   maxSurge,
   maxUnavailable,
+  replicasAnnotationsNeedUpdate,
   revisionOf,
   setNewMachineSetAnnotations,
   sortByCreation,
@@ -50,7 +51,7 @@ import {
   totalStatusReplicas,
 } from './mdutil.js';
 import { ANN_DISABLE_MACHINE_CREATE } from './machineset.js';
-import { plan, type RolloutDeployment, type RolloutMachineSet } from './rollout-planner.js';
+import { plan, planPausedScale, type RolloutDeployment, type RolloutMachineSet } from './rollout-planner.js';
 import { ANN_DESIRED_REPLICAS, ANN_MAX_REPLICAS, ANN_REVISION, ANN_REVISION_HISTORY, CAPI_DEPLOYMENT, sameJson, ensureOwnerRef, keyFor, markFalse, markTrue, splitKey } from './util.js';
 
 export const MACHINEDEPLOYMENT_CONTROLLER = 'capi-machinedeployment';
@@ -72,7 +73,17 @@ export function toRolloutMachineSet(ms: MachineSet): RolloutMachineSet {
     specReplicas: ms.spec.replicas ?? 0,
     statusReplicas: ms.status?.replicas ?? 0,
     availableReplicas: ms.status?.availableReplicas ?? 0,
+    ...intAnnotation(ms, ANN_MAX_REPLICAS, 'maxReplicasAnnotation'),
+    ...intAnnotation(ms, ANN_DESIRED_REPLICAS, 'desiredReplicasAnnotation'),
   };
+}
+
+/** mdutil getIntFromAnnotation: the annotation as an int32, absent when missing or not an integer. */
+function intAnnotation<K extends string>(ms: MachineSet, key: string, field: K): Partial<Record<K, number>> {
+  const v = ms.metadata.annotations?.[key];
+  if (v === undefined || !/^[+-]?\d+$/.test(v.trim())) return {};
+  const n = Number(v.trim());
+  return Math.abs(n) <= 2 ** 31 - 1 ? ({ [field]: n } as Partial<Record<K, number>>) : {};
 }
 
 export class MachineDeploymentReconciler implements Controller {
@@ -106,11 +117,52 @@ export class MachineDeploymentReconciler implements Controller {
 
     const uid = md.metadata.uid;
     const msList = (await this.ctx.mgmt.list<MachineSet>('MachineSet', { namespace })).filter((ms) => controllerOf(ms)?.uid === uid);
-    if (md.spec.paused) {
-      await this.syncStatus(md, msList, findNewMachineSet(md, msList, this.ctx.clock.now()));
-      return;
-    }
+    if (md.spec.paused) return this.syncPaused(md, msList);
     return this.rollout(md, msList);
+  }
+
+  /**
+   * A paused deployment (v1.10.10 machinedeployment_controller.go reconcile:
+   * `if md.Spec.Paused { return r.sync(...) }`; machinedeployment_sync.go
+   * sync): no rollout and no new MachineSet (getAllMachineSetsAndSyncRevision
+   * with createIfNotExisted false), but the matching MachineSet still gets the
+   * in-place fields and revision (updateMachineSet) and the deployment its
+   * revision; then `scale()` resizes the MachineSets proportionally
+   * (rollout-planner.ts planPausedScale), and the status is synced. No
+   * cleanupDeployment while paused (upstream: a TODO in sync).
+   */
+  private async syncPaused(md: MachineDeployment, msList: MachineSet[]): Promise<void> {
+    const live = msList.filter((ms) => !isDeleting(ms));
+    const existingNew = findNewMachineSet(md, live, this.ctx.clock.now());
+    const oldMSs = live.filter((ms) => ms !== existingNew);
+    const newMS = existingNew ? await this.applyNewMachineSet(md, existingNew, undefined, maxRevision(oldMSs)) : undefined;
+    if (newMS) await this.setDeploymentRevision(md, newMS.metadata.annotations?.[ANN_REVISION] ?? String(revisionOf(newMS)));
+    const decision = planPausedScale(toRolloutDeployment(md), newMS && toRolloutMachineSet(newMS), oldMSs.map(toRolloutMachineSet), md.status?.replicas ?? 0);
+    for (const n of decision.notes) this.log.info(n, { machinedeployment: keyFor(md) });
+    const byName = new Map([...oldMSs, ...(newMS ? [newMS] : [])].map((ms) => [ms.metadata.name, ms]));
+    for (const c of decision.calls) byName.set(c.name, await this.scaleMachineSet(md, byName.get(c.name)!, c.to));
+    const fresh = (await this.ctx.mgmt.get<MachineDeployment>({ kind: 'MachineDeployment', namespace: md.metadata.namespace, name: md.metadata.name })) ?? md;
+    const current = newMS ? byName.get(newMS.metadata.name) : undefined;
+    await this.syncStatus(fresh, [...byName.values()], current);
+  }
+
+  /**
+   * scaleMachineSet (machinedeployment_sync.go): spec.replicas and the
+   * desired / max replicas annotations; nothing when neither changes. The
+   * SuccessfulScale Event is recorded on every write, also when only the
+   * annotations changed ("Scaled MachineSet x: 3 -> 3").
+   */
+  private async scaleMachineSet(md: MachineDeployment, ms: MachineSet, to: number): Promise<MachineSet> {
+    const replicas = md.spec.replicas ?? 1;
+    const from = ms.spec.replicas ?? 0;
+    if (from === to && !replicasAnnotationsNeedUpdate(ms, replicas, replicas + maxSurge(md))) return ms;
+    const next = structuredClone(ms);
+    next.spec.replicas = to;
+    next.metadata.annotations = { ...(next.metadata.annotations ?? {}), [ANN_DESIRED_REPLICAS]: String(replicas), [ANN_MAX_REPLICAS]: String(replicas + maxSurge(md)) };
+    const stored = await this.ctx.mgmt.update(next);
+    if (from !== to) await this.scaledEvent(md, stored, from, to);
+    else await this.ctx.recorder.record('capi', 'machinedeployment-controller', md, 'Normal', 'SuccessfulScale', `Scaled MachineSet ${keyFor(ms)}: ${from} -> ${to}`);
+    return stored;
   }
 
   /** rolloutRollingUpdate / rolloutOnDelete: init the planner, plan, apply, status, cleanup. */

@@ -53,6 +53,10 @@ export interface RolloutMachineSet {
    * Defaults to statusReplicas.
    */
   liveMachines?: number;
+  /** The `machinedeployment.clusters.x-k8s.io/max-replicas` annotation, when set and an integer (getMachineSetFraction). */
+  maxReplicasAnnotation?: number;
+  /** The `machinedeployment.clusters.x-k8s.io/desired-replicas` annotation, when set and an integer (IsSaturated). */
+  desiredReplicasAnnotation?: number;
 }
 
 export interface RolloutPlan {
@@ -257,6 +261,122 @@ export function planOnDelete(md: RolloutDeployment, newMS: RolloutMachineSet, ol
   reconcileNewMachineSet(p);
   reconcileOldMachineSetsOnDelete(p);
   return p;
+}
+
+// ---- a paused MachineDeployment: sync() -> scale() ---------------------------
+
+/** One scaleMachineSet call: spec.replicas to `to` and the desired / max replicas annotations refreshed. */
+export interface ScaleCall {
+  name: string;
+  from: number;
+  to: number;
+}
+
+export interface PausedScalePlan {
+  /** In upstream's order. A call whose replicas do not change still refreshes the replicas annotations. */
+  calls: ScaleCall[];
+  notes: string[];
+}
+
+/** Go's math.Round (half away from zero) to an integer. */
+function roundHalfAway(x: number): number {
+  return Math.sign(x) * Math.round(Math.abs(x));
+}
+
+/**
+ * mdutil getMachineSetFraction: the share of the deployment's new size
+ * (replicas + maxSurge) this MachineSet would have at the size recorded in
+ * its max-replicas annotation (else the deployment's status.replicas),
+ * minus its current size. Scaling to zero: its whole size, negative.
+ */
+export function machineSetFraction(ms: RolloutMachineSet, md: RolloutDeployment, mdStatusReplicas: number): number {
+  if (md.replicas === 0) return -ms.specReplicas;
+  const deploymentReplicas = md.replicas + mdMaxSurge(md);
+  const annotated = ms.maxReplicasAnnotation ?? mdStatusReplicas;
+  // Upstream divides by zero here (float +Inf, then an undefined int32 conversion); it never happens with the
+  // annotation set by the controller itself. The model treats it as "no proportional change".
+  if (annotated <= 0) return 0;
+  return roundHalfAway((ms.specReplicas * deploymentReplicas) / annotated) - ms.specReplicas;
+}
+
+/** mdutil GetProportion: the fraction, capped by what is left to add (or remove). */
+export function machineSetProportion(ms: RolloutMachineSet, md: RolloutDeployment, toAdd: number, added: number, mdStatusReplicas: number): number {
+  if (ms.specReplicas === 0 || toAdd === 0 || toAdd === added) return 0;
+  const fraction = machineSetFraction(ms, md, mdStatusReplicas);
+  const allowed = toAdd - added;
+  return toAdd > 0 ? Math.min(fraction, allowed) : Math.max(fraction, allowed);
+}
+
+/** mdutil IsSaturated: the new MachineSet has, wants and serves exactly the deployment's replicas. */
+export function isSaturated(md: RolloutDeployment, ms: RolloutMachineSet | undefined): boolean {
+  if (!ms || ms.desiredReplicasAnnotation === undefined) return false;
+  return ms.specReplicas === md.replicas && ms.desiredReplicasAnnotation === md.replicas && ms.availableReplicas === md.replicas;
+}
+
+/** MachineSetsBySizeNewer (scaling up: the larger first, the newer on a tie) and MachineSetsBySizeOlder (scaling down: the older on a tie); name last, for a deterministic order. */
+function bySize(newerFirst: boolean): (a: RolloutMachineSet, b: RolloutMachineSet) => number {
+  return (a, b) => {
+    if (a.specReplicas !== b.specReplicas) return b.specReplicas - a.specReplicas;
+    if (a.created !== b.created) return newerFirst ? b.created - a.created : a.created - b.created;
+    return compareNames(a, b);
+  };
+}
+
+/**
+ * The scale decisions of a paused MachineDeployment, as cluster-api v1.10.10
+ * internal/controllers/machinedeployment/machinedeployment_sync.go `scale()`
+ * (reached from machinedeployment_controller.go reconcile: `if
+ * md.Spec.Paused { return r.sync(...) }`), with mdutil FindOneActiveOrLatest,
+ * IsSaturated, GetProportion and getMachineSetFraction:
+ * 1. one active MachineSet (spec.replicas > 0), or none (then the new one,
+ *    else the newest old one): it gets the deployment's replicas, unless it
+ *    has them already (then nothing, not even the annotations);
+ * 2. the new MachineSet saturated: every active old MachineSet to 0;
+ * 3. RollingUpdate: replicas + maxSurge − Σ spec.replicas of the active
+ *    MachineSets is distributed proportionally (each one's share from its
+ *    max-replicas annotation), the larger MachineSets first; what rounding
+ *    leaves over goes to the first; every active MachineSet gets a
+ *    scaleMachineSet call (its annotations refreshed).
+ * OnDelete with several active MachineSets: nothing. `newMS` is the new
+ * MachineSet as getNewMachineSet left it: its annotations already carry the
+ * deployment's new replicas (so its own fraction is 0).
+ */
+export function planPausedScale(md: RolloutDeployment, newMS: RolloutMachineSet | undefined, oldMSs: RolloutMachineSet[], mdStatusReplicas: number): PausedScalePlan {
+  const out: PausedScalePlan = { calls: [], notes: [] };
+  const call = (ms: RolloutMachineSet, to: number, why: string): void => {
+    out.calls.push({ name: ms.name, from: ms.specReplicas, to });
+    if (to !== ms.specReplicas) out.notes.push(`Scaled MachineSet ${ms.name}: ${ms.specReplicas} -> ${to} (${why})`);
+  };
+  const newestFirst = [...oldMSs].sort((a, b) => -byCreation(a, b));
+  const active = [...newestFirst, ...(newMS ? [newMS] : [])].filter((ms) => ms.specReplicas > 0);
+  const one = active.length === 1 ? active[0] : active.length === 0 ? (newMS ?? newestFirst[0]) : undefined;
+  if (one) {
+    if (one.specReplicas !== md.replicas) call(one, md.replicas, active.length === 1 ? 'paused: the only active MachineSet' : 'paused: no active MachineSet, the newest');
+    return out;
+  }
+  if (active.length === 0) return out;
+  if (isSaturated(md, newMS)) {
+    for (const ms of newestFirst.filter((x) => x.specReplicas > 0)) call(ms, 0, 'paused: the new MachineSet is saturated');
+    return out;
+  }
+  if (md.strategy !== 'RollingUpdate') return out;
+  const total = active.reduce((n, ms) => n + ms.specReplicas, 0);
+  const allowedSize = md.replicas > 0 ? md.replicas + mdMaxSurge(md) : 0;
+  const toAdd = allowedSize - total;
+  const ordered = toAdd > 0 ? [...active].sort(bySize(true)) : toAdd < 0 ? [...active].sort(bySize(false)) : active;
+  let added = 0;
+  const size = new Map<string, number>();
+  for (const ms of ordered) {
+    const p = toAdd !== 0 ? machineSetProportion(ms, md, toAdd, added, mdStatusReplicas) : 0;
+    size.set(ms.name, ms.specReplicas + p);
+    added += p;
+  }
+  ordered.forEach((ms, i) => {
+    let to = size.get(ms.name)!;
+    if (i === 0 && toAdd !== 0) to = Math.max(0, to + toAdd - added);
+    call(ms, to, `paused: proportional scale of ${toAdd > 0 ? '+' : ''}${toAdd}`);
+  });
+  return out;
 }
 
 export function plan(md: RolloutDeployment, newMS: RolloutMachineSet, oldMSs: RolloutMachineSet[]): RolloutPlan {

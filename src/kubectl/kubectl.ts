@@ -281,30 +281,42 @@ async function cmdApply(env: KubectlEnv, f: Flags, _ns: string): Promise<Kubectl
 }
 
 async function cmdAnnotate(env: KubectlEnv, f: Flags, ns: string): Promise<KubectlResult> {
-  const [typeArg, nameArg, ...pairs] = f.positional;
+  const [typeArg, ...rest] = f.positional;
   const info = resolveResource(typeArg);
-  if (!nameArg) throw new Error('one or more resources must be specified');
+  // `annotate TYPE NAME k=v…`, or `annotate TYPE -l SELECTOR k=v…` (every object the selector matches, as kubectl does).
+  const bySelector = f.selector !== undefined && (rest[0] === undefined || rest[0].includes('='));
+  const nameArg = bySelector ? undefined : rest[0];
+  const pairs = bySelector ? rest : rest.slice(1);
+  if (!nameArg && !bySelector) throw new Error('one or more resources must be specified');
   const client = clientFor(env, info.kind, f, ns);
-  const ref = { kind: info.kind, namespace: info.namespaced ? ns : undefined, name: nameArg };
-  const cur = await client.get(ref);
-  if (!cur) throw KubeApiError.notFound(info.plural, nameArg);
-  const patch: Record<string, string | null> = {};
-  for (const p of pairs) {
-    if (p.endsWith('-') && !p.includes('=')) {
-      patch[p.slice(0, -1)] = null;
-      continue;
+  const namespace = info.namespaced ? ns : undefined;
+  const targets: KubeObject[] = [];
+  if (nameArg) {
+    const cur = await client.get({ kind: info.kind, namespace, name: nameArg });
+    if (!cur) throw KubeApiError.notFound(info.plural, nameArg);
+    targets.push(cur);
+  } else targets.push(...(await client.list(info.kind, { ...(namespace ? { namespace } : {}), labelSelector: f.selector! })));
+  let out = '';
+  for (const cur of targets) {
+    const patch: Record<string, string | null> = {};
+    for (const p of pairs) {
+      if (p.endsWith('-') && !p.includes('=')) {
+        patch[p.slice(0, -1)] = null;
+        continue;
+      }
+      const eq = p.indexOf('=');
+      if (eq <= 0) throw new Error(`invalid annotation "${p}": use key=value`);
+      const k = p.slice(0, eq);
+      const v = p.slice(eq + 1);
+      if (cur.metadata.annotations?.[k] !== undefined && cur.metadata.annotations[k] !== v && !f.overwrite) {
+        throw new Error(`--overwrite is false but found the following declared annotation(s): '${k}' already has a value (${cur.metadata.annotations[k]})`);
+      }
+      patch[k] = v;
     }
-    const eq = p.indexOf('=');
-    if (eq <= 0) throw new Error(`invalid annotation "${p}": use key=value`);
-    const k = p.slice(0, eq);
-    const v = p.slice(eq + 1);
-    if (cur.metadata.annotations?.[k] !== undefined && cur.metadata.annotations[k] !== v && !f.overwrite) {
-      throw new Error(`--overwrite is false but found the following declared annotation(s): '${k}' already has a value (${cur.metadata.annotations[k]})`);
-    }
-    patch[k] = v;
+    await client.patch({ kind: info.kind, namespace, name: cur.metadata.name }, 'merge', { metadata: { annotations: patch } });
+    out += `${info.kind.toLowerCase()}${info.group ? '.' + info.group : ''}/${cur.metadata.name} annotated\n`;
   }
-  await client.patch(ref, 'merge', { metadata: { annotations: patch } });
-  return { code: 0, stdout: `${info.kind.toLowerCase()}${info.group ? '.' + info.group : ''}/${nameArg} annotated\n`, stderr: '' };
+  return { code: 0, stdout: out, stderr: '' };
 }
 
 async function cmdScale(env: KubectlEnv, f: Flags, ns: string): Promise<KubectlResult> {

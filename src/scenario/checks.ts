@@ -1,5 +1,5 @@
 import type { HCSMachine, HCSMachineConfigPool } from '../api/hcs.js';
-import type { Machine, MachineDeployment } from '../api/capi.js';
+import type { Machine, MachineDeployment, MachineSet } from '../api/capi.js';
 import { nodeReady, type Node } from '../api/core.js';
 import { LABEL_CLUSTER_NAME, LABEL_DEPLOYMENT_NAME } from '../api/capi.js';
 import { persistentDiskIdentity } from '../api/hcs.js';
@@ -199,6 +199,24 @@ export const CHECKS: Record<string, CheckDef> = {
       const bad = keys.filter((k) => p[k] !== undefined && (md.status?.[k] ?? 0) !== p[k]);
       const seen = keys.map((k) => `${k}=${md.status?.[k] ?? 0}`).join(' ');
       return { ok: bad.length === 0, detail: `${seen}${bad.length ? ` (expected ${bad.map((k) => `${k}=${String(p[k])}`).join(' ')})` : ''}` };
+    },
+  },
+  machineSets: {
+    doc: "The spec.replicas of a MachineDeployment's MachineSets not being deleted, oldest first (creation time, then name), e.g. \"6,1\" (MD-1).",
+    rules: ['MD-1'],
+    params: {
+      namespace: { type: 'string', doc: 'namespace (default cpaas-system)' },
+      deployment: { type: 'string', required: true, doc: 'MachineDeployment name (label cluster.x-k8s.io/deployment-name)' },
+      replicas: { type: 'string', required: true, doc: 'comma-separated spec.replicas, oldest MachineSet first' },
+    },
+    async run(w, p) {
+      const all = await listShared<MachineSet>(w.mgmt, 'MachineSet', { namespace: ns(p), labelSelector: { [LABEL_DEPLOYMENT_NAME]: p.deployment as string } });
+      const live = all
+        .filter((ms) => !ms.metadata.deletionTimestamp)
+        .sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || a.metadata.name.localeCompare(b.metadata.name));
+      const seen = live.map((ms) => ms.spec.replicas ?? 0).join(',');
+      const want = String(p.replicas).replace(/\s+/g, '');
+      return { ok: seen === want, detail: `MachineSets of ${String(p.deployment)}: replicas ${seen || '(none)'}${seen === want ? '' : ` (expected ${want})`} [${live.map((ms) => `${ms.metadata.name}=${ms.spec.replicas ?? 0}`).join(', ')}]` };
     },
   },
   persistentDisks: {

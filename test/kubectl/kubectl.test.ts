@@ -43,6 +43,19 @@ describe('runKubectl', () => {
     expect(nf).toMatchObject({ code: 1 });
     expect(nf.stderr).toContain('Error from server (NotFound): machines.cluster.x-k8s.io "nope" not found');
   });
+
+  it('annotates every object a label selector matches (annotate TYPE -l SELECTOR k=v), and only those', async () => {
+    const env = createEmbeddedEnv({ seed: 2 });
+    const kenv = { mgmt: env.mgmt, workloads: env.workloads, clock: env.clock, logs: () => '', cwd: '.' };
+    for (const [name, md] of [['m1', 'a'], ['m2', 'a'], ['m3', 'b']] as const) {
+      await env.mgmt.create({ apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'Machine', metadata: { name, namespace: 'cpaas-system', labels: { 'cluster.x-k8s.io/deployment-name': md } }, spec: { clusterName: 'c', bootstrap: {}, infrastructureRef: { kind: 'HCSMachine', name } } });
+    }
+    const r = await runKubectl('kubectl annotate machines -n cpaas-system -l cluster.x-k8s.io/deployment-name=a cluster.x-k8s.io/delete-machine=yes --overwrite', kenv);
+    expect(r).toMatchObject({ code: 0, stdout: 'machine.cluster.x-k8s.io/m1 annotated\nmachine.cluster.x-k8s.io/m2 annotated\n' });
+    const ann = (n: string): string | undefined => env.mgmt.getSync({ kind: 'Machine', namespace: 'cpaas-system', name: n })?.metadata.annotations?.['cluster.x-k8s.io/delete-machine'];
+    expect([ann('m1'), ann('m2'), ann('m3')]).toEqual(['yes', 'yes', undefined]);
+    expect((await runKubectl('kubectl annotate machines -n cpaas-system cluster.x-k8s.io/delete-machine=yes', kenv)).code).toBe(1);
+  });
 });
 
 describe('kubectl delete -l', () => {

@@ -43,7 +43,7 @@ import { embeddedTestbedFactory } from '../../src/testbed/index.js';
 import { upstreamProblem } from '../../src/testbed/upstream.js';
 import { readProviderLog } from '../../src/testbed/provider-process.js';
 import { logDigest, startProviderChild, type ProviderChild } from './provider-child.js';
-import { recordingStart, rolloutSequences } from './sequences.js';
+import { compareShapes, recordingStart, rolloutSequences, runShape } from './sequences.js';
 
 /**
  * rollback passes here too (same verdict and sequences; its KCP-5 etcd quorum part on the served etcd, RB-3's stall
@@ -129,9 +129,12 @@ describe.skipIf(!!skip)(`the worker scenarios and control-plane-upgrade on upstr
     expect(m.ok, failures(m)).toBe(true);
     const seqU = rolloutSequences(u, upstream.starts[0]!);
     const seqM = rolloutSequences(m, model.starts[0]!);
-    times.push(`  rollouts (model = upstream?): ${seqM.map((s, i) => `${s.pattern || '·'}${seqU[i] && JSON.stringify(seqU[i]) === JSON.stringify(s) ? '' : ' (differs)'}`).join(', ')}`);
+    times.push(`  rollouts (model = upstream, strictly per rollout?): ${seqM.map((s, i) => `${s.pattern || '·'}${seqU[i] && JSON.stringify(seqU[i]) === JSON.stringify(s) ? '' : ' (differs)'}`).join(', ')}`);
     expect(seqM.some((s) => s.pattern.length > 0), 'the scenario replaces or adds Machines').toBe(true);
-    expect(seqU, `per rollout: sorted per-hostname sequences and the order of operations\n${logDigest(providerText)}`).toEqual(seqM);
+    // The comparison with its relaxations (sequences.ts, docs/capi.md): whole-run per-hostname sequences by counts under
+    // Random deletion, concurrent operations as sets; a KCP scenario's MachineSet preflight re-check is 15 s of wall time.
+    const shape = { randomDeletion: true, windowMs: name === 'control-plane-upgrade' || name === 'rollback' ? 15_000 * SPEED + 60_000 : 60_000 };
+    expect(compareShapes(runShape(m, model.starts[0]!, shape), runShape(u, upstream.starts[0]!, shape), shape), `the runs' shapes\n${logDigest(providerText)}`).toEqual([]);
     const only = UPSTREAM_ONLY[name]?.(u, readFileSync(join(backend!.managersDir!, 'controlplane.log'), 'utf8'));
     if (only) times.push(`  ${only}`);
   }, 900_000);

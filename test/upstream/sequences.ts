@@ -1,6 +1,7 @@
 /**
  * Per-hostname replacement sequences of a scenario run, for comparing the
- * model with the upstream managers (test/upstream/scenarios.test.ts).
+ * model with the upstream managers (test/upstream/scenarios.test.ts,
+ * paused.test.ts, generated.test.ts, bench/upstream.ts).
  *
  * A hostname (a pool entry, with its persistent disks) is held by one
  * Machine at a time: the provider records `hcsmachine.entry-bound` when a
@@ -11,14 +12,30 @@
  * appearance on that hostname (a, b, c, …).
  *
  * A "rollout" is the stretch of a run that ends with a `wait` step: the
- * steps that changed something and the wait for the result. For each
- * rollout the comparison uses
- * - `perHostname`: the sorted list of the per-hostname sequences (sorted:
- *   which hostname the MachineSet deletes first is the delete policy's
- *   random pick, on both sides: v1.10's default `Random` ranks by a hash of
- *   the random Machine name, internal/controllers/machineset/machineset_delete_policy.go);
- * - `pattern`: the rollout's operations in time order with hostnames left
- *   out ("−+−+−+" for a maxSurge 0 / maxUnavailable 1 rollout of three).
+ * steps that changed something and the wait for the result.
+ *
+ * What the comparison requires (`runShape` + `compareShapes`; docs/capi.md
+ * "Compared with the upstream managers" says why each relaxation cannot hide a
+ * rule difference, with the upstream source behind it):
+ * - `hostnames`: each hostname's sequence over the whole run (all rollouts
+ *   together, so an operation that falls after a rollout's wait on one side
+ *   and before it on the other still compares equal), as a sorted list. With
+ *   the `Random` delete policy (v1.10's default) which Machine a MachineSet
+ *   deletes is a hash of its random name
+ *   (internal/controllers/machineset/machineset_delete_policy.go
+ *   randomDeletePolicy), so which hostname is freed, and from then on where
+ *   a replacement lands, differs between any two runs: then only the counts
+ *   are compared (`counts`: hostnames ever bound, creations, deletions);
+ * - `groups`: the run's operations in time order, those closer than
+ *   `windowMs` of virtual time to the previous one in the same group, each
+ *   group compared as a multiset ("+-" = "-+"): which of two operations that
+ *   the controllers issue in the same reconcile, or in reconciles racing on
+ *   two MachineSets, is seen first depends on pacing on the upstream side.
+ *   Operations separated by a Machine's provisioning or deletion (minutes of
+ *   virtual time) stay ordered, so maxSurge (a creation before a deletion)
+ *   and maxUnavailable (a deletion before a creation) still show.
+ * - `rollouts` are kept for the report (per rollout: the pattern in time
+ *   order), not compared.
  */
 import type { LogEvent } from '../../src/core/events.js';
 import type { ScenarioResult, TestbedFactory } from '../../src/scenario/runner.js';
@@ -30,7 +47,7 @@ export interface RolloutSequences {
   pattern: string;
 }
 
-interface Op {
+export interface Op {
   t: number;
   seq: number;
   hostname: string;
@@ -38,7 +55,7 @@ interface Op {
   kind: '+' | '-';
 }
 
-function opsOf(events: readonly LogEvent[]): Op[] {
+export function opsOf(events: readonly LogEvent[]): Op[] {
   const out: Op[] = [];
   for (const e of events) {
     if (e.source !== 'provider') continue;
@@ -49,18 +66,22 @@ function opsOf(events: readonly LogEvent[]): Op[] {
   return out.sort((a, b) => a.seq - b.seq);
 }
 
-/** `t0`: the virtual time the runner counted step times from (the testbed's clock when the factory returned it: `recordingStart`). */
-export function rolloutSequences(r: ScenarioResult, t0: number): RolloutSequences[] {
-  const ops = opsOf(r.events);
-  // Machine letters per hostname, over the whole run.
+/** Machine letters per hostname, in order of appearance over the whole run. */
+function letterer(): (h: string, m: string) => string {
   const letters = new Map<string, Map<string, string>>();
-  const letter = (h: string, m: string): string => {
+  return (h, m) => {
     let perHost = letters.get(h);
     if (!perHost) letters.set(h, (perHost = new Map()));
     let l = perHost.get(m);
     if (!l) perHost.set(m, (l = String.fromCharCode(97 + perHost.size)));
     return l;
   };
+}
+
+/** `t0`: the virtual time the runner counted step times from (the testbed's clock when the factory returned it: `recordingStart`). */
+export function rolloutSequences(r: ScenarioResult, t0: number): RolloutSequences[] {
+  const ops = opsOf(r.events);
+  const letter = letterer();
   const out: RolloutSequences[] = [];
   let from = -Infinity;
   for (const s of r.steps) {
@@ -76,6 +97,61 @@ export function rolloutSequences(r: ScenarioResult, t0: number): RolloutSequence
     out.push({ step: s.title, perHostname: [...byHost.values()].map((v) => v.join(' ')).sort(), pattern: inside.map((o) => o.kind).join('') });
   }
   return out;
+}
+
+export interface ShapeOptions {
+  /** Operations closer than this (virtual ms) to the previous one form one group, compared as a set. Default 60 s. */
+  windowMs?: number;
+  /** The MachineDeployment deletes with the Random policy (v1.10's default): compare hostnames by counts only. */
+  randomDeletion?: boolean;
+}
+
+export const DEFAULT_WINDOW_MS = 60_000;
+
+export interface RunShape {
+  /** Each hostname's whole-run sequence ("+a -a +b"), sorted. */
+  hostnames: string[];
+  counts: { hostnames: number; creations: number; deletions: number };
+  /** Groups of concurrent operations in time order, each sorted ("+-" is written "+-", never "-+"). */
+  groups: string[];
+  /** For the report only: per rollout, the pattern in time order. */
+  rollouts: RolloutSequences[];
+}
+
+export function runShape(r: ScenarioResult, t0: number, opts: ShapeOptions = {}): RunShape {
+  const ops = opsOf(r.events);
+  const window = opts.windowMs ?? DEFAULT_WINDOW_MS;
+  const letter = letterer();
+  const byHost = new Map<string, string[]>();
+  for (const o of ops) byHost.set(o.hostname, [...(byHost.get(o.hostname) ?? []), `${o.kind}${letter(o.hostname, o.machine)}`]);
+  return {
+    hostnames: [...byHost.values()].map((v) => v.join(' ')).sort(),
+    counts: { hostnames: byHost.size, creations: ops.filter((o) => o.kind === '+').length, deletions: ops.filter((o) => o.kind === '-').length },
+    groups: groupOps(ops, window),
+    rollouts: rolloutSequences(r, t0),
+  };
+}
+
+/** Gap clustering: an operation within `windowMs` of the previous one joins its group; each group sorted ("+" before "-"). */
+export function groupOps(ops: readonly Pick<Op, 't' | 'kind'>[], windowMs: number): string[] {
+  const groups: string[][] = [];
+  let last = -Infinity;
+  for (const o of ops) {
+    if (o.t - last >= windowMs || groups.length === 0) groups.push([]);
+    groups[groups.length - 1]!.push(o.kind);
+    last = o.t;
+  }
+  return groups.map((g) => [...g].sort().join(''));
+}
+
+/** The differences between two runs' shapes (empty: equal under the comparison's rules). */
+export function compareShapes(model: RunShape, upstream: RunShape, opts: ShapeOptions = {}): string[] {
+  const diffs: string[] = [];
+  const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+  if (!same(model.counts, upstream.counts)) diffs.push(`counts: model ${JSON.stringify(model.counts)}, upstream ${JSON.stringify(upstream.counts)}`);
+  if (!opts.randomDeletion && !same(model.hostnames, upstream.hostnames)) diffs.push(`per-hostname sequences: model ${JSON.stringify(model.hostnames)}, upstream ${JSON.stringify(upstream.hostnames)}`);
+  if (!same(model.groups, upstream.groups)) diffs.push(`groups of concurrent operations: model ${model.groups.join(' ')}, upstream ${upstream.groups.join(' ')}`);
+  return diffs;
 }
 
 /** A factory that records the clock of each testbed it returns (the runner's t0 for step times). */
