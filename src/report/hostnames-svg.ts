@@ -15,7 +15,7 @@ import { vtime } from './console.js';
 import type { HostHistory } from './hostnames.js';
 import { shortNames, suffixOf } from './hostnames.js';
 import { CHAR_W, STATE_COLORS, MARKER_COLORS, timeAxis, xOf, type TimeAxis } from './timeline.js';
-import { esc, ink } from './timeline-svg.js';
+import { esc } from './timeline-svg.js';
 
 /** What holds a hostname now (from the pool's status and the cloud). */
 export interface HostNow {
@@ -156,10 +156,8 @@ export function renderHostnames(p: HostPicture, width = 1400): { svg: string; la
         const x0 = x(m.from);
         const w = x(m.to) - x0;
         const label = [short, suffixOf(m.machine)].find((s) => s.length * CHAR_W + 6 <= w);
-        if (label) {
-          const fill = STATE_COLORS.machine[m.phases.at(-1)?.phase ?? ''] ?? '#eaeef2';
-          g.push(`<text x="${f1(x0 + 3)}" y="${y + 13}" class="seg" fill="${ink(fill)}">${esc(label)}</text>`);
-        }
+        // Dark text on a white halo: readable over every phase colour the span crosses.
+        if (label) g.push(`<text x="${f1(x0 + 3)}" y="${y + 13}" class="seg">${esc(label)}</text>`);
         if (m.gone) g.push(`<line x1="${f1(x(m.to))}" y1="${y + 1}" x2="${f1(x(m.to))}" y2="${y + 17}" class="gone"/>`);
       }
       // The persistent disk: its state under the machines, a data mark where it starts (the volume holds the entry's data).
@@ -215,12 +213,12 @@ export function renderHostnames(p: HostPicture, width = 1400): { svg: string; la
   if (p.pools.some((pool) => pool.rows.some((r) => r.history.faults.length))) key(MARKER_COLORS.fault, 'fault', 'circle');
   const height = ly + 16;
   const css = {
-    '.lbl': 'font:10px monospace;fill:#1f2328', '.dim': 'font:10px monospace;fill:#57606a', '.tick': 'font:10px monospace;fill:#57606a', '.seg': 'font:10px monospace',
+    '.lbl': 'font:10px monospace;fill:#1f2328', '.dim': 'font:10px monospace;fill:#57606a', '.tick': 'font:10px monospace;fill:#57606a', '.seg': 'font:10px monospace;fill:#1f2328;paint-order:stroke;stroke:#fff;stroke-width:2.5px;stroke-linejoin:round',
     '.host': 'font:bold 11px monospace;fill:#1f2328', '.phead': 'font:bold 11px system-ui,sans-serif;fill:#0969da', '.now': 'font:11px monospace;fill:#1f2328', '.now.dim': 'fill:#57606a',
     '.rowbg': 'fill:#fff', '.rowbg.free': 'fill:#f6f8fa', '.rowbg.kept': 'fill:#fff8c5', '.gone': 'stroke:#1f2328;stroke-width:1.5',
     '.brk': 'fill:#d0d7de;opacity:0.35', '.tk': 'stroke:#8c959f',
   };
   const style = `<style>${Object.entries(css).map(([k, v]) => `svg.hostnames ${k}{${v}}`).join('')}</style>`;
-  const svg = `<svg width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg" class="hostnames">${style}<line x1="${f1(right + 6)}" y1="4" x2="${f1(right + 6)}" y2="${bottom}" class="tk"/>${parts.join('')}</svg>`;
+  const svg = `<svg width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg" class="hostnames">${style}${parts.join('')}</svg>`;
   return { svg, layout: { width, height, axis, rowY, ticks } };
 }

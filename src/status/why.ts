@@ -24,8 +24,8 @@
  *   (NET-7), credentials (HCS-5), a build stuck or failed, a surge machine on
  *   another entry (MD-3);
  * - any other condition False with severity Error or Warning on these kinds.
- * Progress (provisioning, deleting, draining, a detach under its stuck limit)
- * is not a stall.
+ * Progress (provisioning, deleting, draining, a detach under its stuck limit,
+ * any WaitingFor… reason: an earlier step not done yet) is not a stall.
  */
 import type { KubeObject } from '../kube/types.js';
 
@@ -98,11 +98,17 @@ const KNOWN: Record<string, Known> = {
   InstanceBuildStuck: { category: 'cloud', rules: ['OPS-2'], summary: (o) => `${o.metadata.name}: the server build has not finished` },
   InstanceError: { category: 'cloud', rules: ['OPS-2'], summary: (o) => `${o.metadata.name}: the server is in ERROR` },
   InstanceCreateFailed: { category: 'cloud', rules: ['OPS-2'], summary: (o) => `${o.metadata.name}: HCS refused to create the server` },
+  TemplateNotFound: { category: 'template', rules: ['RB-3'], summary: (o) => `${o.metadata.name}: the referenced template does not exist (re-create it)` },
+  VersionSkewTooLarge: { category: 'preflight', rules: ['UPG-3'], summary: (o) => `${o.metadata.name}: the version jump is larger than the skew rules allow` },
   PoolNotFound: { category: 'pool', rules: ['POOL-1'], summary: (o) => `${o.metadata.name}: its HCSMachineConfigPool is missing` },
 };
 
 /** Reasons that mean work in progress (never a stall, whatever the severity). */
-const PROGRESS = new Set(['InstanceProvisioning', 'InstanceDeleting', 'DetachingDisks', 'AttachingDisks', 'Draining', 'ScalingUp', 'ScalingDown', 'RollingUpdateInProgress', 'WaitingForMachineDeletion', 'Deleting', 'Bound']);
+const PROGRESS = new Set([
+  'InstanceProvisioning', 'InstanceDeleting', 'DetachingDisks', 'AttachingDisks', 'Draining', 'ScalingUp', 'ScalingDown', 'RollingUpdateInProgress', 'WaitingForMachineDeletion', 'Deleting', 'Bound',
+  // A MachineSet's Ready summary while its machines come up, a KCP's while its new member joins.
+  'ScalingOrWaitingForNodes', 'WaitingForAvailableMachines', 'ControlPlaneComponentsUnhealthy',
+]);
 
 const RULE_ID = /\b(?:NET|POOL|DISK|TPL|BOOT|MD|KCP|UPG|OVN|RB|OPS|HCS)-\d+\b/g;
 
@@ -122,12 +128,14 @@ export function whyWaiting(objects: ObjectsByKind): Stall[] {
     const list = [...(objects[kind] ?? [])].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0)) as WithConds[];
     for (const o of list) {
       const seen = new Set<string>();
-      for (const c of o.status?.conditions ?? []) {
-        if (c.status !== 'False' || !c.reason || PROGRESS.has(c.reason) || seen.has(c.reason)) continue;
+      // The specific condition before the summary (Ready mirrors the reason of another condition, with a shorter message).
+      const conds = [...(o.status?.conditions ?? [])].sort((a, b) => Number(a.type === 'Ready') - Number(b.type === 'Ready'));
+      for (const c of conds) {
+        if (c.status !== 'False' || !c.reason || PROGRESS.has(c.reason) || c.reason.startsWith('WaitingFor') || seen.has(c.reason)) continue;
         const known = KNOWN[c.reason];
         if (!known && c.severity !== 'Error' && c.severity !== 'Warning') continue;
-        // MachineSet preflight: MachinesCreated only (upstream puts it there).
-        if (c.reason === 'PreflightCheckFailed' && kind !== 'MachineSet') continue;
+        // MachineSet preflight: MachinesCreated only (upstream puts it there; Ready summarizes it).
+        if (c.reason === 'PreflightCheckFailed' && (kind !== 'MachineSet' || c.type !== 'MachinesCreated')) continue;
         seen.add(c.reason);
         const message = c.message ?? '';
         const checks = c.reason === 'PreflightCheckFailed' || c.reason === 'PreflightChecksFailed' ? preflightChecks(message) : [];
