@@ -22,20 +22,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Machine, MachineSet } from '../../src/api/capi.js';
+import type { Machine } from '../../src/api/capi.js';
+import { runDemo } from '../../src/cli/demo.js';
 import { statusMain } from '../../src/cli/status.js';
 import { parseServeArgs, startServe, type Served, type ServeOptions } from '../../src/cli/serve.js';
 import { REPO } from '../facade/fixture.js';
 import { raw } from '../facade/http.js';
 import { haveKubectl, KubectlRunner } from '../facade/kubectl.js';
-import { editTemplateCopy, fill, SeedDocument, UPGRADE_DOC, WORKER_DOC, type Placeholders } from '../docs-verbatim/document.js';
+import { fill, SeedDocument, WORKER_DOC, type Placeholders } from '../docs-verbatim/document.js';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const SHOTS = join(REPO, 'out', 'ci', 'screenshots');
 const haveChromium = existsSync(CHROMIUM);
 const NS = 'cpaas-system';
-const SERVER_GENERATED = ['metadata.resourceVersion', 'metadata.uid', 'metadata.generation', 'metadata.creationTimestamp', 'metadata.managedFields', 'kubectl.kubernetes.io/last-applied-configuration', 'status'];
 const VIEW = { width: 1440, height: 900 };
 
 interface Box {
@@ -51,7 +51,6 @@ describe.skipIf(!haveChromium || !haveKubectl)('hostname view and "why is it wai
   let page: Page;
   let k: KubectlRunner;
   const worker = new SeedDocument(WORKER_DOC);
-  const upgrade = new SeedDocument(UPGRADE_DOC);
   const all = { '<cluster-name>': 'demo', '<kcp-name>': 'demo-control-plane' };
   /** The first command of a document that contains `containing`, its placeholders filled (a command the document writes twice, e.g. the replicas patch of scale out and scale in). */
   const cmd = (doc: SeedDocument, containing: string, values: Placeholders) => {
@@ -72,10 +71,6 @@ describe.skipIf(!haveChromium || !haveKubectl)('hostname view and "why is it wai
   };
   const workers = () => machines().filter((m) => m.metadata.labels?.['cluster.x-k8s.io/deployment-name'] === 'demo-md-0' && !m.metadata.deletionTimestamp);
   const cps = () => machines().filter((m) => m.metadata.labels?.['cluster.x-k8s.io/control-plane'] !== undefined && !m.metadata.deletionTimestamp);
-  const rolled = (list: () => Machine[], n: number, old: string[], version: string) => () => {
-    const ms = list();
-    return machines().filter((m) => m.metadata.deletionTimestamp).length === 0 && ms.length === n && ms.every((m) => m.status?.phase === 'Running' && !old.includes(m.metadata.name) && m.spec.version === version);
-  };
   /** The page shows the current virtual time (its view caught up). */
   const caughtUp = async () => {
     const now = s.tb.clock.now();
@@ -165,75 +160,80 @@ describe.skipIf(!haveChromium || !haveKubectl)('hostname view and "why is it wai
     await shot('hosts-01-start');
   }, 60_000);
 
-  it('worker document, scale out then the infrastructure upgrade: mid-rollout every hostname still shows what holds it (POOL-3, MD-5)', async () => {
-    await k.ok(`kubectl apply -f ${join(REPO, 'scenarios/manifests/scale-out/worker-pool-4.yaml')}`);
-    await k.ok(cmd(worker, '"/spec/replicas"', { ...all, '<new-replica-count>': '4' }));
-    await advanceUntil(() => workers().filter((m) => m.status?.phase === 'Running').length === 4, '4 Running workers');
-    await checkFits(ALL);
-    const before = workers().map((m) => m.metadata.name);
-    const vals = { ...all, '<current-template>': 'demo-worker-template', '<new-template>': 'demo-worker-template-v2' };
-    await k.ok(worker.lookup('-o yaml > new-template.yaml', vals));
-    editTemplateCopy(join(k.cwd, 'new-template.yaml'), 'demo-worker-template-v2', SERVER_GENERATED, (spec) => (spec.flavorName = 's6.xlarge.2'));
-    await k.ok(worker.lookup('kubectl apply -f new-template.yaml', vals));
-    await k.ok(cmd(worker, '"infrastructureRef":{"name":"<new-template>"}}}}}', vals));
-    await advanceUntil(() => machines().some((m) => m.metadata.deletionTimestamp) && workers().some((m) => !before.includes(m.metadata.name)), 'mid-rollout: an old worker deleting, a new one created', '10s');
-    await checkFits(ALL);
-    await shot('hosts-02-mid-rollout');
-    await advanceUntil(rolled(workers, 4, before, 'v1.31.6'), 'every worker replaced');
-    await checkFits(ALL);
-  }, 180_000);
+  it('the worker document as a guided demo (--auto): scale out, scale in, infrastructure upgrade — mid-rollout every hostname still shows what holds it; then the Kubernetes upgrade in the document\'s order stalls on the MachineSet preflight checks, and the "why" panel and hcs-testbed status say so (POOL-3, MD-5, UPG-1, UPG-3)', async () => {
+    let printed = '';
+    const results = await runDemo({
+      doc: 'worker-nodes',
+      kubeconfig: s.facade.kubeconfigPaths.combined,
+      io: { write: (t) => (printed += t) },
+      afterStep: async (id) => {
+        if (id === 'scale-out-watch') await checkFits(ALL);
+        if (id === 'infra-patch') {
+          const before = workers().map((m) => m.metadata.name);
+          await advanceUntil(() => machines().some((m) => m.metadata.deletionTimestamp) || workers().some((m) => !before.includes(m.metadata.name)), 'mid-rollout: an old worker deleting or a new one created', '10s');
+          await advance('1m');
+          await checkFits(ALL);
+          await shot('hosts-02-mid-rollout');
+        }
+        if (id === 'k8s-patch') {
+          await caughtUp();
+          const stalls = await why();
+          const pre = stalls.find((x) => x.kind === 'MachineSet' && x.reason === 'PreflightCheckFailed');
+          expect(pre, JSON.stringify(stalls)).toBeDefined();
+          expect(pre!.text).toContain('KubernetesVersionSkew');
+          expect(pre!.text).toContain('KubeadmVersionSkew');
+          expect(pre!.text).toContain('UPG-1');
+          // The freed hostname keeps its disk with no machine: marked as such.
+          const kept = await page.$$eval('#hostnames g.hostrow[data-status="kept"]', (gs) => gs.map((g) => g.getAttribute('data-hostname')));
+          expect(kept).toHaveLength(2); // the one the scale-in freed, and the one the rollout removed first (maxSurge 0)
+          await checkFits(ALL);
+          await shot('hosts-03-preflight-stall');
+          const out = await status();
+          expect(out).toMatch(/MachineSet cpaas-system\/demo-md-0-\S+: .*preflight checks KubernetesVersionSkew, KubeadmVersionSkew.*PreflightCheckFailed \[KubernetesVersionSkew, KubeadmVersionSkew\] \(UPG-1 UPG-3\)/);
+          expect(out).toMatch(new RegExp(`^  ${kept[0]}\\s+\\S+\\s+\\(free, disk kept\\)`, 'm'));
+        }
+      },
+    });
+    expect(results.filter((r) => r.code !== 0).map((r) => `${r.id}: ${r.out}`)).toEqual([]);
+    // The guided demo itself said why it stopped waiting.
+    expect(results.find((r) => r.id === 'k8s-patch')?.waited).toBe('stalled');
+    expect(printed).toMatch(/not progressing: every worker at v1\.32\.3\. Why is it waiting\?[^]*KubernetesVersionSkew/);
+    expect(printed).toContain('$ kubectl patch machinedeployment demo-md-0 -n cpaas-system \\\n');
+    expect(printed.split('\n').filter((l) => /^ {3}\$ /.test(l) && /<[a-z-]+>/.test(l))).toEqual([]); // every placeholder filled in
+  }, 300_000);
 
-  it('worker Kubernetes upgrade in the worker document\'s order: the MachineSet preflight checks hold it, and the "why" panel and hcs-testbed status say so (UPG-1, UPG-3)', async () => {
-    const vals = { ...all, '<current-template>': 'demo-worker-template-v2', '<new-template>': 'demo-worker-template-v4.2', '<kubernetes-version>': 'v1.32.3' };
-    await k.ok(worker.lookup('-o yaml > new-template.yaml', vals));
-    editTemplateCopy(join(k.cwd, 'new-template.yaml'), 'demo-worker-template-v4.2', SERVER_GENERATED, (spec) => (spec.imageName = 'alauda-os-v4.2-k8s-v1.32.3'));
-    await k.ok(worker.lookup('kubectl apply -f new-template.yaml', vals));
-    await k.ok(worker.lookup('"version":"<kubernetes-version>"', vals));
-    const held = () => s.tb.env.mgmt.listSync<MachineSet>('MachineSet', { namespace: NS }).some((ms) => ms.status?.conditions?.some((c) => c.type === 'MachinesCreated' && c.reason === 'PreflightCheckFailed'));
-    await advanceUntil(() => held() && workers().length === 3, 'the new MachineSet held by preflight checks, one worker removed (maxSurge 0)');
-    await advance('2m');
-    await caughtUp();
-    const stalls = await why();
-    const pre = stalls.find((x) => x.kind === 'MachineSet' && x.reason === 'PreflightCheckFailed');
-    expect(pre, JSON.stringify(stalls)).toBeDefined();
-    expect(pre!.text).toContain('KubernetesVersionSkew');
-    expect(pre!.text).toContain('KubeadmVersionSkew');
-    expect(pre!.text).toContain('UPG-1');
-    // The freed hostname keeps its disk with no machine: marked as such.
-    const kept = await page.$$eval('#hostnames g.hostrow[data-status="kept"]', (gs) => gs.map((g) => g.getAttribute('data-hostname')));
-    expect(kept).toHaveLength(1);
-    await checkFits(ALL);
-    await shot('hosts-03-preflight-stall');
-    const out = await status();
-    expect(out).toMatch(/MachineSet cpaas-system\/demo-md-0-\S+: .*preflight checks KubernetesVersionSkew, KubeadmVersionSkew.*PreflightCheckFailed \[KubernetesVersionSkew, KubeadmVersionSkew\] \(UPG-1 UPG-3\)/);
-    expect(out).toMatch(new RegExp(`^  ${kept[0]}\\s+\\S+\\s+\\(free, disk kept\\)`, 'm'));
-  }, 180_000);
-
-  it('upgrade document: the control plane to v1.32.3 (one edit of the four fields), then the held workers go on; at the end every hostname on one screen (KCP-3, UPG-1)', async () => {
-    const vals = { ...all, '<current-cp-template-name>': 'demo-cp-template', '<new-template-name>': 'demo-cp-template-v4.2' };
-    await k.ok(cmd(upgrade, '<current-cp-template-name> -n cpaas-system -o yaml > new-cp-template.yaml', vals));
-    editTemplateCopy(join(k.cwd, 'new-cp-template.yaml'), 'demo-cp-template-v4.2', SERVER_GENERATED, (spec) => (spec.imageName = 'alauda-os-v4.2-k8s-v1.32.3'));
-    await k.ok(cmd(upgrade, 'kubectl apply -f new-cp-template.yaml', vals));
-    const oldCp = cps().map((m) => m.metadata.name);
-    // `kubectl edit` of the four fields (KCP-3), as a merge patch.
-    const edit = { spec: { version: 'v1.32.3', machineTemplate: { infrastructureRef: { name: 'demo-cp-template-v4.2' } }, kubeadmConfigSpec: { clusterConfiguration: { dns: { imageTag: 'v1.11.3' }, etcd: { local: { imageTag: '3.5.16-0' } } } } } };
-    await k.ok(`kubectl patch kubeadmcontrolplane demo-control-plane -n cpaas-system --type='merge' -p='${JSON.stringify(edit)}'`);
-    await advanceUntil(() => cps().some((m) => !oldCp.includes(m.metadata.name)), 'a new control plane machine', '10s');
-    await checkFits(ALL);
-    await shot('hosts-04-cp-rollout');
-    await advanceUntil(rolled(cps, 3, oldCp, 'v1.32.3'), 'the control plane at v1.32.3');
-    await advanceUntil(() => workers().length === 4 && workers().every((m) => m.status?.phase === 'Running' && m.spec.version === 'v1.32.3') && !machines().some((m) => m.metadata.deletionTimestamp), 'every worker at v1.32.3');
+  it('the upgrade document as a guided demo (--auto): the control plane to v1.32.3, Kube-OVN phase by phase; the held workers then go on; at the end every hostname on one screen (KCP-3, OVN-4, UPG-1)', async () => {
+    let printed = '';
+    const results = await runDemo({
+      doc: 'cluster-upgrade',
+      kubeconfig: s.facade.kubeconfigPaths.combined,
+      io: { write: (t) => (printed += t) },
+      afterStep: async (id) => {
+        if (id === 'k8s-edit') {
+          const oldCp = cps().map((m) => m.metadata.name);
+          await advanceUntil(() => cps().some((m) => !oldCp.includes(m.metadata.name)), 'a new control plane machine', '10s');
+          await checkFits(ALL);
+          await shot('hosts-04-cp-rollout');
+        }
+      },
+    });
+    expect(results.filter((r) => r.code !== 0).map((r) => `${r.id}: ${r.out}`)).toEqual([]);
+    expect(results.filter((r) => r.waited === 'stalled').map((r) => r.id)).toEqual([]);
+    // The phases one at a time, in order (OVN-4): Upgrading on the old revision, HealthChecking on the new, Success.
+    const phases = [...printed.matchAll(/^ {5}Installed: (\S+)\n {5}Phase: (\w+)$/gm)].map((m) => `${m[1]} ${m[2]}`);
+    expect(phases.filter((p, i) => p !== phases[i - 1])).toEqual(['v4.1.6 Success', 'v4.1.6 Upgrading', 'v4.2.4 HealthChecking', 'v4.2.4 Success']);
+    await advanceUntil(() => workers().length === 3 && workers().every((m) => m.status?.phase === 'Running' && m.spec.version === 'v1.32.3') && !machines().some((m) => m.metadata.deletionTimestamp), 'every worker at v1.32.3 once the control plane is');
     await advance('1m');
     await checkFits(ALL);
     expect(await page.textContent('#why')).toContain('nothing is waiting');
     await shot('hosts-05-end');
-  }, 240_000);
+  }, 300_000);
 
   it('a stuck detach injected from the page shows on its hostname\'s row, and DiskDetachStuck in the "why" panel and in status (HCS-6, DISK-9)', async () => {
     await page.selectOption('#fault-preset', 'stuck-detach');
     await page.click('#inject');
     await page.waitForSelector('#faults .fault');
-    await k.ok(cmd(worker, '"/spec/replicas"', { ...all, '<new-replica-count>': '3' }));
+    await k.ok(cmd(worker, '"/spec/replicas"', { ...all, '<new-replica-count>': '2' }));
     const deleting = () => machines().find((m) => m.metadata.deletionTimestamp);
     await advanceUntil(() => deleting() !== undefined, 'a worker deleting', '10s');
     await advance('7m');
@@ -251,6 +251,6 @@ describe.skipIf(!haveChromium || !haveKubectl)('hostname view and "why is it wai
     await shot('hosts-06-stuck-detach');
     expect(await status()).toMatch(new RegExp(`HCSMachine cpaas-system/${gone.metadata.name} \\(${host}\\): .*DiskDetachStuck.*\\(DISK-9`));
     await page.click('#release-all');
-    await advanceUntil(() => machines().length === 6, 'the scale-in completes once released', '30s', 40);
+    await advanceUntil(() => machines().length === 5, 'the scale-in completes once released', '30s', 40);
   }, 180_000);
 });
