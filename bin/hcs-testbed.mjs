@@ -38,5 +38,33 @@ async function fromBundle() {
   }
 }
 
+/**
+ * `time` and `status` are one HTTP call to a running serve: run them from the small `lite` bundle (src/cli/lite.ts),
+ * not the full CLI (whose start cost 2–3.5 s a call). Undefined: not such a command, or no lite bundle to be had.
+ */
+async function fromLite() {
+  if (argv[0] !== 'time' && argv[0] !== 'status') return undefined;
+  if (process.env.HCS_TESTBED_CLI_TSX === '1') return undefined;
+  let entry = freshBundle('lite');
+  if (!entry) {
+    try {
+      const { register } = await import('tsx/esm/api');
+      register();
+      entry = await (await import('../src/cli/cli-bundle.ts')).ensureLiteBundle();
+    } catch {
+      return undefined;
+    }
+  }
+  if (!entry) return undefined;
+  try {
+    const main = (await import(pathToFileURL(entry).href)).default.main;
+    return typeof main === 'function' ? main : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const lite = await fromLite();
+if (lite) process.exit(await lite(argv));
 const main = (await fromBundle()) ?? (await fromSources());
 process.exit(await main(argv));

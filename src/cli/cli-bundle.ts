@@ -18,6 +18,14 @@ export const CLI_BUNDLE = {
   external: ['esbuild', 'tsx', 'tsx/*'],
 };
 
+/** `time` and `status` (src/cli/lite.ts): one HTTP call each, without the testbed's start-up. */
+export const LITE_BUNDLE = { name: 'lite', source: 'src/cli/lite.ts', external: [] as string[] };
+
+/** The lite bundle's entry, built now when its sources changed; undefined when it cannot be had. */
+export function ensureLiteBundle(): Promise<string | undefined> {
+  return ensureBundle(LITE_BUNDLE);
+}
+
 /** The CLI bundle's entry, built now when the sources changed; undefined when it cannot be had. */
 export function ensureCliBundle(): Promise<string | undefined> {
   return ensureBundle(CLI_BUNDLE);

@@ -82,6 +82,9 @@ export async function mockHcsCommand(argv: string[]): Promise<number> {
 export const SUBCOMMANDS: Record<string, (argv: string[], write: (s: string) => void) => Promise<number> | number> = {
   serve: async (argv, write) => (await import('./serve.js')).serveMain(argv, write),
   time: async (argv, write) => (await import('./time.js')).timeMain(argv, write),
+  status: async (argv, write) => (await import('./status.js')).statusMain(argv, write),
+  demo: async (argv, write) => (await import('./demo.js')).demoMain(argv, write),
+  catalog: async (argv, write) => (await import('./catalog.js')).catalogMain(argv, write),
   apiserver: apiserverMain,
   crds: crdsMain,
   'mock-hcs': (argv) => mockHcsCommand(argv),

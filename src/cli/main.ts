@@ -40,6 +40,9 @@ Usage:
   hcs-testbed kind up|down [--name N]    a kind cluster with the CRDs (needs Docker; see kind --help)
   hcs-testbed serve [--preset NAME]      a live testbed for the real kubectl and a browser (serve --help)
   hcs-testbed time pause|resume|speed X|advance 5m|next   control serve's clock (time --help)
+  hcs-testbed status                     serve's hostnames now and why anything is waiting (status --help)
+  hcs-testbed demo worker-nodes|cluster-upgrade   a document as a guided demo against serve (demo --help)
+  hcs-testbed catalog                    flavors, images, zones, subnets, OS Support Matrix: the documents' values
   hcs-testbed apiserver                  a real kube-apiserver + etcd with the CRDs (apiserver --help)
   hcs-testbed crds                       print the CRDs as YAML
   hcs-testbed mock-hcs [--port N]        the fake HCS cloud alone (mock-hcs --help)

@@ -10,6 +10,8 @@ import type { KubeadmControlPlane, Machine, MachineDeployment } from '../api/cap
 import { formatDuration } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import { testbedExtension } from '../dashboard/extension.js';
+import { defaultOsSupportMatrix } from '../workload/matrix.js';
+import { catalogSummary, catalogValues } from './catalog.js';
 import { startFacade, type Facade } from '../facade/server.js';
 import { checkSpeed, TimeControl } from '../facade/timecontrol.js';
 import { applyObject, loadManifestPath } from '../manifests/index.js';
@@ -196,6 +198,7 @@ export function banner(s: Served, o: ServeOptions): string {
   }
   lines.push(`API:       ${facade.url}   (TLS, a bearer token; both in the kubeconfig; each workload cluster has its own address, in its context)`);
   lines.push(`dashboard: ${facade.dashboardUrl}   (open it in a browser; it keeps the token in a cookie)`);
+  lines.push(...catalogSummary(catalogValues(s.tb.cloud.catalog(), defaultOsSupportMatrix().rows)));
   lines.push('');
   lines.push(`export KUBECONFIG=${files.combined}`);
   if (files.clientCert) lines.push(`(or KUBECONFIG=${files.clientCert}: the same contexts, logged in by a client certificate: kubernetes-admin, O=kubeadm:cluster-admins)`);
@@ -214,6 +217,7 @@ export function banner(s: Served, o: ServeOptions): string {
   lines.push('');
   lines.push(`time: ${s.time.running ? `running, ${o.speed} virtual s per wall s` : 'paused (--speed 0)'}, now ${new Date(s.tb.clock.now()).toISOString()}`);
   lines.push(`      hcs-testbed time pause|resume|speed X|advance 5m|next --kubeconfig ${files.combined}`);
+  lines.push(`status: hcs-testbed status --kubeconfig ${files.combined}   (every hostname now, and why anything is waiting)`);
   lines.push('Ctrl-C stops.');
   return lines.join('\n') + '\n';
 }

@@ -30,7 +30,7 @@ Where the server is:
 Exit codes: 0 done, 1 the server refused or could not be reached, 2 bad usage.
 `;
 
-interface Target {
+export interface Target {
   server: string;
   token?: string;
   ca?: string;
@@ -58,7 +58,7 @@ export function targetFromKubeconfig(file: string): Target {
   return { server: cluster.cluster.server, ...(user?.user.token ? { token: user.user.token } : {}), ...(caData ? { ca: Buffer.from(caData, 'base64').toString('utf8') } : {}) };
 }
 
-function call(t: Target, method: string, path: string, body?: unknown): Promise<{ code: number; json: unknown }> {
+export function call(t: Target, method: string, path: string, body?: unknown): Promise<{ code: number; json: unknown }> {
   const url = new URL(path, t.server.endsWith('/') ? t.server : `${t.server}/`);
   const payload = body === undefined ? undefined : JSON.stringify(body);
   const headers: Record<string, string> = { Accept: 'application/json', ...(payload ? { 'Content-Type': 'application/json' } : {}), ...(t.token ? { Authorization: `Bearer ${t.token}` } : {}) };
@@ -88,6 +88,21 @@ function describe(s: { iso?: string; paused?: boolean; speed?: number; nextDue?:
   const next = s.nextDue !== undefined && s.now !== undefined ? `, next timer in ${formatDuration(Math.max(0, s.nextDue - s.now))}` : '';
   const moved = s.movedMs !== undefined ? ` (moved ${formatDuration(s.movedMs)})` : '';
   return `virtual time ${s.iso}${moved}: ${s.paused || s.speed === 0 ? 'paused' : `running at ${s.speed}x`}${next}\n`;
+}
+
+/** The server to call: --server/--token, else the kubeconfig's management context (--kubeconfig or $KUBECONFIG). Throws a usage message. */
+export function resolveTarget(v: { kubeconfig?: string; server?: string; token?: string }): Target {
+  const kc = v.kubeconfig ?? process.env.KUBECONFIG?.split(':')[0];
+  const fromKc = kc ? targetFromKubeconfig(kc) : undefined;
+  const server = v.server ?? fromKc?.server;
+  if (!server) throw new Error('where is the server? give --server URL or --kubeconfig FILE (or set KUBECONFIG to the file serve printed)');
+  try {
+    new URL(server);
+  } catch {
+    throw new Error(`--server: not a URL: "${server}"`);
+  }
+  const token = v.token ?? fromKc?.token;
+  return { server, ...(token ? { token } : {}), ...(fromKc?.ca ? { ca: fromKc.ca } : {}) };
 }
 
 export async function timeMain(argv: string[], write: (s: string) => void): Promise<number> {
@@ -141,17 +156,7 @@ export async function timeMain(argv: string[], write: (s: string) => void): Prom
   if (['status', 'pause', 'resume', 'next'].includes(op) && arg !== undefined) return usage(`${op} takes no argument, got "${arg}"`);
   let target: Target;
   try {
-    const kc = parsed.values.kubeconfig ?? process.env.KUBECONFIG?.split(':')[0];
-    const fromKc = kc ? targetFromKubeconfig(kc) : undefined;
-    const server = parsed.values.server ?? fromKc?.server;
-    if (!server) return usage('where is the server? give --server URL or --kubeconfig FILE (or set KUBECONFIG to the file serve printed)');
-    try {
-      new URL(server);
-    } catch {
-      return usage(`--server: not a URL: "${server}"`);
-    }
-    const token = parsed.values.token ?? fromKc?.token;
-    target = { server, ...(token ? { token } : {}), ...(fromKc?.ca ? { ca: fromKc.ca } : {}) };
+    target = resolveTarget(parsed.values);
   } catch (e) {
     return usage(errorMessage(e));
   }

@@ -7,6 +7,7 @@
  *   GET  /_testbed/static/*      the page's script and style (plain files, no build step)
  *   GET  /_testbed/stream        server-sent events: view, kevent, log (src/dashboard/feed.ts)
  *   GET  /_testbed/view          the current view as JSON
+ *   GET  /_testbed/status        hostnames now and the stalls ("why is it waiting?"): hcs-testbed status
  *   *    /_testbed/time[/...]    the live clock (src/dashboard/time-api.ts)
  *   GET  /_testbed/faults        the fault rules in force; POST {preset} or {rule} injects (HCS-6)
  *   GET  /_testbed/faults/presets
@@ -83,6 +84,11 @@ export function testbedExtension(parts: ExtensionParts): TestbedExtension {
         if (sub === '/view' && method === 'GET') {
           const d = needDashboard();
           return json(reply, 200, computeView({ mgmt: d.mgmt, cloud: d.cloud, events: d.events, time: () => parts.time.status() }));
+        }
+        if (sub === '/status' && method === 'GET') {
+          const d = needDashboard();
+          const v = computeView({ mgmt: d.mgmt, cloud: d.cloud, events: d.events, time: () => parts.time.status() });
+          return json(reply, 200, { time: v.time, hosts: v.hosts, why: v.why });
         }
         if (sub === '/faults/presets' && method === 'GET') return json(reply, 200, Object.fromEntries(Object.entries(FAULT_PRESETS).map(([k, p]) => [k, { title: p.title, rule: p.rule }])));
         if (sub === '/faults') {

@@ -10,7 +10,10 @@ import type { EventLog } from '../core/events.js';
 import type { EmbeddedStore } from '../kube/embedded-store.js';
 import type { KubeObject } from '../kube/types.js';
 import { timelineSvg } from '../report/html.js';
+import { renderHostnames } from '../report/hostnames-svg.js';
 import type { TimeStatus } from '../facade/timecontrol.js';
+import { whyWaiting, WHY_KINDS, type Stall } from '../status/why.js';
+import { hostPicture } from './hosts.js';
 
 export interface ViewSources {
   mgmt: EmbeddedStore;
@@ -31,6 +34,19 @@ export interface DashboardView {
   volumes: { id: string; name: string; status: string; attachedTo: string; attachedToName: string; persistent: boolean }[];
   faults: { id: string; service: string; operation: string; effect: string; fired: number }[];
   timeline: string;
+  /** The hostname view (the page's main picture) and what each row holds now. */
+  hostnames: string;
+  hosts: { pool: string; role: string; hostname: string; ip: string; status: string; machine: string; phase: string; version: string; disks: { slot: number; state: string; volume: string; server?: string }[] }[];
+  /** "Why is it waiting?": every object not progressing (src/status/why.ts). */
+  why: Stall[];
+}
+
+/** Width of the hostname picture: the page's 1440 px less its margins. */
+export const HOSTNAMES_WIDTH = 1400;
+
+/** The stalls of the management cluster now (the page, `hcs-testbed status`). */
+export function stallsOf(mgmt: EmbeddedStore): Stall[] {
+  return whyWaiting(Object.fromEntries(WHY_KINDS.map((k) => [k, mgmt.listSync<KubeObject>(k)])));
 }
 
 const ns = (o: KubeObject): string => o.metadata.namespace ?? '';
@@ -110,6 +126,8 @@ export function computeView(src: ViewSources): DashboardView {
     .listVolumes()
     .map((v) => ({ id: v.id, name: v.name, status: v.status, attachedTo: v.attachedTo ?? '', attachedToName: v.attachedTo ? (serverName.get(v.attachedTo) ?? v.attachedTo) : '', persistent: v.metadata['hcs.io/persistent'] === 'true' }))
     .sort((a, b) => (a.name < b.name ? -1 : 1));
+  const pic = hostPicture(mgmt, cloud, src.events.all(), time.now);
+  const hosts = pic.pools.flatMap((p) => p.rows.map((r) => ({ pool: p.name, role: p.role, hostname: r.hostname, ip: r.ip, status: r.now.status, machine: r.now.machine ?? '', phase: r.now.phase ?? '', version: r.now.version ?? '', disks: r.now.disks })));
   const faults = cloud.faults.list().map((f) => ({ id: f.id, service: f.service, operation: f.operation, effect: f.effect.type, fired: f.fired ?? 0 }));
   return {
     time,
@@ -123,5 +141,8 @@ export function computeView(src: ViewSources): DashboardView {
     volumes,
     faults,
     timeline: timelineSvg(src.events.all(), { until: time.now, width: 1200 }),
+    hostnames: renderHostnames(pic, HOSTNAMES_WIDTH).svg,
+    hosts,
+    why: stallsOf(mgmt),
   };
 }

@@ -3,7 +3,7 @@ import type { LogEvent } from '../core/events.js';
 import { vtime } from './console.js';
 import { CHAR_W, elide, LABEL_W, LANE_GAP, LANE_H, legendRows, MARKER_COLORS, STATE_COLORS, timelineModel, xOf, type Marker, type TimelineModel, type TimelineOptions } from './timeline.js';
 
-function esc(s: string): string {
+export function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
@@ -18,7 +18,7 @@ export function span(ms: number): string {
 }
 
 /** Dark text on light fills, white on dark ones. */
-function ink(fill: string): string {
+export function ink(fill: string): string {
   const n = parseInt(fill.slice(1), 16);
   const lum = 0.299 * ((n >> 16) & 255) + 0.587 * ((n >> 8) & 255) + 0.114 * (n & 255);
   return lum > 150 ? '#1f2328' : '#ffffff';

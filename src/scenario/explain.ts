@@ -14,6 +14,7 @@ import type { LogEvent } from '../core/events.js';
 import { persistentDiskIdentity, type HCSMachineConfigPool } from '../api/hcs.js';
 import { listShared } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
+import { stallLines, whyWaiting, WHY_KINDS } from '../status/why.js';
 import type { World } from './world.js';
 
 function line(e: LogEvent): string {
@@ -51,8 +52,15 @@ export function guestBlockers(world: World, events: readonly LogEvent[]): string
   return out.sort();
 }
 
+/** "Why is it waiting?" (src/status/why.ts, the dashboard's panel and `hcs-testbed status`): the stalls now, one line each. */
+export async function whyWaitingLines(world: World): Promise<string[]> {
+  const objects = Object.fromEntries(await Promise.all(WHY_KINDS.map(async (k) => [k, await listShared<KubeObject>(world.mgmt, k)] as const)));
+  const stalls = whyWaiting(objects);
+  return stalls.length ? ['why is it waiting (conditions):', ...stallLines(stalls)] : [];
+}
+
 export async function explainFailure(world: World, events: readonly LogEvent[], sinceSeq: number): Promise<string[]> {
-  const out: string[] = [];
+  const out: string[] = [...(await whyWaitingLines(world))];
   const warnings = new Map<string, LogEvent>();
   for (const e of events) {
     if (e.seq < sinceSeq || e.data?.eventType !== 'Warning') continue;

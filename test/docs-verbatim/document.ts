@@ -1,5 +1,6 @@
 /**
- * The kubectl commands of a procedure document, taken from the document
+ * The kubectl commands of a procedure document (extracted by
+ * src/demo/document.ts, shared with the guided demo), taken from the document
  * itself (test/docs-verbatim/seeds/, copies of the seeds SPEC.md is built
  * from), so that a test types them as written and notices when the
  * document changes.
@@ -17,49 +18,11 @@
  * from the values a test gives (its table); a placeholder without a value
  * is an error, and nothing else of the command is touched.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parse, stringify } from 'yaml';
+import { extractCommands, fill, SEEDS_DIR, type DocCommand, type Placeholders } from '../../src/demo/document.js';
 
-export const SEEDS_DIR = join(fileURLToPath(new URL('.', import.meta.url)), 'seeds');
-export const WORKER_DOC = '000_e99b31504f290b7f.txt';
-export const UPGRADE_DOC = '004_65166b788b802341.txt';
-
-export interface DocCommand {
-  /** 1-based line of the command's first line in the document. */
-  line: number;
-  /** The command as written (placeholders included). */
-  text: string;
-}
-
-/** Every kubectl command line (with its continuations) of a document, in order. */
-export function extractCommands(doc: string): DocCommand[] {
-  const lines = doc.split('\n');
-  const out: DocCommand[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const first = lines[i]!.trimStart();
-    if (!first.startsWith('kubectl ')) continue;
-    const parts = [first.trimEnd()];
-    const line = i + 1;
-    while (parts[parts.length - 1]!.endsWith('\\') && i + 1 < lines.length) parts.push(lines[++i]!.trimEnd());
-    out.push({ line, text: parts.join('\n') });
-  }
-  return out;
-}
-
-export type Placeholders = Record<string, string>;
-
-const PLACEHOLDER = /<[a-z0-9][a-z0-9.-]*>/g;
-
-/** Replace the placeholders of `text` from `values`; every placeholder must have one. */
-export function fill(text: string, values: Placeholders): string {
-  return text.replace(PLACEHOLDER, (p) => {
-    const v = values[p];
-    if (v === undefined) throw new Error(`no value for the placeholder ${p} in: ${text}`);
-    return v;
-  });
-}
+export { extractCommands, fill, SEEDS_DIR, UPGRADE_DOC, WORKER_DOC, type DocCommand, type Placeholders } from '../../src/demo/document.js';
 
 export class SeedDocument {
   readonly text: string;
@@ -114,26 +77,4 @@ export class SeedDocument {
   }
 }
 
-/**
- * A person's edit of a copied HCSMachineTemplate as the documents describe it (TPL-5):
- * metadata.name → `newName`, the fields the document lists removed (`metadata.uid`, `status`, or
- * `kubectl.kubernetes.io/last-applied-configuration` for that annotation), the runtime identity
- * fields checked empty (TPL-4), then `change` on spec.template.spec.
- */
-export function editTemplateCopy(file: string, newName: string, remove: string[], change: (spec: Record<string, unknown>) => void): void {
-  type Copy = { metadata: Record<string, unknown> & { annotations?: Record<string, string> }; spec: { template: { spec: Record<string, unknown> } }; status?: unknown };
-  const t = parse(readFileSync(file, 'utf8')) as Copy;
-  t.metadata.name = newName;
-  for (const f of remove) {
-    if (f === 'status') delete t.status;
-    else if (f.startsWith('metadata.')) delete t.metadata[f.slice('metadata.'.length)];
-    else if (t.metadata.annotations) {
-      delete t.metadata.annotations[f];
-      if (Object.keys(t.metadata.annotations).length === 0) delete t.metadata.annotations;
-    }
-  }
-  const spec = t.spec.template.spec;
-  if (spec.providerID || spec.serverId) throw new Error(`${file}: the copy carries providerID/serverId (TPL-4)`);
-  change(spec);
-  writeFileSync(file, stringify(t));
-}
+export { editTemplateCopy } from '../../src/demo/document.js';

@@ -62,8 +62,39 @@
       span.appendChild(b);
       faults.appendChild(span);
     }
+    // The hostname view (SVG drawn by the server from our own data only) and the "why" panel.
+    $('hostnames').innerHTML = v.hostnames;
+    renderWhy(v.why);
     // The timeline SVG is drawn by the server (src/report/html.ts timelineSvg, the report's lanes) from our own data only.
     $('timeline').innerHTML = v.timeline;
+  }
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  function renderWhy(stalls) {
+    const ul = $('why');
+    const frag = document.createDocumentFragment();
+    if (!stalls.length) frag.appendChild(el('li', 'none', 'nothing is waiting'));
+    for (const s of stalls) {
+      const li = el('li', 'stall ' + s.category);
+      li.dataset.kind = s.kind;
+      li.dataset.name = s.name;
+      li.dataset.reason = s.reason;
+      if (s.hostname) li.dataset.hostname = s.hostname;
+      li.appendChild(el('span', 'obj', s.kind + ' ' + s.name + (s.hostname ? ' (' + s.hostname + ')' : '')));
+      li.appendChild(el('span', 'reason', s.condition + '=False ' + s.reason));
+      for (const c of s.checks) li.appendChild(el('span', 'check', c));
+      for (const r of s.rules) li.appendChild(el('span', 'rule', r));
+      li.appendChild(el('span', 'msg', s.summary));
+      li.title = s.message;
+      frag.appendChild(li);
+    }
+    ul.replaceChildren(frag);
   }
 
   async function post(path, body) {

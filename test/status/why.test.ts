@@ -1,0 +1,112 @@
+/**
+ * "Why is it waiting?" (src/status/why.ts): the reasons read from conditions,
+ * named with their check names and SPEC rules; work in progress is not a
+ * stall; a condition mirrored into Ready is listed once. The same reasons in
+ * `hcs-testbed status`'s text and in the scenario runner's failure output.
+ */
+import { describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../src/kube/types.js';
+import { statusText } from '../../src/cli/status.js';
+import { loadScenario } from '../../src/scenario/parse.js';
+import { runScenario } from '../../src/scenario/runner.js';
+import { embeddedTestbedFactory } from '../../src/testbed/index.js';
+import { preflightChecks, stallLines, whyWaiting } from '../../src/status/why.js';
+
+const obj = (kind: string, name: string, conditions: Record<string, string>[], status: Record<string, unknown> = {}): KubeObject =>
+  ({ apiVersion: 'v1', kind, metadata: { name, namespace: 'cpaas-system' }, status: { ...status, conditions } }) as unknown as KubeObject;
+
+// The message Cluster API writes for the two version-skew checks (machineset_preflight.go), as src/capi/machineset-preflight.ts does.
+const SKEW =
+  'MachineSet version (1.32.3) and ControlPlane version (1.31.6) do not conform to the kubernetes version skew policy as MachineSet version is higher than ControlPlane version ("KubernetesVersionSkew" preflight check failed); MachineSet version (1.32.3) and ControlPlane version (1.31.6) do not conform to kubeadm version skew policy as kubeadm only supports joining with the same major+minor version as the control plane ("KubeadmVersionSkew" preflight check failed)';
+
+describe('whyWaiting', () => {
+  it('MachineSet preflight: the check names and UPG-1/UPG-3, from MachinesCreated (not its Ready summary)', () => {
+    const ms = obj('MachineSet', 'demo-md-0-abc', [
+      { type: 'Ready', status: 'False', reason: 'PreflightCheckFailed', severity: 'Warning', message: '2/3 Machines ready' },
+      { type: 'MachinesCreated', status: 'False', reason: 'PreflightCheckFailed', severity: 'Error', message: SKEW },
+    ]);
+    const s = whyWaiting({ MachineSet: [ms] });
+    expect(s).toHaveLength(1);
+    expect(s[0]).toMatchObject({ kind: 'MachineSet', name: 'demo-md-0-abc', condition: 'MachinesCreated', category: 'preflight', checks: ['KubernetesVersionSkew', 'KubeadmVersionSkew'], rules: ['UPG-1', 'UPG-3'] });
+    expect(stallLines(s)[0]).toContain('[KubernetesVersionSkew, KubeadmVersionSkew] (UPG-1 UPG-3)');
+  });
+
+  it('HCSMachine reasons: pool entry, stuck detach, image, quota; the hostname and the rule IDs the message names', () => {
+    const hm = (name: string, reason: string, message: string) => obj('HCSMachine', name, [{ type: 'InstanceReady', status: 'False', reason, message, severity: 'Warning' }, { type: 'Ready', status: 'False', reason, message }], { hostname: `${name}-host` });
+    const s = whyWaiting({
+      HCSMachine: [
+        hm('a', 'NoFreePoolEntry', 'no free config pool entry in HCSMachineConfigPool demo-worker-pool (POOL-2, POOL-3)'),
+        hm('b', 'DiskDetachStuck', 'persistent disk detach … (DISK-9)'),
+        hm('c', 'ImageNotFound', 'TPL-6: image "x" (spec.imageName) does not exist in HCS'),
+        hm('d', 'QuotaExceeded', 'HCS refused to create server d: Ecs.0001 quota'),
+      ],
+    });
+    expect(s.map((x) => [x.name, x.category, x.rules, x.hostname])).toEqual([
+      ['a', 'pool', ['POOL-2', 'POOL-3'], 'a-host'],
+      ['b', 'disk', ['DISK-9'], 'b-host'],
+      ['c', 'image', ['TPL-6'], 'c-host'],
+      ['d', 'quota', ['OPS-2'], 'd-host'],
+    ]);
+  });
+
+  it('etcd quorum on the KubeadmControlPlane (KCP-5)', () => {
+    const s = whyWaiting({ KubeadmControlPlane: [obj('KubeadmControlPlane', 'demo-control-plane', [{ type: 'EtcdClusterHealthy', status: 'False', reason: 'EtcdClusterUnhealthy', severity: 'Error', message: 'Following Machines are reporting etcd member errors: m1' }])] });
+    expect(s.map((x) => [x.category, x.rules])).toEqual([['etcd', ['KCP-5']]]);
+  });
+
+  it('negative: progress (provisioning, detaching under its limit, scaling, a rollout, a MachineSet coming up) and True conditions are no stall', () => {
+    const s = whyWaiting({
+      HCSMachine: [obj('HCSMachine', 'p', [{ type: 'InstanceReady', status: 'False', reason: 'InstanceProvisioning', severity: 'Info' }, { type: 'InstanceReady', status: 'False', reason: 'DetachingDisks' }, { type: 'InstanceReady', status: 'False', reason: 'WaitingForOwner', severity: 'Warning' }])],
+      MachineSet: [obj('MachineSet', 'ms', [{ type: 'Ready', status: 'False', reason: 'ScalingOrWaitingForNodes', severity: 'Warning', message: '2/3 Machines ready' }, { type: 'MachinesCreated', status: 'True' }])],
+      KubeadmControlPlane: [obj('KubeadmControlPlane', 'k', [{ type: 'Resized', status: 'False', reason: 'ScalingUp', severity: 'Warning' }, { type: 'MachinesSpecUpToDate', status: 'False', reason: 'RollingUpdateInProgress', severity: 'Warning' }])],
+      MachineDeployment: [obj('MachineDeployment', 'md', [{ type: 'Available', status: 'True' }])],
+    });
+    expect(s).toEqual([]);
+  });
+
+  it('an unknown reason counts only with severity Warning or Error', () => {
+    expect(whyWaiting({ Cluster: [obj('Cluster', 'c', [{ type: 'X', status: 'False', reason: 'Odd', severity: 'Info' }])] })).toEqual([]);
+    expect(whyWaiting({ Cluster: [obj('Cluster', 'c', [{ type: 'X', status: 'False', reason: 'Odd', severity: 'Error', message: 'see NET-3' }])] })).toMatchObject([{ category: 'other', rules: ['NET-3'] }]);
+  });
+
+  it('preflightChecks reads the names out of the message', () => {
+    expect(preflightChecks(SKEW)).toEqual(['KubernetesVersionSkew', 'KubeadmVersionSkew']);
+    expect(preflightChecks('KubeadmControlPlane cpaas-system/demo is upgrading ("ControlPlaneIsStable" preflight check failed)')).toEqual(['ControlPlaneIsStable']);
+    expect(preflightChecks('nothing here')).toEqual([]);
+  });
+});
+
+describe('hcs-testbed status text', () => {
+  it('every hostname with its machine (free / disk kept marked), then the stalls', () => {
+    const ms = obj('MachineSet', 'demo-md-0-abc', [{ type: 'MachinesCreated', status: 'False', reason: 'PreflightCheckFailed', severity: 'Error', message: SKEW }]);
+    const text = statusText({
+      time: { iso: '2026-01-01T00:00:00.000Z', paused: true, speed: 10 },
+      hosts: [
+        { pool: 'demo-worker-pool', role: 'workers', hostname: 'demo-worker-1', ip: '192.168.10.11', status: 'serving', machine: 'demo-md-0-abc-xyz', phase: 'Running', version: 'v1.31.6', disks: [{ slot: 0, state: 'in-use', volume: 'demo-demo-worker-1-pd0', server: 'demo-md-0-abc-xyz' }] },
+        { pool: 'demo-worker-pool', role: 'workers', hostname: 'demo-worker-2', ip: '192.168.10.12', status: 'kept', machine: '', phase: '', version: '', disks: [{ slot: 0, state: 'available', volume: 'demo-demo-worker-2-pd0' }] },
+        { pool: 'demo-worker-pool', role: 'workers', hostname: 'demo-worker-3', ip: '192.168.10.13', status: 'free', machine: '', phase: '', version: '', disks: [] },
+      ],
+      why: whyWaiting({ MachineSet: [ms] }),
+    });
+    expect(text).toContain('virtual time 2026-01-01T00:00:00.000Z: paused');
+    expect(text).toMatch(/^ {2}demo-worker-1\s+192\.168\.10\.11\s+demo-md-0-abc-xyz\s+Running\s+v1\.31\.6\s+pd0 demo-demo-worker-1-pd0 in-use on demo-md-0-abc-xyz$/m);
+    expect(text).toMatch(/^ {2}demo-worker-2\s+192\.168\.10\.12\s+\(free, disk kept\)\s+-\s+-\s+pd0 demo-demo-worker-2-pd0 available$/m);
+    expect(text).toMatch(/^ {2}demo-worker-3\s+192\.168\.10\.13\s+\(free\)\s+-\s+-\s+-$/m);
+    expect(text).toMatch(/^why is it waiting\?\n {2}MachineSet cpaas-system\/demo-md-0-abc: .*\[KubernetesVersionSkew, KubeadmVersionSkew\] \(UPG-1 UPG-3\)$/m);
+  });
+});
+
+describe('the scenario runner\'s failure output', () => {
+  it('a wait that cannot pass lists the stall first: NoFreePoolEntry with its hostname-less machine and POOL-2', async () => {
+    const r = await runScenario(loadScenario('test/status/fixtures/stalled-scale-out.yaml'), embeddedTestbedFactory());
+    expect(r.ok).toBe(false);
+    const failed = r.steps.find((s) => !s.ok)!;
+    const at = failed.detail.indexOf('why is it waiting (conditions):');
+    expect(at, failed.detail.join('\n')).toBeGreaterThanOrEqual(0);
+    // Before the other explanations (Warning events, all non-True conditions, the cloud).
+    expect(failed.detail.indexOf('cloud at the failure:')).toBeGreaterThan(at);
+    const section = failed.detail.slice(at + 1);
+    expect(section.slice(0, section.findIndex((l) => !l.startsWith('  '))), failed.detail.join('\n')).toHaveLength(1); // the one stall; no WaitingFor… noise
+    expect(failed.detail[at + 1]).toMatch(/^ {2}HCSMachine cpaas-system\/demo-md-0-\S+: .*no free pool entry.* — (PoolEntryBound|InstanceReady|Ready)=False NoFreePoolEntry \(POOL-2/);
+  }, 120_000);
+});
