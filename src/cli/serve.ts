@@ -54,6 +54,9 @@ export const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '
 
 export class UsageError extends Error {}
 
+/** Wall ms of controller work between two turns of the event loop once serving (docs/demo.md). */
+export const SERVE_YIELD_SLICE_MS = 50;
+
 export interface ServeOptions {
   manifests: string[];
   speed: number;
@@ -159,6 +162,8 @@ export async function startServe(o: ServeOptions): Promise<Served> {
     const r = await tb.sim.runUntil(() => allUp(tb).ok, 2 * 3_600_000);
     const up = allUp(tb);
     const bringUp = { machines: up.machines, running: up.running, virtualMs: tb.clock.now() - v0, wallMs: Date.now() - wall0, ok: r.ok };
+    // From now on HTTP requests share the event loop with the controllers: a drain lets them in every 50 ms (Manager.setYieldSlice).
+    tb.env.manager.setYieldSlice(SERVE_YIELD_SLICE_MS);
     time = new TimeControl(tb.sim, { speed: o.speed, paused: o.speed === 0, ...(o.tickMs !== undefined ? { tickMs: o.tickMs } : {}), ...(o.wallNow ? { wallNow: o.wallNow } : {}) });
     facade = await startFacade({ mgmt: tb.env.mgmt, workloads: tb.env.workloads, logs: tb.env.logs, clock: tb.clock, port: o.port, host: o.host, kubeconfigDir: o.kubeconfigDir, extension: testbedExtension({ time, dashboard: { mgmt: tb.env.mgmt, cloud: tb.cloud, events: tb.env.events, logs: tb.env.logs } }) });
     const f = facade;
