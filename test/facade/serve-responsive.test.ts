@@ -105,7 +105,6 @@ describe.skipIf(!haveKubectl)('issue 24: a valid write cannot hang serve (the re
       await new Promise((res) => setTimeout(res, 100));
     }
     const worst = Math.max(...samples);
-    // eslint-disable-next-line no-console -- the measured figure, for the report
     console.log(`/healthz during the scale-up: ${samples.length} answers, worst ${worst.toFixed(0)} ms, median ${samples.sort((a, b) => a - b)[samples.length >> 1]!.toFixed(0)} ms`);
     expect(samples.length).toBeGreaterThan(20);
     expect(worst).toBeLessThan(1_000);
