@@ -8,7 +8,7 @@
  * deployments. Errors are metav1.Status objects. See docs/kube.md.
  */
 import { X509Certificate } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -34,6 +34,7 @@ import { PortForwards, type ClusterCaSource, type EtcdCaSource } from './etcd-fo
 import type { WorkloadEtcd } from './etcd-members.js';
 import { checkCreate, checkWrite, jsonDepth, MAX_BODY_DEPTH, valueDepth } from './validate.js';
 import { statusClientError } from './client-error.js';
+import { writeKubeconfigFiles, type KubeconfigCluster, type KubeconfigFiles } from './kubeconfig-files.js';
 import { deleteOptions, impersonationRefusal, isDryRun, selfSubjectAccessReview, selfSubjectRulesReview } from './access.js';
 import { toTable, type IncludeObject } from './tables.js';
 import { decodeKubeProtobuf, PROTOBUF_CONTENT_TYPE, ProtobufError } from './protobuf.js';
@@ -81,15 +82,6 @@ export interface FacadeExtension {
   close?(): void;
 }
 
-export interface KubeconfigFiles {
-  /** One file, contexts "management" (current) and one per workload cluster (its name). */
-  combined: string;
-  management: string;
-  /** "namespace/name" -> file whose current context is that workload cluster. */
-  workloads: Record<string, string>;
-  /** TLS only: the same contexts with a client certificate (kubernetes-admin, O=kubeadm:cluster-admins) instead of the token. */
-  clientCert?: string;
-}
 
 export interface Facade {
   url: string;
@@ -285,7 +277,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
         return reply.code(303).header('Set-Cookie', `${TOKEN_COOKIE}=${encodeURIComponent(token)}; Path=/; HttpOnly; SameSite=Strict${secure}`).header('Location', '/').send();
       }
       if (path === '/' && /\btext\/html\b/.test(String(req.headers.accept ?? ''))) {
-        return reply.code(401).type('text/html; charset=utf-8').send('<!doctype html><title>hcs-testbed</title><p>Unauthorized. Open the dashboard address that <code>hcs-testbed serve</code> printed (it ends in <code>/?token=…</code>).</p>\n');
+        return reply.code(401).type('text/html; charset=utf-8').send('<!doctype html><title>hcs-testbed</title><p>Unauthorized. Open the login address in the <code>dashboard-url</code> file that <code>hcs-testbed serve</code> names (it ends in <code>/?token=…</code>).</p>\n');
       }
       return reply.code(401).type('application/json').send(UNAUTHORIZED);
     }
@@ -690,40 +682,11 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     const d = dir ?? lastDir ?? (defaultDir ??= mkdtempSync(join(tmpdir(), 'hcs-facade-')));
     lastDir = d;
     mkdirSync(d, { recursive: true });
-    const clusters = [{ name: 'management', server: url }, ...(workloads?.names() ?? []).map((k) => {
+    const clusters: KubeconfigCluster[] = [{ name: 'management', server: url }, ...(workloads?.names() ?? []).map((k) => {
       const [ns, n] = k.split('/') as [string, string];
       return { name: n, key: k, server: clusterUrl(ns, n) };
     })];
-    const b64 = (pem: string): string => Buffer.from(pem).toString('base64');
-    const user = (cert: boolean) => (cert && adminCert ? { name: CERT_USER.username, user: { 'client-certificate-data': b64(adminCert.certPem), 'client-key-data': b64(adminCert.keyPem) } } : { name: 'testbed-admin', user: { token } });
-    const render = (current: string, cert = false): string =>
-      JSON.stringify(
-        {
-          apiVersion: 'v1',
-          kind: 'Config',
-          // Over TLS the CA is given; client-node refuses plain http unless insecure-skip-tls-verify is set (kubectl does not mind).
-          clusters: clusters.map((c) => ({ name: c.name, cluster: { server: c.server, ...(tls ? { 'certificate-authority-data': Buffer.from(tls.ca.certPem).toString('base64') } : { 'insecure-skip-tls-verify': true }) } })),
-          users: [user(cert)],
-          contexts: clusters.map((c) => ({ name: c.name, context: { cluster: c.name, user: user(cert).name } })),
-          'current-context': current,
-          preferences: {},
-        },
-        null,
-        2,
-      ) + '\n';
-    const files: KubeconfigFiles = { combined: join(d, 'kubeconfig'), management: join(d, 'management.kubeconfig'), workloads: {} };
-    writeFileSync(files.combined, render('management'));
-    writeFileSync(files.management, render('management'));
-    if (adminCert) {
-      files.clientCert = join(d, 'client-cert.kubeconfig');
-      writeFileSync(files.clientCert, render('management', true));
-    }
-    for (const c of clusters.slice(1) as { name: string; key: string }[]) {
-      const f = join(d, `${c.key.replace('/', '-')}.kubeconfig`);
-      writeFileSync(f, render(c.name));
-      files.workloads[c.key] = f;
-    }
-    return files;
+    return writeKubeconfigFiles(d, { clusters, token, ...(tls ? { caPem: tls.ca.certPem } : {}), ...(adminCert ? { adminCert: { username: CERT_USER.username, ...adminCert } } : {}) });
   };
 
   let kubeconfigPaths = writeKubeconfig();

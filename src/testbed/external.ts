@@ -20,6 +20,7 @@ import { resolve, join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { defaultCloudConfig, type MockHcs } from '../../mock-hcs/src/index.js';
 import { loopbackTls } from '../facade/auth.js';
+import { writeSecretFile } from '../core/secret-file.js';
 
 export const CAPI_MODES = ['embedded', 'upstream', 'external'] as const;
 export type CapiMode = (typeof CAPI_MODES)[number];
@@ -126,7 +127,8 @@ export function writeExternalInfo(dir: string, front: CloudFront, mgmt: { kubeco
   const info: ExternalInfo = { cloudUrl: front.url, caFile, ak: p.ak, sk: p.sk, projectId: p.id, region: p.region, kubeconfig: resolve(mgmt.kubeconfig), ...(mgmt.context ? { context: mgmt.context } : {}), namespace };
   const env = join(dir, 'provider.env');
   const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
-  writeFileSync(
+  // AK/SK: 0600, also over an existing file (src/core/secret-file.ts; issue 24).
+  writeSecretFile(
     env,
     [
       '# hcs-testbed run --provider external: what your provider needs (hcs-testbed provider reads these variables)',
@@ -141,9 +143,8 @@ export function writeExternalInfo(dir: string, front: CloudFront, mgmt: { kubeco
       `HCS_NAMESPACE=${q(info.namespace)}`,
       '',
     ].join('\n'),
-    { mode: 0o600 },
   );
   const json = join(dir, 'provider.json');
-  writeFileSync(json, JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
+  writeSecretFile(json, JSON.stringify(info, null, 2) + '\n');
   return { env, json, info };
 }
