@@ -36,6 +36,22 @@ import { machinesToDelete } from './delete-policy.js';
 import { PREFLIGHT_FAILED_REQUEUE_MS, scaleUpPreflightChecks, type ControlPlaneView } from './machineset-preflight.js';
 import { CAPI_DEPLOYMENT, sameJson, groupOf, keyFor, markFalse, markTrue, splitKey } from './util.js';
 
+/**
+ * Most Machines one reconcile creates or deletes; the rest follow in the next
+ * reconciles (the Machine watch requeues the MachineSet). A testbed bound, not
+ * Cluster API's: upstream syncReplicas creates all `diff` Machines in one loop
+ * (cluster-api internal/controllers/machineset/machineset_controller.go,
+ * syncReplicas / createMachines: `for i := range diff`); on a real cluster that
+ * loop is paced by the manager's client rate limiter (--kube-api-qps 20,
+ * --kube-api-burst 30) and runs in another process than the apiserver. Here
+ * controllers and the facade share one event loop, so a valid but huge
+ * spec.replicas (2147483647) must not become one unbounded reconcile. The value
+ * is the ReplicaSet controller's burstReplicas (kubernetes
+ * pkg/controller/replicaset/replica_set.go: BurstReplicas = 500, at most that
+ * many Pods created or deleted per sync): below it nothing changes.
+ */
+export const MACHINESET_BURST = 500;
+
 /** Upstream DisableMachineCreateAnnotation: set to "true" by the MachineDeployment on old MachineSets with the OnDelete strategy. */
 export const ANN_DISABLE_MACHINE_CREATE = 'cluster.x-k8s.io/disable-machine-create';
 
@@ -468,14 +484,20 @@ export class MachineSetReconciler implements Controller {
     } else if (diff < 0 && (await this.preflightBlocks(ms, cluster, status))) {
       return { requeueAfter: PREFLIGHT_FAILED_REQUEUE_MS };
     } else if (diff < 0) {
-      this.log.info('Too few replicas', { machineset: keyFor(ms), need: want, creating: -diff });
-      for (let i = 0; i < -diff; i++) await this.createMachine(ms);
+      const creating = Math.min(-diff, MACHINESET_BURST);
+      this.log.info('Too few replicas', { machineset: keyFor(ms), need: want, creating });
+      for (let i = 0; i < creating; i++) {
+        await this.createMachine(ms);
+        const turn = this.ctx.manager.yieldIfDue();
+        if (turn) await turn;
+      }
       status.conditions = markTrue(status.conditions, 'MachinesCreated', now);
     } else if (diff > 0) {
       // Without the list, at least `diff` of the Machines are being deleted: every policy ranks them first
       // (MUST_DELETE, above any other priority), so every victim would be one of them, and those are skipped below.
-      const victims = have.machines ? machinesToDelete(have.machines, diff, ms.spec.deletePolicy, now) : [];
-      this.log.info('Too many replicas', { machineset: keyFor(ms), need: want, deleting: diff, policy: ms.spec.deletePolicy ?? 'Random' });
+      const deleting = Math.min(diff, MACHINESET_BURST);
+      const victims = have.machines ? machinesToDelete(have.machines, deleting, ms.spec.deletePolicy, now) : [];
+      this.log.info('Too many replicas', { machineset: keyFor(ms), need: want, deleting, policy: ms.spec.deletePolicy ?? 'Random' });
       for (const m of victims) {
         if (isDeleting(m)) continue;
         await this.ctx.mgmt.delete({ kind: 'Machine', namespace: m.metadata.namespace, name: m.metadata.name }, { ignoreNotFound: true });
@@ -487,6 +509,8 @@ export class MachineSetReconciler implements Controller {
           rules: ['MD-4'],
         });
         await this.ctx.recorder.record('capi', 'machineset-controller', ms, 'Normal', 'SuccessfulDelete', `Deleted machine "${m.metadata.name}"`);
+        const turn = this.ctx.manager.yieldIfDue();
+        if (turn) await turn;
       }
     }
   }

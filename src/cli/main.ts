@@ -23,6 +23,9 @@ import { exploreMain } from './explore.js';
 import { runParallel } from './jobs.js';
 import { WorkerPool } from '../explore/pool.js';
 import { defaultJobs } from '../explore/pool.js';
+
+/** validate/run print at most this many input errors, then the count of the rest (issue 24). */
+export const MAX_PRINTED_ERRORS = 100;
 import { embeddedFactory, loadPlugin } from '../explore/plugin.js';
 import { armScenarioSchedule } from '../explore/schedule.js';
 import { sweep } from '../scenario/seeds.js';
@@ -348,11 +351,13 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
         scenarios.push(loadScenario(relative(process.cwd(), resolve(f)) || f, undefined, loadOpts));
       } catch (e) {
         const list = e instanceof ScenarioErrors ? e.errors : [e];
-        errors += list.length;
-        for (const x of list) write(`error: ${errorMessage(x)}\n`);
+        // The first MAX_PRINTED_ERRORS are printed, the rest counted (100,000 unknown keys are not 100,000 lines).
+        for (const x of list.slice(0, Math.max(0, MAX_PRINTED_ERRORS - errors))) write(`error: ${errorMessage(x)}\n`);
+        errors += list.length + (e instanceof ScenarioErrors ? e.more : 0);
       }
     }
     if (errors) {
+      if (errors > MAX_PRINTED_ERRORS) write(`… and ${errors - MAX_PRINTED_ERRORS} more error${errors - MAX_PRINTED_ERRORS === 1 ? '' : 's'} not shown (the first ${MAX_PRINTED_ERRORS} are above)\n`);
       write(`${errors} error${errors === 1 ? '' : 's'} in ${files.length - scenarios.length} of ${files.length} scenario file${files.length === 1 ? '' : 's'}\n`);
       return 2;
     }

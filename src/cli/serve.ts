@@ -16,6 +16,7 @@ import { startFacade, type Facade } from '../facade/server.js';
 import { checkSpeed, TimeControl } from '../facade/timecontrol.js';
 import { applyObject, loadManifestPath } from '../manifests/index.js';
 import { createTestbed, type Testbed } from '../testbed/index.js';
+import { writeSecretFile } from '../core/secret-file.js';
 
 export const SERVE_HELP = `hcs-testbed serve — a live testbed for the real kubectl and a browser
 
@@ -55,6 +56,9 @@ export const PRESETS: Record<string, string> = {
 export const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 
 export class UsageError extends Error {}
+
+/** Wall ms of controller work between two turns of the event loop once serving (docs/demo.md). */
+export const SERVE_YIELD_SLICE_MS = 50;
 
 export interface ServeOptions {
   manifests: string[];
@@ -132,6 +136,8 @@ export interface Served {
   tb: Testbed;
   facade: Facade;
   time: TimeControl;
+  /** The file (0600) holding the dashboard's login address: the token is not printed (issue 24). */
+  dashboardUrlFile: string;
   /** What bring-up did (for the banner). */
   bringUp: { machines: number; running: number; virtualMs: number; wallMs: number; ok: boolean };
   close(): Promise<void>;
@@ -161,9 +167,14 @@ export async function startServe(o: ServeOptions): Promise<Served> {
     const r = await tb.sim.runUntil(() => allUp(tb).ok, 2 * 3_600_000);
     const up = allUp(tb);
     const bringUp = { machines: up.machines, running: up.running, virtualMs: tb.clock.now() - v0, wallMs: Date.now() - wall0, ok: r.ok };
+    // From now on HTTP requests share the event loop with the controllers: a drain lets them in every 50 ms (Manager.setYieldSlice).
+    tb.env.manager.setYieldSlice(SERVE_YIELD_SLICE_MS);
     time = new TimeControl(tb.sim, { speed: o.speed, paused: o.speed === 0, ...(o.tickMs !== undefined ? { tickMs: o.tickMs } : {}), ...(o.wallNow ? { wallNow: o.wallNow } : {}) });
     facade = await startFacade({ mgmt: tb.env.mgmt, workloads: tb.env.workloads, logs: tb.env.logs, clock: tb.clock, port: o.port, host: o.host, kubeconfigDir: o.kubeconfigDir, extension: testbedExtension({ time, dashboard: { mgmt: tb.env.mgmt, cloud: tb.cloud, events: tb.env.events, logs: tb.env.logs } }) });
     const f = facade;
+    // The login address carries the token: into a 0600 file, not onto stdout (CI logs keep stdout).
+    const dashboardUrlFile = join(o.kubeconfigDir, 'dashboard-url');
+    writeSecretFile(dashboardUrlFile, `${f.dashboardUrl}\n`);
     // New workload clusters get their contexts.
     tb.env.workloads.onCreate(() => queueMicrotask(() => f.writeKubeconfig()));
     const t = time;
@@ -172,6 +183,7 @@ export async function startServe(o: ServeOptions): Promise<Served> {
       facade,
       time,
       bringUp,
+      dashboardUrlFile,
       close: async () => {
         t.close();
         await t.idle();
@@ -197,7 +209,8 @@ export function banner(s: Served, o: ServeOptions): string {
     lines.push(`brought up: ${bringUp.running}/${bringUp.machines} machines Running after ${formatDuration(bringUp.virtualMs)} of virtual time (${(bringUp.wallMs / 1000).toFixed(1)} s wall)${bringUp.ok ? '' : ' — NOT all up within 2h of virtual time; see kubectl get machines -A'}`);
   }
   lines.push(`API:       ${facade.url}   (TLS, a bearer token; both in the kubeconfig; each workload cluster has its own address, in its context)`);
-  lines.push(`dashboard: ${facade.dashboardUrl}   (open it in a browser; it keeps the token in a cookie)`);
+  lines.push(`dashboard: ${facade.url}/   (log in once with the address in ${s.dashboardUrlFile}, readable by you only:`);
+  lines.push(`           xdg-open "$(cat ${s.dashboardUrlFile})"; the browser then keeps the token in a cookie)`);
   lines.push(...catalogSummary(catalogValues(s.tb.cloud.catalog(), defaultOsSupportMatrix().rows)));
   lines.push('');
   lines.push(`export KUBECONFIG=${files.combined}`);

@@ -60,7 +60,8 @@ export function targetFromKubeconfig(file: string): Target {
 
 export function call(t: Target, method: string, path: string, body?: unknown): Promise<{ code: number; json: unknown }> {
   const url = new URL(path, t.server.endsWith('/') ? t.server : `${t.server}/`);
-  const payload = body === undefined ? undefined : JSON.stringify(body);
+  // A control call is JSON, even without arguments (src/dashboard/control-guard.ts).
+  const payload = body === undefined ? (method === 'GET' ? undefined : '{}') : JSON.stringify(body);
   const headers: Record<string, string> = { Accept: 'application/json', ...(payload ? { 'Content-Type': 'application/json' } : {}), ...(t.token ? { Authorization: `Bearer ${t.token}` } : {}) };
   return new Promise((resolveCall, reject) => {
     const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method, headers, ...(t.ca ? { ca: t.ca } : {}), timeout: 60_000 }, (res) => {

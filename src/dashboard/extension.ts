@@ -13,6 +13,9 @@
  *   GET  /_testbed/faults/presets
  *   POST /_testbed/faults/release        remove every rule, complete stuck transitions
  *   POST /_testbed/faults/{id}/release   remove one rule, complete stuck transitions
+ *
+ * Every call but GET/HEAD is a control call: same origin, a loopback Host and
+ * Content-Type: application/json, or a 403/415 Status (control-guard.ts).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,6 +27,7 @@ import { DashboardFeed, type FeedSources } from './feed.js';
 import { FAULT_PRESETS, injectFault, releaseFault } from './faults.js';
 import { ApiError, jsonBody, timeRequest } from './time-api.js';
 import { computeView } from './view.js';
+import { checkControlCall, isControlCall } from './control-guard.js';
 
 export interface ExtensionParts {
   time: TimeControl;
@@ -63,6 +67,8 @@ export function testbedExtension(parts: ExtensionParts): TestbedExtension {
       }
       if (path !== PREFIX && !path.startsWith(`${PREFIX}/`)) return undefined;
       try {
+        // Control calls (they pause time, inject faults): same origin, a loopback Host, JSON only (control-guard.ts).
+        if (isControlCall(method)) checkControlCall(req);
         const sub = path.slice(PREFIX.length);
         if (sub === '/time' || sub.startsWith('/time/')) {
           const out = await timeRequest(parts.time, method, sub.slice('/time'.length), method === 'POST' ? jsonBody(req.body) : {}, query);

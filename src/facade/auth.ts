@@ -13,7 +13,7 @@
  * Requests with neither are refused 401 with the apiserver's Status, except
  * /healthz, /livez, /readyz and /version, which a kubeadm apiserver shows to
  * anyone (system:public-info-viewer). The dashboard's browser holds the token
- * in an HttpOnly cookie, set by opening the URL `serve` prints (/?token=...).
+ * in an HttpOnly cookie, set by opening the login URL `serve` writes to its dashboard-url file (0600; /?token=...).
  *
  * TLS (optional, on in `hcs-testbed serve`): a CA and a serving certificate
  * for 127.0.0.1/localhost from src/pki, valid from the wall time (clients

@@ -14,6 +14,7 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { statusClientError } from './client-error.js';
 import type { AddressInfo, Socket } from 'node:net';
 import type { TlsOptions } from 'node:tls';
 
@@ -56,6 +57,7 @@ export class WorkloadListeners {
     const server = this.opts.tls ? createHttpsServer(this.opts.tls, handler) : createHttpServer(handler);
     this.servers.add(server);
     const upgrade = this.opts.upgrade;
+    server.on('clientError', statusClientError);
     if (upgrade) server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => upgrade(key, req, socket, head));
     const p = new Promise<string>((resolve, reject) => {
       server.once('error', reject);

@@ -90,9 +90,29 @@ const SCHEMAS: Record<string, Schema> = {
     6: { name: 'ignoreStoreReadErrorWithClusterBreakingPotential', type: 'bool' },
   },
   Preconditions: { 1: { name: 'uid', type: 'string' }, 2: { name: 'resourceVersion', type: 'string' } },
+  // core/v1 Namespace (k8s.io/api core/v1 generated.proto): `kubectl create namespace` sends it as protobuf.
+  Namespace: { 1: { name: 'metadata', type: 'message', of: 'ObjectMeta' }, 2: { name: 'spec', type: 'message', of: 'NamespaceSpec' }, 3: { name: 'status', type: 'message', of: 'NamespaceStatus' } },
+  NamespaceSpec: { 1: { name: 'finalizers', type: 'repeated-string' } },
+  NamespaceStatus: { 1: { name: 'phase', type: 'string' } },
+  // authorization.k8s.io/v1 (k8s.io/api authorization/v1 generated.proto): `kubectl auth can-i [--list]` sends these as protobuf
+  // (field selector / label selector attributes, 8 and 9, are not decoded: the facade allows everything anyway).
+  SelfSubjectAccessReview: { 1: { name: 'metadata', type: 'message', of: 'ObjectMeta' }, 2: { name: 'spec', type: 'message', of: 'SelfSubjectAccessReviewSpec' } },
+  SelfSubjectAccessReviewSpec: { 1: { name: 'resourceAttributes', type: 'message', of: 'ResourceAttributes' }, 2: { name: 'nonResourceAttributes', type: 'message', of: 'NonResourceAttributes' } },
+  ResourceAttributes: {
+    1: { name: 'namespace', type: 'string' },
+    2: { name: 'verb', type: 'string' },
+    3: { name: 'group', type: 'string' },
+    4: { name: 'version', type: 'string' },
+    5: { name: 'resource', type: 'string' },
+    6: { name: 'subresource', type: 'string' },
+    7: { name: 'name', type: 'string' },
+  },
+  NonResourceAttributes: { 1: { name: 'path', type: 'string' }, 2: { name: 'verb', type: 'string' } },
+  SelfSubjectRulesReview: { 1: { name: 'metadata', type: 'message', of: 'ObjectMeta' }, 2: { name: 'spec', type: 'message', of: 'SelfSubjectRulesReviewSpec' } },
+  SelfSubjectRulesReviewSpec: { 1: { name: 'namespace', type: 'string' } },
 };
 /** Schemas of embedded messages only, not kinds a body may carry. */
-const PARTS = new Set(['ObjectMeta', 'OwnerReference', 'PolicyRule', 'Subject', 'RoleRef', 'DeleteOptions', 'Preconditions']);
+const PARTS = new Set(['ObjectMeta', 'OwnerReference', 'PolicyRule', 'Subject', 'RoleRef', 'Preconditions', 'NamespaceSpec', 'NamespaceStatus', 'SelfSubjectAccessReviewSpec', 'ResourceAttributes', 'NonResourceAttributes', 'SelfSubjectRulesReviewSpec']);
 
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);

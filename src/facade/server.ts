@@ -8,7 +8,7 @@
  * deployments. Errors are metav1.Status objects. See docs/kube.md.
  */
 import { X509Certificate } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -33,6 +33,9 @@ import { routeToWorkload, WorkloadListeners } from './listeners.js';
 import { PortForwards, type ClusterCaSource, type EtcdCaSource } from './etcd-forward.js';
 import type { WorkloadEtcd } from './etcd-members.js';
 import { checkCreate, checkWrite, jsonDepth, MAX_BODY_DEPTH, valueDepth } from './validate.js';
+import { statusClientError } from './client-error.js';
+import { writeKubeconfigFiles, type KubeconfigCluster, type KubeconfigFiles } from './kubeconfig-files.js';
+import { deleteOptions, impersonationRefusal, isDryRun, selfSubjectAccessReview, selfSubjectRulesReview } from './access.js';
 import { toTable, type IncludeObject } from './tables.js';
 import { decodeKubeProtobuf, PROTOBUF_CONTENT_TYPE, ProtobufError } from './protobuf.js';
 import { ensureManagementNode } from '../workload/management.js';
@@ -79,15 +82,6 @@ export interface FacadeExtension {
   close?(): void;
 }
 
-export interface KubeconfigFiles {
-  /** One file, contexts "management" (current) and one per workload cluster (its name). */
-  combined: string;
-  management: string;
-  /** "namespace/name" -> file whose current context is that workload cluster. */
-  workloads: Record<string, string>;
-  /** TLS only: the same contexts with a client certificate (kubernetes-admin, O=kubeadm:cluster-admins) instead of the token. */
-  clientCert?: string;
-}
 
 export interface Facade {
   url: string;
@@ -173,13 +167,19 @@ function wantsTable(req: FastifyRequest): boolean {
   return /as=Table/.test(String(req.headers.accept ?? ''));
 }
 
-function writeOptions(q: Query, warnings: string[]): WriteOptions {
+function writeOptions(q: Query, params: URLSearchParams, verb: 'Create' | 'Patch' | 'Update', warnings: string[]): WriteOptions {
   const fv = q.fieldValidation;
   return {
-    ...(q.dryRun === 'All' ? { dryRun: true } : {}),
+    ...(isDryRun(params, verb) ? { dryRun: true } : {}),
     ...(fv === 'Strict' || fv === 'Warn' || fv === 'Ignore' ? { fieldValidation: fv } : {}),
     warnings,
   };
+}
+
+/** Whether the request carries a body (a DELETE may, with DeleteOptions). */
+function hasBody(req: FastifyRequest): boolean {
+  if (Buffer.isBuffer(req.body)) return req.body.length > 0;
+  return typeof req.body === 'string' && req.body.trim() !== '';
 }
 
 function parseBody(req: FastifyRequest): unknown {
@@ -218,6 +218,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
   const app = Fastify({
     logger: false,
     forceCloseConnections: true,
+    clientErrorHandler: statusClientError,
     bodyLimit: 16 * 1024 * 1024,
     // A URL fastify cannot route (bad percent-encoding, ...) is a Status too.
     frameworkErrors: (err: Error, _req: FastifyRequest, reply: FastifyReply) => {
@@ -263,6 +264,11 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     let path = url.pathname.replace(/\/+$/, '') || '/';
     const browserPath = path === '/' || path === '/_testbed' || path.startsWith('/_testbed/');
     const who = identify(req, token, browserPath, clientCa);
+    if (who) {
+      // kubectl --as: refused with a Status, never served as the admin (src/facade/access.ts).
+      const refused = impersonationRefusal(req, who);
+      if (refused) return send(reply, status(refused.code, refused.reason, refused.message, refused.details).status);
+    }
     if (!PUBLIC_PATHS.has(path) && !who) {
       // The dashboard's link carries the token once: keep it in an HttpOnly cookie and drop it from the address.
       const given = url.searchParams.get('token');
@@ -271,7 +277,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
         return reply.code(303).header('Set-Cookie', `${TOKEN_COOKIE}=${encodeURIComponent(token)}; Path=/; HttpOnly; SameSite=Strict${secure}`).header('Location', '/').send();
       }
       if (path === '/' && /\btext\/html\b/.test(String(req.headers.accept ?? ''))) {
-        return reply.code(401).type('text/html; charset=utf-8').send('<!doctype html><title>hcs-testbed</title><p>Unauthorized. Open the dashboard address that <code>hcs-testbed serve</code> printed (it ends in <code>/?token=…</code>).</p>\n');
+        return reply.code(401).type('text/html; charset=utf-8').send('<!doctype html><title>hcs-testbed</title><p>Unauthorized. Open the login address in the <code>dashboard-url</code> file that <code>hcs-testbed serve</code> names (it ends in <code>/?token=…</code>).</p>\n');
       }
       return reply.code(401).type('application/json').send(UNAUTHORIZED);
     }
@@ -299,6 +305,10 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     }
     let target: Target | undefined;
     try {
+      // Discovery, OpenAPI, / and /version are read-only: another verb (DELETE /api with a body, ...) is a 405 Status.
+      if (req.method !== 'GET' && req.method !== 'HEAD' && (path === '/' || path === '/version' || path === '/api' || path === '/apis' || path === '/api/v1' || path.startsWith('/openapi/') || /^\/apis\/[^/]+(\/[^/]+)?$/.test(path))) {
+        throw status(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+      }
       switch (path) {
         case '/':
           // What the apiserver answers at / (metav1.RootPaths); Cluster API's cluster cache probes it.
@@ -322,6 +332,13 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
           // kubectl auth whoami: the request's own user (a token, or a client certificate's CN and O).
           if (req.method !== 'POST') throw status(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
           return reply.code(201).send(selfSubjectReview(who!, rfc3339(clock.now())));
+        case '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews':
+          // kubectl auth can-i (src/facade/access.ts).
+          if (req.method !== 'POST') throw status(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+          return reply.code(201).send(selfSubjectAccessReview(parseBody(req), who!));
+        case '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews':
+          if (req.method !== 'POST') throw status(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+          return reply.code(201).send(selfSubjectRulesReview(parseBody(req)));
       }
       let mm: RegExpExecArray | null;
       if ((mm = /^\/openapi\/v3\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))$/.exec(path))) {
@@ -343,7 +360,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
       target = resolve(store, path);
       if (!target) throw status(404, 'NotFound', 'the server could not find the requested resource');
       if ((target.info.kind === 'Deployment' || target.info.kind === 'Pod') && store === mgmt) await ensureControllers();
-      return await serve(req, reply, target, q);
+      return await serve(req, reply, target, q, url.searchParams);
     } catch (e) {
       return send(reply, toStatus(e, target?.info, target?.name));
     }
@@ -377,7 +394,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     return { store, info, ...(namespace ? { namespace } : {}), ...(rest[1] ? { name: rest[1] } : {}), ...(rest[2] ? { sub: rest[2] } : {}) };
   }
 
-  async function serve(req: FastifyRequest, reply: FastifyReply, t: Target, q: Query): Promise<FastifyReply> {
+  async function serve(req: FastifyRequest, reply: FastifyReply, t: Target, q: Query, params: URLSearchParams): Promise<FastifyReply> {
     const { store, info, namespace, name, sub } = t;
     const method = req.method.toUpperCase();
     const warnings: string[] = [];
@@ -398,7 +415,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
       const ct = String(req.headers['content-type'] ?? '').split(';')[0]!.trim();
       const patchType = ct === 'application/json-patch+json' ? 'json' : ct === 'application/merge-patch+json' || ct === 'application/strategic-merge-patch+json' ? 'merge' : undefined;
       const ref = { kind: info.kind, ...(namespace ? { namespace } : {}), name };
-      return done(200, await serveScale(store, ref, info.plural, method, () => parseBody(req), patchType, writeOptions(q, warnings)));
+      return done(200, await serveScale(store, ref, info.plural, method, () => parseBody(req), patchType, writeOptions(q, params, method === 'PATCH' ? 'Patch' : 'Update', warnings)));
     }
     const includeObject = (q.includeObject as IncludeObject | undefined) ?? 'Metadata';
     const ref = { kind: info.kind, namespace: info.namespaced ? namespace : undefined, name: name ?? '' };
@@ -416,7 +433,10 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
       checkBody(body, info, namespace);
       checkCreate(body);
       checkWrite(body, info);
-      const created = await store.create({ ...body, metadata: { ...body.metadata, ...(info.namespaced ? { namespace: namespace ?? body.metadata.namespace ?? 'default' } : {}) } }, writeOptions(q, warnings));
+      const wo = writeOptions(q, params, 'Create', warnings);
+      const ns = info.namespaced ? namespace ?? body.metadata.namespace ?? 'default' : undefined;
+      if (ns !== undefined) namespaceAdmits(store, ns);
+      const created = await store.create({ ...body, metadata: { ...body.metadata, ...(ns !== undefined ? { namespace: ns } : {}) } }, wo);
       return done(201, created);
     }
     switch (method) {
@@ -432,14 +452,14 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
         checkBody(body, info, namespace);
         if (body.metadata?.name !== name) throw status(400, 'BadRequest', `the name of the object (${body.metadata?.name ?? ''}) does not match the name on the URL (${name})`);
         checkWrite(body, info);
-        const wo = writeOptions(q, warnings);
+        const wo = writeOptions(q, params, 'Update', warnings);
         const obj = { ...body, metadata: { ...body.metadata, ...(info.namespaced ? { namespace } : {}) } };
         const out = sub === 'status' ? await store.updateStatus(obj, wo) : await store.update(obj, wo);
         return done(200, out);
       }
       case 'PATCH': {
         const ct = String(req.headers['content-type'] ?? '').split(';')[0]!.trim();
-        const wo = writeOptions(q, warnings);
+        const wo = writeOptions(q, params, 'Patch', warnings);
         const subOpt = sub === 'status' ? { subresource: 'status' as const } : {};
         const patchWith = async (type: 'json' | 'merge'): Promise<FastifyReply> => {
           const p = parseBody(req);
@@ -457,8 +477,16 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
         throw unsupportedMedia(ct);
       }
       case 'DELETE': {
+        // kubectl delete --dry-run=server sends DeleteOptions {dryRun: ["All"]} in the body; ?dryRun=All works too.
+        const opts = deleteOptions(hasBody(req) ? parseBody(req) : undefined);
+        const dry = isDryRun(params, 'Delete', opts.dryRun);
         const before = store.getSync(ref);
         if (!before) throw KubeApiError.notFound(info.plural, name);
+        if (dry) {
+          // What the delete would leave: marked for deletion while finalizers remain, else the object as it was.
+          const wouldWait = (before.metadata.finalizers?.length ?? 0) > 0;
+          return done(200, wouldWait ? { ...before, metadata: { ...before.metadata, deletionTimestamp: before.metadata.deletionTimestamp ?? rfc3339(clock.now()), deletionGracePeriodSeconds: 0 } } : before);
+        }
         await store.delete(ref);
         const after = store.getSync(ref);
         return done(200, after ?? { ...before, metadata: { ...before.metadata } });
@@ -466,6 +494,18 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
       default:
         throw status(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
     }
+  }
+
+  /**
+   * NamespaceLifecycle admission, as the apiserver runs it on every create of
+   * a namespaced object: the namespace must exist (404 NotFound namespaces
+   * "x") and not be terminating (403 Forbidden,
+   * k8s.io/apiserver pkg/admission/plugin/namespace/lifecycle).
+   */
+  function namespaceAdmits(store: EmbeddedStore, ns: string): void {
+    const n = store.getSync({ kind: 'Namespace', name: ns });
+    if (!n) throw status(404, 'NotFound', `namespaces "${ns}" not found`, { name: ns, kind: 'namespaces' });
+    if (n.metadata.deletionTimestamp) throw status(403, 'Forbidden', `unable to create new content in namespace ${ns} because it is being terminated`, { name: ns, kind: 'namespaces', causes: [{ reason: 'NamespaceTerminating', message: `namespace ${ns} is being terminated`, field: 'metadata.namespace' }] });
   }
 
   /** Apply a patch to a copy first: what it would write must pass checkWrite, or nothing is written (a 422, not a 500 after the fact). */
@@ -479,6 +519,12 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
       return; // the store answers a patch that does not apply with its own error
     }
     if (typeof next !== 'object' || next === null || Array.isArray(next)) throw status(422, 'Invalid', `${qualified(info)} "${ref.name}" is invalid: the patch does not leave an object`);
+    // A patch cannot take away or change what the object is ({"kind": null} was a 500 after the fact).
+    for (const f of ['kind', 'apiVersion'] as const) {
+      const was = (cur as unknown as Record<string, unknown>)[f];
+      const now = (next as Record<string, unknown>)[f];
+      if (now !== was) throw status(422, 'Invalid', `${qualified(info)} "${ref.name}" is invalid: ${f}: Invalid value: ${JSON.stringify(now ?? null)}: a patch may not remove or change ${f} (it is ${JSON.stringify(was)})`, { name: ref.name, group: info.group, kind: info.kind, causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(now ?? null)}: may not be removed or changed`, field: f }] });
+    }
     checkWrite(next as KubeObject, info);
   }
 
@@ -504,6 +550,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     const cur = store.getSync(ref);
     type WithFields = { managedFields?: ManagedFieldsEntry[] };
     if (!cur) {
+      if (ref.namespace) namespaceAdmits(store, ref.namespace);
       checkCreate(body);
       checkWrite(body, info);
       const managedFields = withApplyEntry(undefined, manager, body, clock.now());
@@ -635,40 +682,11 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     const d = dir ?? lastDir ?? (defaultDir ??= mkdtempSync(join(tmpdir(), 'hcs-facade-')));
     lastDir = d;
     mkdirSync(d, { recursive: true });
-    const clusters = [{ name: 'management', server: url }, ...(workloads?.names() ?? []).map((k) => {
+    const clusters: KubeconfigCluster[] = [{ name: 'management', server: url }, ...(workloads?.names() ?? []).map((k) => {
       const [ns, n] = k.split('/') as [string, string];
       return { name: n, key: k, server: clusterUrl(ns, n) };
     })];
-    const b64 = (pem: string): string => Buffer.from(pem).toString('base64');
-    const user = (cert: boolean) => (cert && adminCert ? { name: CERT_USER.username, user: { 'client-certificate-data': b64(adminCert.certPem), 'client-key-data': b64(adminCert.keyPem) } } : { name: 'testbed-admin', user: { token } });
-    const render = (current: string, cert = false): string =>
-      JSON.stringify(
-        {
-          apiVersion: 'v1',
-          kind: 'Config',
-          // Over TLS the CA is given; client-node refuses plain http unless insecure-skip-tls-verify is set (kubectl does not mind).
-          clusters: clusters.map((c) => ({ name: c.name, cluster: { server: c.server, ...(tls ? { 'certificate-authority-data': Buffer.from(tls.ca.certPem).toString('base64') } : { 'insecure-skip-tls-verify': true }) } })),
-          users: [user(cert)],
-          contexts: clusters.map((c) => ({ name: c.name, context: { cluster: c.name, user: user(cert).name } })),
-          'current-context': current,
-          preferences: {},
-        },
-        null,
-        2,
-      ) + '\n';
-    const files: KubeconfigFiles = { combined: join(d, 'kubeconfig'), management: join(d, 'management.kubeconfig'), workloads: {} };
-    writeFileSync(files.combined, render('management'));
-    writeFileSync(files.management, render('management'));
-    if (adminCert) {
-      files.clientCert = join(d, 'client-cert.kubeconfig');
-      writeFileSync(files.clientCert, render('management', true));
-    }
-    for (const c of clusters.slice(1) as { name: string; key: string }[]) {
-      const f = join(d, `${c.key.replace('/', '-')}.kubeconfig`);
-      writeFileSync(f, render(c.name));
-      files.workloads[c.key] = f;
-    }
-    return files;
+    return writeKubeconfigFiles(d, { clusters, token, ...(tls ? { caPem: tls.ca.certPem } : {}), ...(adminCert ? { adminCert: { username: CERT_USER.username, ...adminCert } } : {}) });
   };
 
   let kubeconfigPaths = writeKubeconfig();

@@ -19,6 +19,7 @@ import { stringify } from 'yaml';
 import { SeededRng } from '../core/rng.js';
 import { generateCA, issueCertificate, type CertKeyPair } from '../pki/index.js';
 import { findKubeBinaries, type KubeBinaries } from './binaries.js';
+import { writeSecretFile } from '../core/secret-file.js';
 
 export interface ControlPlaneOptions {
   binaries?: KubeBinaries;
@@ -188,8 +189,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     };
     writeFileSync(files.ca, ca.certPem);
     writeFileSync(files.tlsCert, serving.certPem);
-    writeFileSync(files.tlsKey, serving.keyPem, { mode: 0o600 });
-    writeFileSync(files.saKey, sa.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    writeSecretFile(files.tlsKey, serving.keyPem);
+    writeSecretFile(files.saKey, String(sa.privateKey.export({ type: 'pkcs8', format: 'pem' })));
     writeFileSync(files.saPub, sa.publicKey.export({ type: 'spki', format: 'pem' }));
 
     // ---- etcd
@@ -252,7 +253,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     await waitFor('kube-apiserver /readyz', apiserver, deadline, async () => (await get(`${url}/readyz`, tls)).status === 200);
 
     const kubeconfigPath = join(dir, 'kubeconfig');
-    writeFileSync(kubeconfigPath, kubeconfigYaml('hcs-testbed-real', url, ca, admin), { mode: 0o600 });
+    writeSecretFile(kubeconfigPath, kubeconfigYaml('hcs-testbed-real', url, ca, admin));
 
     const compact = async (): Promise<number> => {
       // etcd's gRPC gateway: read the current revision, compact to it (physical: wait until done).

@@ -26,6 +26,7 @@ import { freePort, get, killGroup, start, waitFor, type Proc } from './apiserver
 import { findCapiBinaries, type CapiBinaries } from './capi-binaries.js';
 import { loadUpstreamCrds } from './capi-crds.js';
 import { installCrds } from './crds.js';
+import { writeSecretFile } from '../core/secret-file.js';
 
 export type ManagerName = 'core' | 'bootstrap' | 'controlplane';
 
@@ -121,7 +122,7 @@ export async function startUpstreamManagers(kubeconfigPath: string, opts: Upstre
       const certDir = join(dir, `${m}-certs`);
       mkdirSync(certDir);
       writeFileSync(join(certDir, 'tls.crt'), serving.certPem);
-      writeFileSync(join(certDir, 'tls.key'), serving.keyPem, { mode: 0o600 });
+      writeSecretFile(join(certDir, 'tls.key'), serving.keyPem);
       const hp = await freePort();
       const wp = await freePort();
       health[m] = `http://127.0.0.1:${hp}`;

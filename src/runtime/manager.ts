@@ -61,6 +61,10 @@ export class Manager {
   private wake: (() => void) | undefined;
   private reconciles = 0;
   private readonly perController = new Map<string, number>();
+  /** Live mode (setYieldSlice): wall ms of reconciles after which drain lets the event loop run. */
+  private yieldSliceMs: number | undefined;
+  /** performance.now() when the event loop last had a turn (live mode). */
+  private sliceStart = 0;
   /** Wall milliseconds spent inside each controller's reconciles (they run one at a time, so this is exact). */
   private readonly wallMs = new Map<string, number>();
 
@@ -93,6 +97,36 @@ export class Manager {
    */
   reconcileWallMs(): Record<string, number> {
     return Object.fromEntries([...this.wallMs].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, Math.round(v)]));
+  }
+
+  /**
+   * Live mode (`hcs-testbed serve`): once a drain has run reconciles for
+   * `ms` of wall time, it lets the event loop run (setImmediate) before the
+   * next reconcile, so that the HTTP servers sharing this process keep
+   * answering however much work the controllers have (a MachineSet asked for
+   * 2147483647 replicas). Only between reconciles: one reconcile at a time
+   * still holds. undefined (the default, and every scenario run): never.
+   * Yielding does not change the order of the work, only when other I/O may
+   * run, so a run without outside writers gives the same event log.
+   */
+  setYieldSlice(ms: number | undefined): void {
+    if (ms !== undefined && (!Number.isFinite(ms) || ms <= 0)) throw new Error(`yield slice must be a positive number of ms, got ${String(ms)}`);
+    this.yieldSliceMs = ms;
+  }
+
+  /**
+   * For a reconcile with a long loop (a MachineSet creating a burst of
+   * Machines): in live mode, once the slice is used up, a promise that
+   * resolves after the event loop had a turn; otherwise undefined (callers
+   * then do not await at all, so scenario runs are unchanged). Other
+   * clients' writes may then land between two of the loop's writes, as they
+   * do on a real apiserver; no other reconcile runs meanwhile.
+   */
+  yieldIfDue(): Promise<void> | undefined {
+    if (this.yieldSliceMs === undefined || performance.now() - this.sliceStart < this.yieldSliceMs) return undefined;
+    return new Promise<void>((r) => setImmediate(r)).then(() => {
+      this.sliceStart = performance.now();
+    });
   }
 
   enqueue(controller: string, key: string): void {
@@ -174,6 +208,7 @@ export class Manager {
     const budget = this.opts.maxReconcilesPerDrain ?? 2_000_000;
     let n = 0;
     const recent: string[] = [];
+    this.sliceStart = performance.now();
     for (let item = this.take(); item !== undefined; item = this.take()) {
       const id = `${item.controller}\u0000${item.key}`;
       this.queued.delete(id);
@@ -206,6 +241,9 @@ export class Manager {
       } finally {
         this.wallMs.set(item.controller, (this.wallMs.get(item.controller) ?? 0) + performance.now() - started);
       }
+      // Between reconciles: a write arriving meanwhile only enqueues (behind the work already queued).
+      const turn = this.yieldIfDue();
+      if (turn) await turn;
     }
     this.queue.length = 0;
     this.head = 0;

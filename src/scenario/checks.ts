@@ -204,6 +204,7 @@ export const CHECKS: Record<string, CheckDef> = {
   machineSets: {
     doc: "The spec.replicas of a MachineDeployment's MachineSets not being deleted, oldest first (creation time, then name), e.g. \"6,1\" (MD-1).",
     rules: ['MD-1'],
+    tier: always,
     params: {
       namespace: { type: 'string', doc: 'namespace (default cpaas-system)' },
       deployment: { type: 'string', required: true, doc: 'MachineDeployment name (label cluster.x-k8s.io/deployment-name)' },

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseDuration } from '../core/clock.js';
+import { formatDuration, parseDuration } from '../core/clock.js';
 import { errorMessage, InputError, inputErrorPrefix } from '../core/errors.js';
 import { RESOURCES } from '../kube/resources.js';
 import { tokenize } from '../kubectl/tokenize.js';
@@ -14,6 +14,14 @@ import { didYouMean, nearest } from './suggest.js';
 import { parseYamlFile, type FieldPath, type SourceDoc } from '../manifests/source.js';
 import type { CheckSpec, Scenario, Step } from './types.js';
 import { parseSchedule } from './schedule.js';
+
+/**
+ * Largest virtual duration one step may take (`advance`, `wait.timeout`,
+ * `crash.downFor`): the library's longest is 2h (a bring-up wait); a day
+ * leaves room for any procedure while `advance: 876000h` (a century of 15 s
+ * requeues, issue 24) is refused with the field named instead of running on.
+ */
+export const MAX_STEP_DURATION_MS = 24 * 3_600_000;
 
 const RULE_IDS = SPEC_RULES.map((r) => r.id);
 const STEP_ACTIONS = ['apply', 'kubectl', 'wait', 'expect', 'write', 'read', 'advance', 'fault', 'crash', 'edit'] as const;
@@ -63,7 +71,11 @@ function isObj(v: unknown): v is Obj {
 
 /** Every error of a scenario file at once (validate prints them all). The first one's file, line and field are this error's. */
 export class ScenarioErrors extends InputError {
-  constructor(readonly errors: InputError[]) {
+  /** `more`: errors found beyond MAX_COLLECTED_ERRORS, counted but not built (no message, no line lookup). */
+  constructor(
+    readonly errors: InputError[],
+    readonly more = 0,
+  ) {
     super(errors[0]!.message.slice(prefixLength(errors[0]!)), errors[0]!.file, errors[0]!.line, errors[0]!.field, errors[0]!.col);
     this.message = errors.map((e) => e.message).join('\n');
     this.name = 'ScenarioErrors';
@@ -78,9 +90,25 @@ function prefixLength(e: InputError): number {
 /** Thrown inside a field's parser after its error was recorded: skip the rest of that field. */
 class Skip extends Error {}
 
+/**
+ * Errors a file's parse builds in full; past this many they are only counted
+ * (ScenarioErrors.more): 100,000 unknown keys would otherwise cost a "did you
+ * mean" search and an Error (with its stack) each. validate prints the first
+ * 100 (src/cli/main.ts) and the total.
+ */
+export const MAX_COLLECTED_ERRORS = 1000;
+
 class Reader {
   readonly errors: InputError[] = [];
+  /** Errors past MAX_COLLECTED_ERRORS: counted only. */
+  dropped = 0;
   constructor(readonly src: SourceDoc) {}
+
+  private full(): boolean {
+    if (this.errors.length < MAX_COLLECTED_ERRORS) return false;
+    this.dropped++;
+    return true;
+  }
 
   fail(path: FieldPath, reason: string): InputError {
     return this.src.error(path, reason);
@@ -88,7 +116,7 @@ class Reader {
 
   /** Record an error and go on with the next field. */
   report(path: FieldPath, reason: string): void {
-    this.errors.push(this.fail(path, reason));
+    if (!this.full()) this.errors.push(this.fail(path, reason));
   }
 
   /** Run a field's parser; its error is recorded and undefined returned, so every error of a file is found in one pass. */
@@ -96,7 +124,10 @@ class Reader {
     try {
       return fn();
     } catch (e) {
-      if (e instanceof ScenarioErrors) this.errors.push(...e.errors);
+      if (e instanceof ScenarioErrors) {
+        this.errors.push(...e.errors);
+        this.dropped += e.more;
+      }
       else if (e instanceof InputError) this.errors.push(e);
       else if (!(e instanceof Skip)) throw e;
       return undefined;
@@ -124,13 +155,18 @@ class Reader {
   }
 
   duration(v: unknown, path: FieldPath): number {
-    if (typeof v === 'number' && v >= 0) return v * 1000;
-    const s = this.str(v, path)!;
-    try {
-      return parseDuration(s);
-    } catch (e) {
-      throw this.fail(path, (e as Error).message);
+    let ms: number;
+    if (typeof v === 'number' && v >= 0) ms = v * 1000;
+    else {
+      const s = this.str(v, path)!;
+      try {
+        ms = parseDuration(s);
+      } catch (e) {
+        throw this.fail(path, (e as Error).message);
+      }
     }
+    if (!(ms <= MAX_STEP_DURATION_MS)) throw this.fail(path, `must be at most ${formatDuration(MAX_STEP_DURATION_MS)} of virtual time, got ${typeof v === 'number' ? `${v} (seconds)` : JSON.stringify(v)}: every periodic requeue and cloud poll runs through it, so a step of years would not end`);
+    return ms;
   }
 
   rules(v: unknown, path: FieldPath, expectable?: readonly string[]): string[] {
@@ -149,7 +185,7 @@ class Reader {
 
   noUnknown(o: Obj, allowed: readonly string[], path: FieldPath): void {
     for (const k of Object.keys(o)) {
-      if (!allowed.includes(k)) this.report([...path, k], `unknown field "${k}"${didYouMean(k, allowed, 'allowed')}`);
+      if (!allowed.includes(k) && !this.full()) this.errors.push(this.fail([...path, k], `unknown field "${k}"${didYouMean(k, allowed, 'allowed')}`));
     }
   }
 }
@@ -264,7 +300,7 @@ export function loadScenario(file: string, text?: string, opts: LoadOptions = {}
   const dirs = searchDirs(base, manifestPath, { manifestDirs: opts.manifestDirs ?? envManifestDirs() });
   if (!Array.isArray(top.steps) || top.steps.length === 0) {
     r.report(['steps'], 'must be a non-empty list of steps');
-    throw new ScenarioErrors(r.errors);
+    throw new ScenarioErrors(r.errors, r.dropped);
   }
   const steps: Step[] = [];
   top.steps.forEach((raw, index) => {
@@ -272,7 +308,7 @@ export function loadScenario(file: string, text?: string, opts: LoadOptions = {}
     if (step) steps.push(step);
   });
   const schedule = top.schedule === undefined ? undefined : r.attempt(() => parseSchedule(top.schedule, (p, reason) => r.fail(p, reason)));
-  if (r.errors.length) throw new ScenarioErrors(r.errors);
+  if (r.errors.length) throw new ScenarioErrors(r.errors, r.dropped);
   return { file, name, description, rules, seed, expectViolations, steps, ...(schedule ? { schedule } : {}) };
 }
 

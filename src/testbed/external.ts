@@ -24,6 +24,7 @@ import { dirname, resolve, join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { defaultCloudConfig, type MockHcs } from '../../mock-hcs/src/index.js';
 import { loopbackTls } from '../facade/auth.js';
+import { writeSecretFile } from '../core/secret-file.js';
 
 export const CAPI_MODES = ['embedded', 'upstream', 'external'] as const;
 export type CapiMode = (typeof CAPI_MODES)[number];
@@ -209,7 +210,8 @@ export function writeExternalInfo(
   };
   const env = join(dir, 'provider.env');
   const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
-  writeAtomic(
+  // AK/SK: 0600, also over an existing file (src/core/secret-file.ts; issue 24).
+  writeSecretFile(
     env,
     [
       '# hcs-testbed run --provider external: what your provider needs (hcs-testbed provider reads these variables)',
@@ -230,7 +232,7 @@ export function writeExternalInfo(
     ].join('\n'),
   );
   const json = join(dir, 'provider.json');
-  writeAtomic(json, JSON.stringify(info, null, 2) + '\n');
+  writeSecretFile(json, JSON.stringify(info, null, 2) + '\n');
   const ready = resolve(o.readyFile ?? join(dir, 'ready'));
   mkdirSync(dirname(ready), { recursive: true });
   writeAtomic(ready, `${resolve(env)}\n`, 0o644);

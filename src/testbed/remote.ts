@@ -18,7 +18,7 @@
  * scenario, every object of the testbed's kinds is deleted (finalizers
  * removed) so that each scenario starts from the same empty cluster.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -42,6 +42,7 @@ import { assembleTestbed, type TestbedOptions, type TestbedParts } from './testb
 import { followProviderLog, readProviderLog, mirrorProviderEvents } from './provider-process.js';
 import { setupServedEtcdFaults } from './etcd-faults.js';
 import { setupUpstreamHarness } from './upstream-harness.js';
+import { writeSecretFile } from '../core/secret-file.js';
 
 /** Kinds the testbed's controllers create, own or read in the management cluster. */
 // Not the built-in groups (core, apps, RBAC, storage): a real cluster's own objects there are not the testbed's to watch or reset.
@@ -251,7 +252,7 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
 function writeKubeconfigCopy(kc: KubeConfig): string {
   const dir = mkdtempSync(join(tmpdir(), 'hcs-testbed-kubeconfig-'));
   const file = join(dir, 'kubeconfig');
-  writeFileSync(file, kc.exportConfig(), { mode: 0o600 });
+  writeSecretFile(file, kc.exportConfig());
   return file;
 }
 

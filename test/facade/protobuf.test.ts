@@ -59,6 +59,13 @@ describe('facade: protobuf request bodies (controller-runtime sends built-in kin
       metadata: { name: 'coredns-abc', namespace: 'kube-system' },
       deleteOptions: { gracePeriodSeconds: 30, preconditions: { uid: 'uid-1', resourceVersion: '42' }, propagationPolicy: 'Background', dryRun: ['All'] },
     });
-    expect(() => decodeKubeProtobuf(envelope('v1', 'DeleteOptions', opts))).toThrow(ProtobufError);
+    // DeleteOptions is also a DELETE's body (delete --dry-run=server from a protobuf client, issue 24); its parts are not bodies.
+    expect(decodeKubeProtobuf(envelope('v1', 'DeleteOptions', opts))).toMatchObject({ kind: 'DeleteOptions', dryRun: ['All'] });
+    expect(() => decodeKubeProtobuf(envelope('v1', 'Preconditions', Buffer.concat([ld(1, 'uid-1')])))).toThrow(ProtobufError);
+  });
+  it('decodes a core/v1 Namespace as `kubectl create namespace` sends it (k8s.io/api core/v1 generated.proto; was 415, issue 24)', () => {
+    const ns = Buffer.concat([ld(1, Buffer.concat([ld(1, 'team-a'), ld(11, Buffer.concat([ld(1, 'env'), ld(2, 'dev')]))])), ld(2, ld(1, 'kubernetes'))]);
+    expect(decodeKubeProtobuf(envelope('v1', 'Namespace', ns))).toEqual({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { env: 'dev' } }, spec: { finalizers: ['kubernetes'] } });
+    expect(() => decodeKubeProtobuf(envelope('v1', 'NamespaceSpec', ld(1, 'kubernetes')))).toThrow(ProtobufError);
   });
 });

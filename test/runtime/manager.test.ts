@@ -75,3 +75,48 @@ describe('Manager', () => {
     expect(log).toEqual(['c:k', 'c:k', 'c:j']);
   });
 });
+
+describe('Manager live mode: setYieldSlice / yieldIfDue (issue 24: serve stays responsive)', () => {
+  /** A controller that burns `ms` of wall time per reconcile and enqueues `more` follow-ups. */
+  const busy = (m: Manager, ms: number, more: number): Controller => ({
+    name: 'busy',
+    async reconcile(key) {
+      const until = performance.now() + ms;
+      while (performance.now() < until) {
+        /* burn */
+      }
+      const n = Number(key);
+      if (n < more) m.enqueue('busy', String(n + 1));
+    },
+  });
+
+  it('without a slice a drain never lets a timer run; with one, the event loop gets turns between reconciles', async () => {
+    for (const slice of [undefined, 20]) {
+      const m = new Manager({ clock: new VirtualClock(0) });
+      m.register(busy(m, 5, 40)); // 41 reconciles of 5 ms
+      m.setYieldSlice(slice);
+      let turns = 0;
+      const t = setInterval(() => turns++, 1);
+      m.enqueue('busy', '0');
+      await m.drain();
+      clearInterval(t);
+      if (slice === undefined) expect(turns).toBe(0);
+      else expect(turns).toBeGreaterThanOrEqual(5);
+    }
+  }, 10_000);
+
+  it('yieldIfDue is undefined (no await) unless a slice is set and used up', async () => {
+    const m = new Manager({ clock: new VirtualClock(0) });
+    expect(m.yieldIfDue()).toBeUndefined();
+    m.setYieldSlice(1);
+    const until = performance.now() + 5;
+    while (performance.now() < until) {
+      /* burn */
+    }
+    const p = m.yieldIfDue();
+    expect(p).toBeInstanceOf(Promise);
+    await p;
+    expect(m.yieldIfDue()).toBeUndefined();
+    expect(() => m.setYieldSlice(0)).toThrow(/positive/);
+  }, 10_000);
+});

@@ -90,10 +90,20 @@ export function prune(value: unknown, schema: JSONSchemaProps | undefined, path 
   return out;
 }
 
+/**
+ * Largest magnitude a JSON number may have and still pass as an integer: the
+ * apiserver decodes a number that is not an int64 literal (1e308, 2.5) as a
+ * float64, and kube-openapi's type validator then takes it for an integer only
+ * when swag/conv.IsFloat64AJSONInteger holds, i.e. |f| <= 2^53 and f whole
+ * (kube-openapi pkg/validation/validate/type.go, typeValidator.Validate).
+ * So `spec.replicas: 1e308` is refused with `must be of type integer: "number"`.
+ */
+const MAX_JSON_INTEGER = 2 ** 53;
+
 function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  if (typeof v === 'number') return Number.isInteger(v) && Math.abs(v) <= MAX_JSON_INTEGER ? 'integer' : 'number';
   return typeof v;
 }
 
