@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One conformance run of the minimal Python provider (provider.py) as the run's external provider:
 #   test/external-provider-python/run.sh [--bug fresh-volume|delete-volumes] SCENARIO.yaml...
+#   (HCS_COMMAND=run: `hcs-testbed run` instead, i.e. with the reference checks too)
 # Starts `hcs-testbed conformance --backend apiserver --provider external`, waits (bounded) for its ready
 # marker, starts provider.py from provider.env, and returns the run's exit code; the run's output (the
 # conformance table) is on stdout, the provider's log in $OUT/provider.log. The provider stops on the
@@ -13,7 +14,7 @@ if [ "${1:-}" = "--bug" ]; then bug="$2"; shift 2; fi
 venv=${PROVIDER_VENV:-$("$here/setup.sh")} || exit 1
 out=$(mktemp -d "${TMPDIR:-/tmp}/hcs-pyprovider-XXXXXX")
 echo "run.sh: output in $out${bug:+ (planted bug: $bug)}" >&2
-( cd "$root" && exec timeout "${RUN_TIMEOUT:-1500}" node bin/hcs-testbed.mjs conformance "$@" --backend apiserver --provider external \
+( cd "$root" && exec timeout "${RUN_TIMEOUT:-1500}" node bin/hcs-testbed.mjs "${HCS_COMMAND:-conformance}" "$@" --backend apiserver --provider external \
     --external-dir "$out/external" --provider-health auto --provider-wait 90s --provider-log "$out/provider.log" \
     --speed "${SPEED:-10}" --no-color ) &
 run=$!
