@@ -103,7 +103,7 @@ export function workerNodeSteps(v: DemoValues): Step[] {
       },
       look: 'the new entry comes last; the existing ones and their persistentDisks are unchanged',
     },
-    { id: 'pool-apply', title: 'Scale out: apply the pool', command: cmd(doc, 'kubectl apply -f <updated-pool-config.yaml>', () => ({ ...base(), '<updated-pool-config.yaml>': 'updated-pool-config.yaml' })), look: `the page: a new row ${st.newHost || '(the new hostname)'}, free` },
+    { id: 'pool-apply', title: 'Scale out: apply the pool', command: cmd(doc, 'kubectl apply -f <updated-pool-config.yaml>', () => ({ ...base(), '<updated-pool-config.yaml>': 'updated-pool-config.yaml' })), look: 'the page: a new row for the new hostname, free (no machine, no disk yet)' },
     { id: 'scale-out', title: 'Scale out: raise replicas', command: nth(doc, '"/spec/replicas"', 0, () => ({ ...base(), '<new-replica-count>': String(st.replicas + 1) })), look: 'the MachineSet creates a machine; it binds the free entry' },
     { id: 'scale-out-watch', title: 'Scale out: watch the machines', command: nth(doc, 'kubectl get machines -n cpaas-system -w', 0, base), watch: true, until: { what: 'the new machine Running', cond: async (ctx) => (await workers(ctx, v)).filter((m) => m.status?.phase === 'Running').length === st.replicas + 1 }, look: 'Pending → Provisioning → Provisioned → Running; on the page the new hostname gets its machine and a fresh disk' },
     { id: 'md', title: 'Scale out: the MachineDeployment', command: cmd(doc, 'kubectl get machinedeployment <cluster-name>-md-0', base), look: 'REPLICAS READY UPDATED all at the new count' },
