@@ -59,7 +59,7 @@ export const providerMutants: Mutant[] = [
     bug: 'a detach job the cloud gave up (FAIL, the disk back in-use) is never asked for again: the deletion waits forever',
     rules: ['DISK-9', 'OPS-2'],
     patches: [{ file: HM, from: '          try {\n            const job = await this.cloud.detachVolume(server.id, v.id);', to: '          if (prev) {\n            busy.push(`${v.name} (detaching)`);\n            continue;\n          }\n          try {\n            const job = await this.cloud.detachVolume(server.id, v.id);' }],
-    scenario: 'scenarios/cloud-faults.yaml',
+    scenario: 'scenarios/overlapping-rollouts.yaml',
   },
   {
     id: 'provider/detach-only-listed-volumes',
