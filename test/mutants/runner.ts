@@ -45,7 +45,7 @@ export interface CatalogueOptions {
   exploreTimeMs?: number;
   /** Exploration seed (default 1): fixes each explore run's seed and schedule. */
   exploreSeed?: number;
-  /** Wall-time limit of one run before its worker is killed (default 120 s; a hang counts as a kill). */
+  /** Wall-time limit of one run before its worker is killed (default 600 s, the pool's; a hang counts as a kill). */
   runTimeoutMs?: number;
   /** Progress lines. */
   log?: (line: string) => void;
@@ -114,7 +114,7 @@ export async function runMutant(m: Mutant, o: CatalogueOptions, dir: string): Pr
     jobs: 1,
     entries: [entryFor(m, dir)],
     ...(m.plugin ? { plugin: resolve(ROOT, m.plugin) } : {}),
-    jobTimeoutMs: o.runTimeoutMs ?? 120_000,
+    jobTimeoutMs: o.runTimeoutMs ?? 600_000,
   });
   const log = o.log ?? (() => undefined);
   /** The unmutated system, started when an explore run fails (to tell a kill from a schedule that fails anyway). */
@@ -152,7 +152,7 @@ export async function runMutant(m: Mutant, o: CatalogueOptions, dir: string): Pr
           if (s.ok) continue;
           // A fault schedule can break the scenario's own expectations on the reference too: only a failure the
           // unmutated system does not have is a kill.
-          control ??= new WorkerPool({ jobs: 1, entries: [entryFor(CONTROL, dir)], jobTimeoutMs: o.runTimeoutMs ?? 120_000 });
+          control ??= new WorkerPool({ jobs: 1, entries: [entryFor(CONTROL, dir)], jobTimeoutMs: o.runTimeoutMs ?? 600_000 });
           const c = summaryOf(await control.run({ type: 'explore', file: own, ...plan }));
           if (!c.ok) {
             row.exploreNoise++;
