@@ -4,6 +4,8 @@
  * machine), with the CPU seconds beside each wall time: on a shared machine
  * the wall time includes waiting for a core, the CPU time does not. (`run
  * --jobs 1` and `--jobs 2`, with the workers' CPU, are in bench/explore.ts.)
+ * Beside it, the seed sweep CI runs (`run scenarios --seeds 5`, issue 22):
+ * every scenario on its own seed and 4 derived ones, one after another here.
  * Run alone: `npx tsx bench/library.ts`.
  */
 import { readdirSync } from 'node:fs';
@@ -12,6 +14,7 @@ import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { loadScenario } from '../src/scenario/parse.js';
 import { runScenario } from '../src/scenario/runner.js';
+import { sweep } from '../src/scenario/seeds.js';
 import { embeddedTestbedFactory } from '../src/testbed/index.js';
 
 export interface BenchResult {
@@ -21,7 +24,10 @@ export interface BenchResult {
   note?: string;
 }
 
-export async function benchLibrary(dir = 'scenarios'): Promise<BenchResult[]> {
+/** Seeds per scenario in the sweep figure (what CI runs). */
+export const SWEEP_SEEDS = 5;
+
+export async function benchLibrary(dir = 'scenarios', seeds = SWEEP_SEEDS): Promise<BenchResult[]> {
   const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
   const out: BenchResult[] = [];
   const cpuSince = (c0: NodeJS.CpuUsage): number => {
@@ -38,13 +44,30 @@ export async function benchLibrary(dir = 'scenarios'): Promise<BenchResult[]> {
     if (!r.ok) failed++;
     out.push({ name: `library: ${s.name}`, value: r.wallMs / 1000, unit: 's wall', note: `${cpuSince(c0).toFixed(2)} s CPU, ${(r.virtualMs / 60_000).toFixed(1)} min virtual, ${r.events.length} events${r.ok ? '' : ', FAILED'}` });
   }
-  out.unshift({
+  const single: BenchResult = {
     name: `library: all ${files.length} scenarios`,
     value: (performance.now() - t0) / 1000,
     unit: 's wall',
     note: `${cpuSince(cpu0).toFixed(2)} s CPU (this process); target < 10 s; load ${loadavg()[0]!.toFixed(1)}${failed ? `; ${failed} FAILED` : ''}`,
-  });
-  return out;
+  };
+  const sweepResults: BenchResult[] = [];
+  if (seeds > 1) {
+    const runs = sweep(files.map((f) => loadScenario(join(dir, f))), seeds);
+    const t1 = performance.now();
+    const cpu1 = process.cpuUsage();
+    let sweepFailed: string[] = [];
+    for (const s of runs) {
+      const r = await runScenario(s, embeddedTestbedFactory());
+      if (!r.ok) sweepFailed = [...sweepFailed, s.name];
+    }
+    sweepResults.push({
+      name: `library: all ${files.length} scenarios x ${seeds} seeds (run --seeds ${seeds})`,
+      value: (performance.now() - t1) / 1000,
+      unit: 's wall',
+      note: `${runs.length} runs, ${cpuSince(cpu1).toFixed(2)} s CPU (this process), ${(((performance.now() - t1) / 1000) / single.value).toFixed(1)}x the single-seed figure; load ${loadavg()[0]!.toFixed(1)}${sweepFailed.length ? `; FAILED: ${sweepFailed.join(', ')}` : ''}`,
+    });
+  }
+  return [single, ...sweepResults, ...out];
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

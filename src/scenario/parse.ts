@@ -16,7 +16,7 @@ import type { CheckSpec, Scenario, Step } from './types.js';
 import { parseSchedule } from './schedule.js';
 
 const RULE_IDS = SPEC_RULES.map((r) => r.id);
-const STEP_ACTIONS = ['apply', 'kubectl', 'wait', 'expect', 'write', 'read', 'advance', 'fault', 'crash', 'edit'] as const;
+const STEP_ACTIONS = ['apply', 'kubectl', 'wait', 'expect', 'write', 'read', 'advance', 'fault', 'crash', 'edit', 'server'] as const;
 type Action = (typeof STEP_ACTIONS)[number];
 const STEP_COMMON = ['name', 'rules'];
 /** Fields besides the action key, per action. */
@@ -31,6 +31,7 @@ const STEP_FIELDS: Record<Action, readonly string[]> = {
   fault: [],
   crash: [],
   edit: [],
+  server: [],
 };
 const ALL_STEP_KEYS = [...new Set([...STEP_ACTIONS, ...STEP_COMMON, ...Object.values(STEP_FIELDS).flat()])];
 const TOP_FIELDS = ['name', 'description', 'rules', 'seed', 'expectViolations', 'manifestPath', 'steps', 'schedule'];
@@ -392,6 +393,14 @@ function parseStep(r: Reader, raw: unknown, index: number, file: string, base: s
     }
     case 'advance':
       return { kind: 'advance', ...common, ms: r.duration(o.advance, [...path, 'advance']) };
+    case 'server': {
+      const c = r.obj(o.server, [...path, 'server'], 'server: {hostname: demo-worker-1, action: stop}');
+      r.noUnknown(c, ['hostname', 'action'], [...path, 'server']);
+      const hostname = r.str(c.hostname, [...path, 'server', 'hostname']);
+      if (!hostname) throw r.fail([...path, 'server', 'hostname'], 'is required: the pool hostname whose server the action is for');
+      if (c.action !== 'stop' && c.action !== 'start') throw r.fail([...path, 'server', 'action'], 'must be stop or start');
+      return { kind: 'server', ...common, hostname, action: c.action };
+    }
   }
 }
 

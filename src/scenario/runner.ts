@@ -93,6 +93,7 @@ export function stepTitle(s: Step): string {
     case 'crash': return `crash ${s.controllers.join(', ')}${s.downForMs ? ` for ${s.downForMs / 1000}s` : ''}`;
     case 'edit': return `edit ${s.target.kind.toLowerCase()} ${s.target.name}: ${Object.keys(s.set).join(', ')}`;
     case 'read': return `read ${s.path} on ${s.hostname}`;
+    case 'server': return `${s.action} the server of ${s.hostname}`;
   }
 }
 
@@ -423,6 +424,19 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
       await world.mgmt.update(next as unknown as KubeObject);
       res.detail.push(`${kind.toLowerCase()}/${name} edited`);
       ctx.action(`edit ${kind} ${namespace}/${name}: ${Object.entries(step.set).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')}`, { kind, namespace, name, fields: Object.keys(step.set) });
+      await tb.sim.settle();
+      return;
+    }
+    case 'server': {
+      if (!world.serverAction) throw new InputError('this backend cannot act on servers; drop the server step', scenario.file, step.line, 'server');
+      const hms = await world.mgmt.list<KubeObject & { spec: { serverId?: string }; status?: { hostname?: string } }>('HCSMachine');
+      const ids = hms.filter((m) => m.status?.hostname === step.hostname && m.spec.serverId && !m.metadata.deletionTimestamp).map((m) => m.spec.serverId!);
+      const live = new Set(world.cloud.listServers().map((x) => x.id));
+      const sid = ids.find((id) => live.has(id));
+      if (!sid) throw new Error(`no live server serves hostname ${step.hostname} (server.hostname)`);
+      const job = world.serverAction(sid, step.action);
+      res.detail.push(`${step.action} server ${sid} of ${step.hostname}: job ${job}`);
+      ctx.action(`${step.action} server ${sid} of ${step.hostname}`, { hostname: step.hostname, serverId: sid });
       await tb.sim.settle();
       return;
     }

@@ -91,7 +91,15 @@ export interface ReadStep extends StepBase {
   absent?: boolean;
 }
 
-export type Step = ApplyStep | KubectlStep | WaitStep | ExpectStep | WriteStep | AdvanceStep | FaultStep | CrashStep | EditStep | ReadStep;
+export interface ServerStep extends StepBase {
+  kind: 'server';
+  /** The pool hostname whose live server the action is for (found through its HCSMachine). */
+  hostname: string;
+  /** ECS os-stop (HARD: the guest goes down, its Node NotReady) or os-start. */
+  action: 'stop' | 'start';
+}
+
+export type Step = ApplyStep | KubectlStep | WaitStep | ExpectStep | WriteStep | AdvanceStep | FaultStep | CrashStep | EditStep | ReadStep | ServerStep;
 
 export interface Scenario {
   file: string;

@@ -71,6 +71,11 @@ export interface World {
    * every change made outside its own client (the real kubectl's writes).
    */
   sync?(): Promise<void>;
+  /**
+   * The cloud operator's ECS action on a server (`server` step): os-stop (HARD) or os-start, as the cloud carries
+   * it out (a job; the guest stops, its Node goes NotReady). Throws naming the server when the cloud refuses.
+   */
+  serverAction?(serverId: string, action: 'stop' | 'start'): string;
   /** Simulate a controller process crash; `restart` brings the controllers back with a full resync. */
   crash(controllers: string[]): string[];
   restart(controllers: string[]): void | Promise<void>;

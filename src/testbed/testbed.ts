@@ -216,6 +216,12 @@ export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: B
       clear: () => cloud.faults.clear(),
       releaseStuck: (target) => cloud.faults.releaseStuck(target),
     },
+    serverAction: (serverId, action) => {
+      const s = hv.server(serverId);
+      if (!s) throw new Error(`server ${serverId} does not exist`);
+      // The cloud's own ECS action (as an operator's console call), in step with the run's clock.
+      return (hv as unknown as { serverAction(projectId: string, body: unknown): { job_id: string } }).serverAction(s.projectId, action === 'stop' ? { 'os-stop': { servers: [{ id: serverId }], type: 'HARD' } } : { 'os-start': { servers: [{ id: serverId }] } }).job_id;
+    },
     crash: (names) => {
       const list = expandControllers(names, env.manager.controllerNames());
       for (const n of list) env.manager.crash(n);

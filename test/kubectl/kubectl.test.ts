@@ -48,7 +48,7 @@ describe('runKubectl', () => {
 describe('kubectl delete -l', () => {
   it('deletes every object the selector matches, one line each, and says so when none does', { timeout: 10_000 }, async () => {
     const env = createEmbeddedEnv({ seed: 1 });
-    for (const [name, team] of [['a', 'x'], ['b', 'x'], ['c', 'y']]) {
+    for (const [name, team] of [['a', 'x'], ['b', 'x'], ['c', 'y']] as const) {
       await env.mgmt.create({ apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'MachineDeployment', metadata: { name, namespace: 'ns', labels: { team } }, spec: { clusterName: 'c', replicas: 1, template: { spec: {} } } });
     }
     const kenv = { mgmt: env.mgmt, workloads: env.workloads, clock: env.clock, logs: () => '', cwd: '.' };

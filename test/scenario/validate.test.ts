@@ -129,9 +129,15 @@ describe('validate rejects everything run would, all errors at once, with sugges
     const e = errors(`name: v\nexpectViolations: [MD-2, MD-33]\nrules: [DSIK-3]\nsteps:\n  - advance: 1s\n`);
     expect(e).toEqual([
       expect.stringContaining('field rules[0]: "DSIK-3" is not a SPEC rule ID (e.g. DISK-3, POOL-2) (did you mean "DISK-3"?)'),
-      expect.stringContaining('field expectViolations[0]: "MD-2" cannot be expected: no continuous invariant checks it (expectable: DISK-8, DISK-9,'),
+      expect.stringContaining('field expectViolations[0]: "MD-2" cannot be expected: no continuous invariant checks it (expectable: DISK-3, DISK-6, DISK-8, DISK-9,'),
       expect.stringContaining('field expectViolations[1]: "MD-33" is not a SPEC rule ID (e.g. DISK-3, POOL-2) (did you mean "MD-3"?)'),
     ]);
+  });
+
+  it('a server step names a hostname and an action, stop or start', () => {
+    expect(errors(`name: v\nsteps:\n  - server: {hostname: demo-worker-1, action: stop}\n`)).toEqual([]);
+    expect(errors(`name: v\nsteps:\n  - server: {hostname: demo-worker-1, action: reboot}\n`)).toEqual([expect.stringContaining('steps[0].server.action: must be stop or start')]);
+    expect(errors(`name: v\nsteps:\n  - server: {action: stop}\n`)).toEqual([expect.stringContaining('steps[0].server.hostname: is required')]);
   });
 
   it('hcs-testbed validate prints every error of every file and exits 2; run refuses the same', async () => {
