@@ -124,8 +124,8 @@ export const capiMutants: Mutant[] = [
     bug: 'MachineDeployment rollout removes every unhealthy old machine at once, not capped by maxUnavailable',
     rules: ['MD-1'],
     patches: [{ file: RP, from: '    const n = Math.min(maxCleanup - total, replicas - ms.availableReplicas);\n', to: '    const n = replicas - ms.availableReplicas;\n' }],
-    scenario: 'scenarios/worker-infra-upgrade.yaml',
-    needs: 'a flow with two or more unhealthy old machines and maxUnavailable 1 during a rollout, and a check of the MachineSets\' spec.replicas against upstream\'s rolling-update plan (cleanupUnhealthyReplicas removes at most Σ spec − (replicas − maxUnavailable) − the new MachineSet\'s unavailable replicas): removing unhealthy machines does not lower the available count, so the MD-1 availability invariant alone cannot see it',
+    scenario: 'scenarios/unhealthy-rollout.yaml',
+    needs: 'a flow with two or more unhealthy old machines and maxUnavailable 1 during a rollout (unhealthy-rollout stops one, where the cap and the mutant remove the same one), and a check of the MachineSets\' spec.replicas against upstream\'s rolling-update plan (cleanupUnhealthyReplicas removes at most Σ spec − (replicas − maxUnavailable) − the new MachineSet\'s unavailable replicas): removing unhealthy machines does not lower the available count, so the MD-1 availability invariant alone cannot see it',
   },
   {
     id: 'capi/md-min-available-off-by-one',
@@ -157,8 +157,7 @@ export const capiMutants: Mutant[] = [
     bug: 'MachineSet scale-down does not prefer unhealthy machines',
     rules: ['MD-4'],
     patches: [{ file: DP, from: '  if (!isMachineHealthy(m)) return BETTER_DELETE;\n', to: '' }],
-    scenario: 'scenarios/pool-exhausted.yaml',
-    needs: 'a library flow with an unhealthy machine during a scale-in or rollout: a step that stops one worker\'s server (its Node NotReady) before the MachineDeployment changes. test/scenarios/contract-rollout.test.ts (checks branch) does exactly that through the cloud engine and its MD-1 invariant fails this very bug; the scenario language has no step that stops a server',
+    scenario: 'scenarios/unhealthy-rollout.yaml',
   },
   {
     id: 'capi/machine-finalizer-before-infra-gone',
