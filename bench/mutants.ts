@@ -32,6 +32,7 @@ export async function benchMutants(): Promise<BenchResult[]> {
     { name: 'mutants: killed by the library', value: t.library, unit: 'mutants' },
     { name: 'mutants: killed by explore (library survivors)', value: t.explore, unit: 'mutants' },
     { name: 'mutants: survivors documented as equivalent', value: t.equivalent, unit: 'mutants' },
+    { name: 'mutants: survivors documented as gaps (the check that would kill them stated)', value: t.gaps, unit: 'mutants' },
     { name: 'mutants: unexplained survivors', value: t.unexplained, unit: 'mutants', note: 'target 0' },
     { name: 'mutants: kill table wall time', value: r.wallMs / 1000, unit: 's wall', note },
     ...(r.control ? [{ name: 'mutants: control (library on one mutant worker)', value: r.control.wallMs / 1000, unit: 's wall' }] : []),

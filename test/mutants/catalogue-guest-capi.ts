@@ -68,9 +68,10 @@ export const guestMutants: Mutant[] = [
     id: 'guest/node-without-ips',
     part: 'guest',
     bug: 'the kubelet registers its Node without InternalIP addresses (node-ip not passed)',
-    rules: ['NET-6'],
+    rules: ['NET-7'],
     patches: [{ file: G, from: "const addresses = [...ips.map((a) => ({ type: 'InternalIP', address: a })), { type: 'Hostname', address: st.hostname }];", to: "const addresses = [{ type: 'Hostname', address: st.hostname }];" }],
     scenario: 'scenarios/network.yaml',
+    needs: 'a check that every Ready Node carries its pool entry\'s static IPs (networks[].ipAddress) as InternalIP addresses (NET-7: the static IPs come from the pool entry); the continuous certificate check compares the kubelet certificate\'s SANs with the server\'s IPs, not the Node\'s addresses',
   },
 ];
 
@@ -90,6 +91,7 @@ export const capiMutants: Mutant[] = [
     rules: ['KCP-1', 'KCP-3'],
     patches: [{ file: KCP, from: '  else if (outdated.length > 0) candidates = outdated;\n', to: '' }],
     scenario: 'scenarios/control-plane-upgrade.yaml',
+    needs: 'a flow in which an up-to-date control-plane machine is older than an outdated one: a rollback started in the middle of a control-plane upgrade (the machines of the old template are then up to date again and the oldest); the KCP-2 invariant then sees the mutant remove an up-to-date machine. In the library the oldest machine is always an outdated one during a rollout',
   },
   {
     id: 'capi/kcp-failure-domain-fewest',
@@ -98,6 +100,7 @@ export const capiMutants: Mutant[] = [
     rules: ['KCP-1'],
     patches: [{ file: KCP, from: '.sort((a, b) => (count.get(b)! - count.get(a)! !== 0 ? count.get(b)! - count.get(a)! :', to: '.sort((a, b) => (count.get(b)! - count.get(a)! !== 0 ? count.get(a)! - count.get(b)! :' }],
     scenario: 'scenarios/control-plane-upgrade.yaml',
+    needs: 'a control plane spread over failure domains (Cluster status.failureDomains, one machine per domain and a rollout); without failure domains every machine is in the same (empty) domain and the choice is the same. The KCP-2 invariant already states the rule (the failure domain with the most machines)',
   },
   {
     id: 'capi/kcp-ignores-maxsurge',
@@ -121,7 +124,8 @@ export const capiMutants: Mutant[] = [
     bug: 'MachineDeployment rollout removes every unhealthy old machine at once, not capped by maxUnavailable',
     rules: ['MD-1'],
     patches: [{ file: RP, from: '    const n = Math.min(maxCleanup - total, replicas - ms.availableReplicas);\n', to: '    const n = replicas - ms.availableReplicas;\n' }],
-    scenario: 'scenarios/worker-infra-upgrade.yaml',
+    scenario: 'scenarios/unhealthy-rollout.yaml',
+    needs: 'a flow with two or more unhealthy old machines and maxUnavailable 1 during a rollout (unhealthy-rollout stops one, where the cap and the mutant remove the same one), and a check of the MachineSets\' spec.replicas against upstream\'s rolling-update plan (cleanupUnhealthyReplicas removes at most Σ spec − (replicas − maxUnavailable) − the new MachineSet\'s unavailable replicas): removing unhealthy machines does not lower the available count, so the MD-1 availability invariant alone cannot see it',
   },
   {
     id: 'capi/md-min-available-off-by-one',
@@ -153,7 +157,7 @@ export const capiMutants: Mutant[] = [
     bug: 'MachineSet scale-down does not prefer unhealthy machines',
     rules: ['MD-4'],
     patches: [{ file: DP, from: '  if (!isMachineHealthy(m)) return BETTER_DELETE;\n', to: '' }],
-    scenario: 'scenarios/pool-exhausted.yaml',
+    scenario: 'scenarios/unhealthy-rollout.yaml',
   },
   {
     id: 'capi/machine-finalizer-before-infra-gone',
@@ -170,5 +174,6 @@ export const capiMutants: Mutant[] = [
     rules: ['MD-4'],
     patches: [{ file: MACH, from: '          const drain = await drainNode(workload, nodeName);\n', to: '          const drain = { waiting: [] as string[], evicted: [] as string[], skipped: [] as string[], warnings: [] as string[] };\n' }],
     scenario: 'scenarios/worker-infra-upgrade.yaml',
+    needs: 'a check that a Machine\'s Node is drained before its infrastructure goes (MD-4): at the instant the HCSMachine is marked for deletion, no evictable (non-DaemonSet, non-mirror) pod is still bound to its Node, or the Machine\'s DrainingSucceeded condition is True; nothing in the library reads the pods of a Node being deleted',
   },
 ];

