@@ -229,7 +229,7 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
     return {
       note: 'TPL-2: flavorName, availabilityZone and imageName in HCSMachineTemplate are these provider API values, not the names shown in the tenant UI',
       regions: [...new Set(config.projects.map((p) => p.region))],
-      projects: config.projects.map((p) => ({ id: p.id, name: p.name, region: p.region, quotas: { ...(p.quotas ?? {}) }, usage: engine.quotaUsage(p.id) })),
+      projects: config.projects.map((p) => ({ id: p.id, name: p.name, region: p.region, quotas: { ...(engine.quotasOf(p.id) ?? {}) }, usage: engine.quotaUsage(p.id) })),
       availabilityZones: [...config.availabilityZones],
       flavors: config.flavors.map((f) => ({
         id: f.id,
@@ -321,6 +321,7 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
       restoreState,
       reset,
       seed,
+      setQuotas: (projectId, quotas) => engine.setQuotas(projectId, quotas),
       ...(typeof clock.advanceBy === 'function'
         ? {
             advanceClock: (ms: number) => {

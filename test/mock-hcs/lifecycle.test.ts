@@ -137,7 +137,9 @@ describe('mock-hcs server and volume lifecycle', () => {
     const far = (await client.createVolume({ volume: { size: 10, volume_type: 'SSD', availability_zone: 'az2' } })).volume_ids[0]!;
     settle(env);
     const e4 = await client.attachVolume(b, far).catch((e: unknown) => e);
-    expect((e4 as HcsApiError).code).toBe('Ecs.0062');
+    // No ECS code documents an AZ mismatch (Ecs.0062 is a QingTian flavor): Ecs.0005 "Invalid parameters" (ecs_07_0002).
+    expect((e4 as HcsApiError).code).toBe('Ecs.0005');
+    expect((e4 as HcsApiError).message).toContain('availability zone');
     // Deleting an available volume works.
     await client.deleteVolume(far);
     expect((await client.showVolume(far))?.status).toBe('deleting');

@@ -23,7 +23,8 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
     app.get('/v1/:project_id/jobs/:job_id', { config: { op: 'showJob' } }, async (req) => {
       const { job_id } = req.params as P;
       const job = engine.job(req.hcs.projectId, job_id!);
-      if (!job) throw new CloudError(404, Codes.ecsJobNotFound, `Job ${job_id} could not be found.`);
+      // ecs_07_0002 and evs_04_0038 both list Common.0011 (400) "Invalid job ID" / "query job fail" for a job that cannot be obtained.
+      if (!job) throw new CloudError(400, Codes.jobNotFound, `Failed to obtain the job: job ${job_id} could not be found.`);
       return renderJob(job, clock.now());
     });
 
