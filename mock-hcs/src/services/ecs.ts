@@ -120,8 +120,10 @@ export class EcsService {
       return {
         type: this.c.catalog.volumeType(ecsV, o.volumetype, `${path}.volumetype`),
         size: ecsV.int(o.size, `${path}.size`, 10, 32768),
-        // Deviation from public ECS (default false): volumes created with the server are ephemeral (TPL-3) unless told otherwise.
-        deleteOnTermination: ecsV.bool(o.delete_on_termination, `${path}.delete_on_termination`, true),
+        // As ECS documents it: a data disk is kept when its server is deleted unless delete_on_termination is true
+        // or DeleteServers asks delete_volume=true (ecs_02_0103: "false: only detaches the disks and reserves them",
+        // the default). The system disk always goes with the server.
+        deleteOnTermination: ecsV.bool(o.delete_on_termination, `${path}.delete_on_termination`, false),
         metadata: ecsV.stringMap(o.metadata, `${path}.metadata`),
       };
     });
