@@ -280,6 +280,11 @@ export class CloudEngine implements Hypervisor {
   }
 
   /** Subnet by VPC subnet id, neutron_network_id or (with `neutron`) neutron_subnet_id. */
+  /** The injected clock's time (ms). */
+  now(): number {
+    return this.core.clock.now();
+  }
+
   subnetInfo(id: string, neutron = false): SubnetInfo | undefined {
     return this.core.ipam.subnetInfo(id, neutron);
   }

@@ -18,6 +18,7 @@ import { clientErrorHandler, frameworkErrors, installHttpLayer } from './http.js
 import { IamService } from './iam.js';
 import { NetworkService } from './network.js';
 import { ecsRoutes } from './routes/ecs.js';
+import { ecsServerExtraRoutes } from './routes/ecs-server-extras.js';
 import { evsRoutes } from './routes/evs.js';
 import { iamRoutes } from './routes/iam.js';
 import { imsRoutes } from './routes/ims.js';
@@ -192,6 +193,7 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
     ...(opts.authNow ? { authNow: opts.authNow } : {}),
   });
   await app.register(ecsRoutes(engine, opts.clock));
+  await app.register(ecsServerExtraRoutes(engine));
   await app.register(evsRoutes(engine));
   await app.register(vpcRoutes(engine, net, createdMs));
   await app.register(imsRoutes(engine, createdMs));
