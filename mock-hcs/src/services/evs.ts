@@ -6,11 +6,11 @@
 import { CloudError, Codes } from '../errors.js';
 import type { TaskKind, TaskRec, VolumeRec } from '../state.js';
 import { setOwn, Validator } from '../validate.js';
-import type { CloudCore } from './core.js';
+import type { CloudCore, VolumeOps } from './core.js';
 
 const evsV: Validator = new Validator(Codes.evsBadRequest);
 
-export class EvsService {
+export class EvsService implements VolumeOps {
   static readonly TASKS: readonly TaskKind[] = ['volume.create', 'volume.delete'];
 
   constructor(private readonly c: CloudCore) {
