@@ -74,24 +74,30 @@ describe('idle connections are closed and open sockets bounded (HTTPS)', () => {
 
   it('connections beyond maxConnections are closed at once; the default bound is 1024', { timeout: 15_000 }, async () => {
     expect(DEFAULT_MAX_CONNECTIONS).toBe(1024);
-    // Three plain TCP sockets hold the three places (no TLS handshake needed to count).
-    const held = await Promise.all(
-      [0, 1, 2].map(
-        () =>
-          new Promise<ReturnType<typeof netConnect>>((resolve) => {
-            const s = netConnect(port, '127.0.0.1', () => resolve(s));
-            s.on('error', () => undefined);
-          }),
-      ),
-    );
+    // Its own server with the default (30 s and more) timeouts: a close within the bound below can only be maxConnections.
+    const b = await createMockHcs({ clock: new VirtualClock(), rng: new SeededRng(1), maxConnections: 3 });
+    await b.app.listen({ port: 0, host: '127.0.0.1' });
+    const bport = (b.app.server.address() as { port: number }).port;
+    const open = (): Promise<{ sock: ReturnType<typeof netConnect>; closed: Promise<number> }> =>
+      new Promise((resolve) => {
+        const t0 = Date.now();
+        const sock = netConnect(bport, '127.0.0.1');
+        const closed = new Promise<number>((r) => sock.on('close', () => r(Date.now() - t0)));
+        sock.on('error', () => undefined);
+        sock.on('connect', () => resolve({ sock, closed }));
+      });
+    const held: ReturnType<typeof netConnect>[] = [];
     try {
-      // Give the server a moment to count them (bounded), then the fourth is dropped well before any timeout.
-      await new Promise((r) => setTimeout(r, 50));
-      const extra = await tlsIdle(undefined, 3000);
-      expect(extra.closedByServer).toBe(true);
-      expect(extra.ms).toBeLessThan(300);
+      for (let i = 0; i < 3; i++) held.push((await open()).sock);
+      const extra = await open();
+      held.push(extra.sock);
+      const ms = await Promise.race([extra.closed, new Promise<number>((r) => setTimeout(() => r(-1), 5000))]);
+      expect(ms).toBeGreaterThanOrEqual(0); // closed by the server, long before any timeout
+      expect(ms).toBeLessThan(5000);
+      expect(held.slice(0, 3).every((s) => !s.destroyed)).toBe(true);
     } finally {
       for (const s of held) s.destroy();
+      await b.close();
     }
   });
 });
