@@ -5,15 +5,15 @@
  * (clock cannot be advanced).
  */
 import type { FastifyInstance } from 'fastify';
-import { CloudError, Codes } from './errors.js';
-import type { FlavorAzStatus } from './config.js';
+import { CloudError, Codes, QUOTA_RESOURCES, type QuotaUsage } from './errors.js';
+import type { FlavorAzStatus, QuotaConfig } from './config.js';
 import type { FaultRule } from './faults.js';
 
 export interface Catalog {
   /** TPL-2: these are the provider API values (flavorName, availabilityZone, imageName) users need from an administrator. */
   note: string;
   regions: string[];
-  projects: { id: string; name: string; region: string; quotas: { instances?: number; volumes?: number; gigabytes?: number }; usage: { instances: number; volumes: number; gigabytes: number } }[];
+  projects: { id: string; name: string; region: string; quotas: QuotaConfig; usage: QuotaUsage }[];
   availabilityZones: string[];
   flavors: {
     id: string;
@@ -44,6 +44,8 @@ export interface AdminOps {
   restoreState(dump: unknown): Promise<void>;
   reset(opts?: { keepFaults?: boolean }): Promise<void>;
   seed(): number | null;
+  /** Replace a project's quotas (HCS-6); false when the project is unknown. */
+  setQuotas(projectId: string, quotas: QuotaConfig): boolean;
   /** Undefined when the clock has no advanceBy (not a VirtualClock). */
   advanceClock?: (ms: number) => { nowMs: number; fired: number };
   faults: {
@@ -94,6 +96,17 @@ export function adminRoutes(ops: AdminOps) {
       },
     );
 
+    const quotaProps = Object.fromEntries(QUOTA_RESOURCES.map((k) => [k, { type: 'integer', minimum: 0 }]));
+    app.put(
+      '/_admin/quotas/:project_id',
+      { config, schema: { body: { type: 'object', additionalProperties: false, properties: quotaProps } } },
+      async (req) => {
+        const { project_id } = req.params as { project_id: string };
+        const quotas = req.body as QuotaConfig;
+        if (!ops.setQuotas(project_id, quotas)) throw new CloudError(404, Codes.adminNotFound, `Project ${project_id} is not a project of this cloud`);
+        return { project_id, quotas };
+      },
+    );
     app.get('/_admin/faults', { config }, async () => ({ faults: ops.faults.list() }));
     app.post(
       '/_admin/faults',

@@ -15,13 +15,14 @@
  * the testbed's Hypervisor view.
  */
 import type { Clock, EventLog, Rng } from '../../src/core/index.js';
-import type { CloudConfig, FlavorAzStatus, FlavorConfig, ImageConfig, ProjectConfig, SubnetConfig, VpcConfig } from './config.js';
+import type { CloudConfig, FlavorAzStatus, FlavorConfig, ImageConfig, ProjectConfig, QuotaConfig, SubnetConfig, VpcConfig } from './config.js';
 import type { DbData, JobRec, ServerRec, Store, TaskRec, VolumeFs, VolumeRec } from './state.js';
 import { CloudCore, type ServerChange, type VolumeChange } from './services/core.js';
 import { EcsService, type CreateServersResult } from './services/ecs.js';
 import { EcsVolumeService } from './services/ecs-volumes.js';
 import { EvsService } from './services/evs.js';
-import type { SubnetInfo } from './services/ipam.js';
+import type { IpApi, SubnetInfo } from './services/ipam.js';
+import type { QuotaUsage } from './errors.js';
 import type { CallEffects } from './services/scheduler.js';
 import { own, setOwn, type Validator } from './validate.js';
 
@@ -279,6 +280,11 @@ export class CloudEngine implements Hypervisor {
   }
 
   /** Subnet by VPC subnet id, neutron_network_id or (with `neutron`) neutron_subnet_id. */
+  /** The injected clock's time (ms). */
+  now(): number {
+    return this.core.clock.now();
+  }
+
   subnetInfo(id: string, neutron = false): SubnetInfo | undefined {
     return this.core.ipam.subnetInfo(id, neutron);
   }
@@ -291,7 +297,18 @@ export class CloudEngine implements Hypervisor {
     return this.core.catalog.flavorAzStatus(f, az, dynamic);
   }
 
-  quotaUsage(projectId: string): { instances: number; volumes: number; gigabytes: number } {
+  quotasOf(projectId: string): QuotaConfig | undefined {
+    return this.core.catalog.quotasOf(projectId);
+  }
+
+  /** Replace a project's quotas at run time (PUT /_admin/quotas); false for an unknown project. */
+  setQuotas(projectId: string, quotas: QuotaConfig): boolean {
+    if (!this.core.catalog.projectsById.has(projectId)) return false;
+    this.core.catalog.setQuotas(projectId, quotas);
+    return true;
+  }
+
+  quotaUsage(projectId: string): QuotaUsage {
     return this.core.catalog.quotaUsage(projectId);
   }
 
@@ -299,12 +316,12 @@ export class CloudEngine implements Hypervisor {
     return this.core.catalog.capacityOf(flavor, az);
   }
 
-  checkRequestedIp(subnet: SubnetInfo, ipText: string, path: string, v: Validator, projectId: string, taken?: Set<string>): number {
-    return this.core.ipam.checkRequestedIp(subnet, ipText, path, v, projectId, taken);
+  checkRequestedIp(subnet: SubnetInfo, ipText: string, path: string, v: Validator, projectId: string, taken?: Set<string>, api: IpApi = 'ecs'): number {
+    return this.core.ipam.checkRequestedIp(subnet, ipText, path, v, projectId, taken, api);
   }
 
-  allocateIp(subnet: SubnetInfo, taken: Set<string>, path: string): string {
-    return this.core.ipam.allocateIp(subnet, taken, path);
+  allocateIp(subnet: SubnetInfo, taken: Set<string>, path: string, api: IpApi = 'ecs'): string {
+    return this.core.ipam.allocateIp(subnet, taken, path, api);
   }
 
   /** A fresh port id from the id stream (VPC ports, private IPs). */

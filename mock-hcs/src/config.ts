@@ -8,7 +8,11 @@ export interface ProjectConfig {
   region: string;
   ak: string;
   sk: string;
-  /** Per-project quotas (HCS-6); omitted = unlimited. Enforced on create: Ecs.0001 (ECS) / EVS.0001 (EVS). */
+  /**
+   * Per-project quotas (HCS-6); omitted = unlimited. Enforced on create with the documented codes:
+   * CreateServers Ecs.0001 (instances, cores, ram) / Ecs.0021 (volumes, gigabytes); CreateVolume
+   * EVS.1034 (volumes) / EVS.1042 (gigabytes). Changed at run time with PUT /_admin/quotas/{project_id}.
+   */
   quotas?: QuotaConfig;
   /**
    * IAM users that may get a token scoped to this project (HCS-5, POST /v3/auth/tokens).
@@ -38,6 +42,10 @@ export type FlavorAzStatus = 'normal' | 'abandon' | 'sellout' | 'obt';
 export interface QuotaConfig {
   /** Servers (any status) in the project. */
   instances?: number;
+  /** vCPUs of those servers (their flavors). */
+  cores?: number;
+  /** RAM of those servers in MiB (their flavors). */
+  ram?: number;
   /** EVS volumes in the project, system and data disks created with servers included. */
   volumes?: number;
   /** Total size of those volumes in GB. */

@@ -5,7 +5,7 @@
  *
  * - `error`    the call is refused with the given HTTP status and code; nothing changes.
  * - `capacity` createServers is refused with Ecs.0319 (insufficient capacity), optionally only for one flavor / AZ.
- * - `quota`    the create call is refused with Ecs.0001 / EVS.0001 (quota exceeded).
+ * - `quota`    the create call is refused with the documented quota code (Ecs.0001 / Ecs.0021, EVS.1034 / EVS.1042; errors.ts quotaCode).
  * - `partial`  the call is carried out, but the client gets a 500 (it must reconcile, not retry blindly).
  * - `latency`  `mode: 'job'` (default for calls that start a job): every transition the call starts takes
  *              `ms` longer on the injected clock; `mode: 'response'` (default for reads): the response is held
@@ -45,6 +45,11 @@ export const FAULT_OPERATIONS: Record<FaultService, readonly string[]> = {
     'batchRebootServers',
     'listServerBlockDevices',
     'showServerBlockDevice',
+    'showServerTags',
+    'serverTagsAction',
+    'updateServerMetadata',
+    'listServerInterfaces',
+    'listAvailabilityZones',
   ],
   evs: ['createVolume', 'showVolume', 'listVolumes', 'updateVolume', 'deleteVolume'],
   vpc: ['listSubnets', 'showSubnet', 'listPorts', 'showPort', 'listPortsV3', 'showPortV3', 'createPort', 'deletePort', 'createPrivateip', 'listPrivateips', 'showPrivateip', 'deletePrivateip'],
@@ -55,7 +60,8 @@ export const FAULT_OPERATIONS: Record<FaultService, readonly string[]> = {
 /** Operations that start a job (latency defaults to making the job longer). */
 export const JOB_OPERATIONS = new Set(['createServers', 'deleteServers', 'attachVolume', 'detachVolume', 'createVolume', 'deleteVolume', 'batchStopServers', 'batchStartServers', 'batchRebootServers']);
 
-export type QuotaResource = 'instances' | 'volumes' | 'gigabytes';
+export type { QuotaResource } from './errors.js';
+import { QUOTA_RESOURCES, type QuotaResource } from './errors.js';
 
 export type FaultEffect =
   | { type: 'error'; status: number; code: string; message?: string }
@@ -244,8 +250,9 @@ export function parseFaultRule(input: unknown): FaultRuleInput {
     }
     default: {
       allow(['resource']);
-      if (e.resource !== 'instances' && e.resource !== 'volumes' && e.resource !== 'gigabytes') bad('effect.resource', 'must be instances, volumes or gigabytes');
-      effect = { type: 'quota', resource: e.resource };
+      const resource = QUOTA_RESOURCES.find((r) => r === e.resource);
+      if (resource === undefined) bad('effect.resource', `must be one of ${QUOTA_RESOURCES.join(', ')}`);
+      effect = { type: 'quota', resource };
     }
   }
   if ((effect.type === 'jobFail' || effect.type === 'stuck' || effect.type === 'timeout') && operation !== '*' && !JOB_OPERATIONS.has(operation)) {

@@ -10,7 +10,7 @@ import type { Clock, Rng } from '../../src/core/index.js';
 import { holdOn } from '../../src/core/clock.js';
 import { verifySignature } from './auth.js';
 import type { CallEffects, CloudEngine } from './cloud.js';
-import { CloudError, Codes, errorBody } from './errors.js';
+import { CloudError, Codes, errorBody, quotaCode } from './errors.js';
 import { JOB_OPERATIONS, TIMEOUT_DEFAULTS, type FaultRegistry, type FaultService, type ResourceInfo } from './faults.js';
 import type { IamService } from './iam.js';
 import { setOwn } from './validate.js';
@@ -508,7 +508,7 @@ async function applyFaults(req: FastifyRequest, op: string, o: HttpLayerOptions)
       case 'quota':
         reject ??= new CloudError(
           400,
-          op === 'createVolume' ? Codes.evsQuota : Codes.ecsQuota,
+          quotaCode(op === 'createVolume' ? 'evs' : 'ecs', effect.resource),
           `Insufficient ${effect.resource} quota (injected fault ${rule.id}). Contact the administrator to increase the quota.`,
           ['HCS-6', 'OPS-2'],
         );

@@ -18,6 +18,7 @@ import { clientErrorHandler, frameworkErrors, installHttpLayer } from './http.js
 import { IamService } from './iam.js';
 import { NetworkService } from './network.js';
 import { ecsRoutes } from './routes/ecs.js';
+import { ecsServerExtraRoutes } from './routes/ecs-server-extras.js';
 import { evsRoutes } from './routes/evs.js';
 import { iamRoutes } from './routes/iam.js';
 import { imsRoutes } from './routes/ims.js';
@@ -77,6 +78,11 @@ export interface MockHcsOptions {
    * connection stays open past about 70 s without a request in progress.
    */
   timeouts?: HttpTimeouts;
+  /**
+   * At most this many open client connections (default 1024, node's server.maxConnections):
+   * a connection beyond it is closed at once, so idle sockets cannot pile up without bound.
+   */
+  maxConnections?: number;
   /** Serve HTTPS with this certificate and key (PEM); see tls.ts for making them. */
   https?: { cert: string; key: string };
 }
@@ -98,6 +104,9 @@ export interface HttpTimeouts {
   keepAliveMs?: number;
   checkIntervalMs?: number;
 }
+
+/** Open client connections a listening mock-hcs keeps at most (node closes any beyond). */
+export const DEFAULT_MAX_CONNECTIONS = 1024;
 
 export const DEFAULT_HTTP_TIMEOUTS: Required<HttpTimeouts> = { requestMs: 60_000, headersMs: 30_000, keepAliveMs: 30_000, checkIntervalMs: 10_000 };
 
@@ -178,8 +187,22 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
     schemaController: { compilersFactory: { buildValidator: processValidators.buildValidator } },
     frameworkErrors: frameworkErrors(admin),
     // HTTPS on request: the same app behind an https.Server (fastify's handler is the request listener).
-    ...(opts.https ? { serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => createHttpsServer({ cert: opts.https!.cert, key: opts.https!.key }, handler) as unknown as HttpServer } : {}),
+    // Fastify applies its timeout options only to a server it creates itself: the https server gets them here, or an
+    // idle TLS keep-alive connection would stay open for ever (issue 24: 1,000 sockets, none closed after 130 s).
+    ...(opts.https
+      ? {
+          serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
+            const s = createHttpsServer(
+              { cert: opts.https!.cert, key: opts.https!.key, requestTimeout: timeouts.requestMs, headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs), connectionsCheckingInterval: timeouts.checkIntervalMs },
+              handler,
+            );
+            s.keepAliveTimeout = timeouts.keepAliveMs;
+            return s as unknown as HttpServer;
+          },
+        }
+      : {}),
   });
+  app.server.maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   installHttpLayer(app, {
     engine,
     clock: opts.clock,
@@ -192,6 +215,7 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
     ...(opts.authNow ? { authNow: opts.authNow } : {}),
   });
   await app.register(ecsRoutes(engine, opts.clock));
+  await app.register(ecsServerExtraRoutes(engine));
   await app.register(evsRoutes(engine));
   await app.register(vpcRoutes(engine, net, createdMs));
   await app.register(imsRoutes(engine, createdMs));
@@ -229,7 +253,7 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
     return {
       note: 'TPL-2: flavorName, availabilityZone and imageName in HCSMachineTemplate are these provider API values, not the names shown in the tenant UI',
       regions: [...new Set(config.projects.map((p) => p.region))],
-      projects: config.projects.map((p) => ({ id: p.id, name: p.name, region: p.region, quotas: { ...(p.quotas ?? {}) }, usage: engine.quotaUsage(p.id) })),
+      projects: config.projects.map((p) => ({ id: p.id, name: p.name, region: p.region, quotas: { ...(engine.quotasOf(p.id) ?? {}) }, usage: engine.quotaUsage(p.id) })),
       availabilityZones: [...config.availabilityZones],
       flavors: config.flavors.map((f) => ({
         id: f.id,
@@ -321,6 +345,7 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
       restoreState,
       reset,
       seed,
+      setQuotas: (projectId, quotas) => engine.setQuotas(projectId, quotas),
       ...(typeof clock.advanceBy === 'function'
         ? {
             advanceClock: (ms: number) => {

@@ -204,12 +204,12 @@ export class NetworkService {
     const taken = new Set<string>();
     for (const s of specs) {
       if (s.ip === undefined) continue;
-      this.engine.checkRequestedIp(s.subnet, s.ip, s.path, vpcV, projectId, taken);
+      this.engine.checkRequestedIp(s.subnet, s.ip, s.path, vpcV, projectId, taken, 'vpc');
       taken.add(`${s.subnet.cfg.id}|${s.ip}`);
     }
     const ips = specs.map((s) => {
       if (s.ip !== undefined) return s.ip;
-      const ip = this.engine.allocateIp(s.subnet, taken, s.path.replace(/\.ip_address$/, ''));
+      const ip = this.engine.allocateIp(s.subnet, taken, s.path.replace(/\.ip_address$/, ''), 'vpc');
       taken.add(`${s.subnet.cfg.id}|${ip}`);
       return ip;
     });
@@ -236,7 +236,7 @@ export class NetworkService {
       if (nic) {
         throw new CloudError(
           409,
-          via === 'port' ? Codes.vpcPortInUse : Codes.vpcPrivateIpInUse,
+          via === 'port' ? Codes.vpcPortInUse : Codes.vpcPrivateIpHeld,
           `${via === 'port' ? 'Port' : 'Private IP'} ${id} (${nic.ip}) is in use by server ${nic.deviceId} (device_owner ${nic.deviceOwner}); delete the server instead`,
           ['NET-7'],
         );

@@ -8,7 +8,7 @@ import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { CloudConfig } from './config.js';
 import { checkIntegrity, validateDbData } from './state-validate.js';
-import { emptyData, normalizeDbData, type DbData } from './state.js';
+import { emptyData, normalizeDbData, type DbData } from './state-data.js';
 
 export class DataFileError extends Error {
   override name = 'DataFileError';

@@ -9,7 +9,7 @@
  */
 import type { CloudConfig } from './config.js';
 import { ipToInt, isHostInCidr, parseCidr } from './ip.js';
-import { JOB_STATUSES, SERVER_STATUSES, TASK_KINDS, VOLUME_STATUSES, type DbData } from './state.js';
+import { JOB_STATUSES, SERVER_STATUSES, TASK_KINDS, VOLUME_STATUSES, type DbData } from './state-data.js';
 
 /** Largest valid JavaScript Date value. */
 const MAX_TIME = 8.64e15;

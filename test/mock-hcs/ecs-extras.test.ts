@@ -40,12 +40,12 @@ describe('mock-hcs server actions', () => {
     expect(job.entities.sub_jobs?.[0]).toMatchObject({ job_type: 'stopServer', status: 'SUCCESS', entities: { server_id: id } });
     expect((await env.client.listPorts({ deviceId: id }))[0]!.status).toBe('DOWN');
 
-    // Wrong state: 409 Ecs.0100, nothing changes.
+    // Wrong state: 400 Ecs.0100 "The ECS status does not meet requirements" (ECS error codes, ecs_07_0002), nothing changes.
     const p = env.client.projectId;
     const again = await env.req('POST', `/v1/${p}/cloudservers/action`, { 'os-stop': { servers: [{ id }] } });
-    expect([again.status, (again.json as ErrJson).error.code]).toEqual([409, 'Ecs.0100']);
+    expect([again.status, (again.json as ErrJson).error.code]).toEqual([400, 'Ecs.0100']);
     const reboot = await env.req('POST', `/v1/${p}/cloudservers/action`, { reboot: { servers: [{ id }], type: 'SOFT' } });
-    expect(reboot.status).toBe(409);
+    expect(reboot.status).toBe(400);
 
     const start = await env.client.startServers([id]);
     expect((await env.client.showServer(id))!['OS-EXT-STS:task_state']).toBe('powering-on');
@@ -144,7 +144,8 @@ describe('mock-hcs block devices', () => {
     const raw = await env.req('GET', `/v1/${p}/cloudservers/${id}/block_device`);
     expect((raw.json as { attachableQuantity: { free_blk: number } }).attachableQuantity.free_blk).toBe(22);
     const notAttached = await env.req('GET', `/v1/${p}/cloudservers/${id}/block_device/00000000-0000-4000-8000-000000000000`);
-    expect([notAttached.status, (notAttached.json as ErrJson).error.code]).toEqual([404, 'Ecs.0060']);
+    // Ecs.0111 "The disk is not in the attachment list" (ecs_07_0002); 404 as a read of a missing sub-resource.
+    expect([notAttached.status, (notAttached.json as ErrJson).error.code]).toEqual([404, 'Ecs.0111']);
     const noServer = await env.req('GET', `/v1/${p}/cloudservers/00000000-0000-4000-8000-000000000000/block_device`);
     expect([noServer.status, (noServer.json as ErrJson).error.code]).toEqual([404, 'Ecs.0114']);
     expect(await env.client.listServerBlockDevices('00000000-0000-4000-8000-000000000000')).toBeUndefined();

@@ -226,7 +226,7 @@ describe('mock-hcs fault injection (HCS-6)', () => {
     expect(env.hcs.hypervisor.listServers().map((s) => s.name)).toEqual(['worker-0']);
   });
 
-  it('capacity and quota faults use the documented codes (Ecs.0319, Ecs.0001, EVS.0001)', async () => {
+  it('capacity and quota faults use the documented codes (Ecs.0319, Ecs.0001, EVS.1042)', async () => {
     env = await setup();
     env.hcs.faults.add({ service: 'ecs', operation: 'createServers', effect: { type: 'capacity', flavor: 's6.xlarge.2', az: 'az1' } });
     const p = env.client.projectId;
@@ -241,7 +241,8 @@ describe('mock-hcs fault injection (HCS-6)', () => {
     ]);
     env.hcs.faults.add({ service: 'evs', operation: 'createVolume', effect: { type: 'quota', resource: 'gigabytes' } });
     const v = await env.req('POST', `/v2.1/${p}/cloudvolumes`, { volume: { size: 10, volume_type: 'SSD', availability_zone: 'az1' } });
-    expect([v.status, (v.json as ErrJson).error.code]).toEqual([400, 'EVS.0001']);
+    // EVS.1042 "Insufficient disk capacity quota assigned to the tenant" (EVS error codes, evs_04_0038).
+    expect([v.status, (v.json as ErrJson).error.code]).toEqual([400, 'EVS.1042']);
     env.hcs.faults.add({ service: 'ecs', operation: '*', effect: { type: 'quota', resource: 'instances' } });
     const q = await env.req('POST', `/v1.1/${p}/cloudservers`, serverBody(env, { name: 'q' }));
     expect((q.json as ErrJson).error.code).toBe('Ecs.0001');
@@ -262,7 +263,7 @@ describe('mock-hcs fault injection (HCS-6)', () => {
       [{ service: 'ecs', operation: 'showServer', effect: { type: 'error', status: 500, code: 'x' }, match: { ip: '1' } }, 'match.ip'],
       [{ service: 'ecs', operation: 'showServer', effect: { type: 'error', status: 500, code: 'x' }, bogus: 1 }, 'bogus'],
       [{ service: 'evs', operation: 'createVolume', effect: { type: 'capacity' } }, 'effect.type'],
-      [{ service: 'evs', operation: 'createVolume', effect: { type: 'quota', resource: 'cores' } }, 'effect.resource'],
+      [{ service: 'evs', operation: 'createVolume', effect: { type: 'quota', resource: 'disks' } }, 'effect.resource'],
     ];
     for (const [rule, field] of bad) {
       // Deliberately ill-typed input, as it would arrive from JSON.
@@ -283,7 +284,7 @@ describe('mock-hcs fault injection (HCS-6)', () => {
 });
 
 describe('mock-hcs quotas and capacity from the configuration', () => {
-  it('enforces instances, volumes and gigabytes quotas per project (Ecs.0001 / EVS.0001)', async () => {
+  it('enforces instances, volumes and gigabytes quotas per project (Ecs.0001 / EVS.1042)', async () => {
     const config = defaultCloudConfig();
     config.projects[0]!.quotas = { instances: 2, volumes: 5, gigabytes: 300 };
     env = await setup({ config });
@@ -294,7 +295,8 @@ describe('mock-hcs quotas and capacity from the configuration', () => {
     expect((r.json as ErrJson).error.message).toMatch(/instances quota: quota 2, used 2, requested 1/);
     // 4 volumes (2 x root + data), 180 GB used.
     const gb = await env.req('POST', `/v2.1/${p}/cloudvolumes`, { volume: { size: 200, volume_type: 'SSD', availability_zone: 'az1' } });
-    expect([gb.status, (gb.json as ErrJson).error.code]).toEqual([400, 'EVS.0001']);
+    // EVS.1042 "Insufficient disk capacity quota assigned to the tenant" (EVS error codes, evs_04_0038).
+    expect([gb.status, (gb.json as ErrJson).error.code]).toEqual([400, 'EVS.1042']);
     expect((gb.json as ErrJson).error.message).toContain('gigabytes');
     expect((await env.req('POST', `/v2.1/${p}/cloudvolumes`, { volume: { size: 10, volume_type: 'SSD', availability_zone: 'az1' } })).status).toBe(200);
     const n = await env.req('POST', `/v2.1/${p}/cloudvolumes`, { volume: { size: 10, volume_type: 'SSD', availability_zone: 'az1' } });

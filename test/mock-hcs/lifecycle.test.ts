@@ -14,7 +14,7 @@ describe('mock-hcs server and volume lifecycle', () => {
     const serverChanges: string[] = [];
     hcs.onServerChange((s) => serverChanges.push(`${s.name}:${s.status}`));
 
-    const created = await client.createServers(serverBody(env, {}, { ip: '192.168.10.20' }));
+    const created = await client.createServers(serverBody(env, { data_volumes: [{ volumetype: 'SSD', size: 50, delete_on_termination: true }] }, { ip: '192.168.10.20' }));
     expect(created.serverIds).toHaveLength(1);
     const id = created.serverIds[0]!;
     let job = await client.showJob(created.job_id);
@@ -88,6 +88,7 @@ describe('mock-hcs server and volume lifecycle', () => {
     settle(env);
     expect((await client.showVolume(pd))?.attachments[0]?.device).toBe('/dev/vdd');
 
+    // delete_volume=false (the default, ecs_02_0103): the data volume goes only because of its own delete_on_termination.
     const del = await client.deleteServers([id]);
     expect((await client.showServer(id))?.['OS-EXT-STS:task_state']).toBe('deleting');
     settle(env);
@@ -137,7 +138,9 @@ describe('mock-hcs server and volume lifecycle', () => {
     const far = (await client.createVolume({ volume: { size: 10, volume_type: 'SSD', availability_zone: 'az2' } })).volume_ids[0]!;
     settle(env);
     const e4 = await client.attachVolume(b, far).catch((e: unknown) => e);
-    expect((e4 as HcsApiError).code).toBe('Ecs.0062');
+    // No ECS code documents an AZ mismatch (Ecs.0062 is a QingTian flavor): Ecs.0005 "Invalid parameters" (ecs_07_0002).
+    expect((e4 as HcsApiError).code).toBe('Ecs.0005');
+    expect((e4 as HcsApiError).message).toContain('availability zone');
     // Deleting an available volume works.
     await client.deleteVolume(far);
     expect((await client.showVolume(far))?.status).toBe('deleting');
@@ -174,7 +177,8 @@ describe('mock-hcs server and volume lifecycle', () => {
     expect(job.error_code).toBeTruthy();
     expect(job.fail_reason).toContain('deleted');
     expect(await client.showServer(id)).toBeUndefined();
-    expect(env.hcs.hypervisor.listVolumes()).toEqual([]);
+    // The system disk goes; the data disk is kept (delete_volume defaults to false, ecs_02_0103).
+    expect(env.hcs.hypervisor.listVolumes().map((v) => v.status)).toEqual(['available']);
   });
 
   it('honours X-Client-Token idempotency', async () => {

@@ -64,15 +64,16 @@ describe('mock-hcs VPC ports and private IPs', () => {
     // ... and a private IP on the server's address is refused (and nothing of the batch is reserved).
     const p = env.client.projectId;
     const clash = await env.req('POST', `/v1/${p}/privateips`, { privateips: [{ subnet_id: sub.id, ip_address: '192.168.10.30' }, { subnet_id: sub.id, ip_address: '192.168.10.5' }] });
-    expect([clash.status, (clash.json as ErrJson).error.code]).toEqual([400, 'Ecs.0010']);
+    // CreatePrivateip: 409 VPC.0701, the address is in use (VPC error codes, vpc_api_0003).
+    expect([clash.status, (clash.json as ErrJson).error.code]).toEqual([409, 'VPC.0701']);
     expect((clash.json as ErrJson).error.message).toContain(`server ${sid}`);
     const dup = await env.req('POST', `/v1/${p}/privateips`, { privateips: [{ subnet_id: sub.id, ip_address: '192.168.10.31' }, { subnet_id: sub.id, ip_address: '192.168.10.31' }] });
-    expect([dup.status, (dup.json as ErrJson).error.code]).toEqual([400, 'Ecs.0010']);
+    expect([dup.status, (dup.json as ErrJson).error.code]).toEqual([409, 'VPC.0701']);
     expect((await env.client.listPrivateIps(sub.id)).map((x) => x.ip_address).sort()).toEqual(['192.168.10.20', '192.168.10.4', '192.168.10.5']);
-    // Outside the CIDR, the gateway and the network address: Ecs.0039.
+    // Outside the CIDR, the gateway and the network address: 400 VPC.0001 (VPC's "param invalid"; Ecs.0039 is CreateServers' code).
     for (const ip of ['192.168.11.9', '192.168.10.1', '192.168.10.0', '192.168.10.255']) {
       const o = await env.req('POST', `/v1/${p}/privateips`, { privateips: [{ subnet_id: sub.id, ip_address: ip }] });
-      expect([ip, o.status, (o.json as ErrJson).error.code]).toEqual([ip, 400, 'Ecs.0039']);
+      expect([ip, o.status, (o.json as ErrJson).error.code]).toEqual([ip, 400, 'VPC.0001']);
     }
     const nope = await env.req('POST', `/v1/${p}/privateips`, { privateips: [{ subnet_id: '00000000-0000-4000-8000-000000000000' }] });
     expect([nope.status, (nope.json as ErrJson).error.code]).toEqual([404, 'VPC.0202']);
@@ -110,7 +111,8 @@ describe('mock-hcs VPC ports and private IPs', () => {
     expect((byIds.json as { ports: { id: string }[] }).ports.map((x) => x.id)).toEqual([plain.id]);
     // Refusals.
     const conflict = await env.req('POST', `/v1/${p}/ports`, { port: { network_id: sub.id, fixed_ips: [{ ip_address: '192.168.10.100' }] } });
-    expect([conflict.status, (conflict.json as ErrJson).error.code]).toEqual([400, 'Ecs.0010']);
+    // CreatePort: 409 VPC.0701 (vpc_api_0003).
+    expect([conflict.status, (conflict.json as ErrJson).error.code]).toEqual([409, 'VPC.0701']);
     const wrongSubnet = await env.req('POST', `/v1/${p}/ports`, { port: { network_id: sub.id, fixed_ips: [{ subnet_id: cp.neutron_subnet_id }] } });
     expect([wrongSubnet.status, (wrongSubnet.json as ErrJson).error.code]).toEqual([400, 'VPC.0001']);
     const owner = await env.req('POST', `/v1/${p}/ports`, { port: { network_id: sub.id, device_owner: 'compute:az1' } });
@@ -125,7 +127,7 @@ describe('mock-hcs VPC ports and private IPs', () => {
     expect(await env.client.showPort(vip.id)).toBeUndefined();
   });
 
-  it('an exhausted subnet gives Ecs.0013 for servers, ports and private IPs alike', async () => {
+  it('an exhausted subnet gives Ecs.0012 for servers and VPC.0703 for ports and private IPs', async () => {
     const config = defaultCloudConfig();
     const tiny = { ...config.subnets[1]!, id: '8a1f0c2e-1b1a-4c8e-9f2d-0000000000f0', name: 'tiny', cidr: '10.9.0.0/29', gateway_ip: '10.9.0.1', neutron_network_id: '8a1f0c2e-1b1a-4c8e-9f2d-0000000000f0', neutron_subnet_id: '5c2e9d1a-1b1a-4c8e-9f2d-0000000000f0' };
     config.subnets.push(tiny);
@@ -137,7 +139,9 @@ describe('mock-hcs VPC ports and private IPs', () => {
     const ip = await env.req('POST', `/v1/${p}/privateips`, { privateips: [{ subnet_id: tiny.id }] });
     const port = await env.req('POST', `/v1/${p}/ports`, { port: { network_id: tiny.id } });
     const srv = await env.req('POST', `/v1.1/${p}/cloudservers`, { server: { ...serverBody(env).server, nics: [{ subnet_id: tiny.id }] } });
-    for (const r of [ip, port, srv]) expect([r.status, (r.json as ErrJson).error.code]).toEqual([400, 'Ecs.0013']);
+    // VPC (vpc_api_0003): 409 VPC.0703; ECS (ecs_07_0002): 400 Ecs.0012 "The number of IP addresses in the subnet is insufficient".
+    for (const r of [ip, port]) expect([r.status, (r.json as ErrJson).error.code]).toEqual([409, 'VPC.0703']);
+    expect([srv.status, (srv.json as ErrJson).error.code]).toEqual([400, 'Ecs.0012']);
     // An explicit address below the automatic range still works.
     expect((await env.client.createPrivateIps([{ subnetId: tiny.id, ipAddress: '10.9.0.2' }]))[0]!.ip_address).toBe('10.9.0.2');
   });

@@ -165,7 +165,8 @@ describe('official SDK clients against a listening mock-hcs', () => {
     const e409 = await sdkError(
       ecs.batchStopServers(new BatchStopServersRequest().withBody(new BatchStopServersRequestBody().withOsStop(new BatchStopServersOption().withServers([new ServerId().withId(id)])))),
     );
-    expect([e409.httpStatusCode, e409.errorCode]).toEqual([409, 'Ecs.0100']);
+    // 400 Ecs.0100 "The ECS status does not meet requirements" (ecs_07_0002).
+    expect([e409.httpStatusCode, e409.errorCode]).toEqual([400, 'Ecs.0100']);
     await ecs.batchStartServers(
       new BatchStartServersRequest().withBody(new BatchStartServersRequestBody().withOsStart(new BatchStartServersOption().withServers([new ServerId().withId(id)]))),
     );
@@ -197,14 +198,14 @@ describe('official SDK clients against a listening mock-hcs', () => {
     const badAz = await sdkError(ecs.listFlavors(new ListFlavorsRequest().withAvailabilityZone('nowhere')));
     expect([badAz.httpStatusCode, badAz.errorCode]).toEqual([400, 'Ecs.0005']);
     const noJob = await sdkError(ecs.showJob(new ShowJobRequest().withJobId('f'.repeat(32))));
-    expect([noJob.httpStatusCode, noJob.errorCode]).toEqual([404, 'Ecs.0045']);
+    expect([noJob.httpStatusCode, noJob.errorCode]).toEqual([400, 'Common.0011']); // ecs_07_0002 "Invalid job ID"
     const noDevices = await sdkError(ecs.listServerBlockDevices(new ListServerBlockDevicesRequest().withServerId(MISSING)));
     expect([noDevices.httpStatusCode, noDevices.errorCode]).toEqual([404, 'Ecs.0114']);
 
     const missing = await sdkError(ecs.showServer(new ShowServerRequest().withServerId(MISSING)));
     expect([missing.httpStatusCode, missing.errorCode]).toEqual([404, 'Ecs.0114']);
     const noDev = await sdkError(ecs.showServerBlockDevice(new ShowServerBlockDeviceRequest().withServerId(id).withVolumeId(MISSING)));
-    expect([noDev.httpStatusCode, noDev.errorCode]).toEqual([404, 'Ecs.0060']);
+    expect([noDev.httpStatusCode, noDev.errorCode]).toEqual([404, 'Ecs.0111']); // ecs_07_0002 "The disk is not in the attachment list"
     // An IP conflict on create.
     const clash = await sdkError(ecs.createServers(new CreateServersRequest().withBody(new CreateServersRequestBody().withServer(server.withName('cov-1')))));
     expect([clash.httpStatusCode, clash.errorCode]).toEqual([400, 'Ecs.0010']);
@@ -240,11 +241,12 @@ describe('official SDK clients against a listening mock-hcs', () => {
     const conflict = await sdkError(
       vpc.createPrivateip(new CreatePrivateipRequest().withBody(new CreatePrivateipRequestBody().withPrivateips([new CreatePrivateipOption().withSubnetId(worker.id).withIpAddress('192.168.10.70')]))),
     );
-    expect([conflict.httpStatusCode, conflict.errorCode]).toEqual([400, 'Ecs.0010']);
+    // 409 VPC.0701, the address is in use (VPC error codes, vpc_api_0003).
+    expect([conflict.httpStatusCode, conflict.errorCode]).toEqual([409, 'VPC.0701']);
     const outside = await sdkError(
       vpc.createPrivateip(new CreatePrivateipRequest().withBody(new CreatePrivateipRequestBody().withPrivateips([new CreatePrivateipOption().withSubnetId(worker.id).withIpAddress('10.0.0.9')]))),
     );
-    expect([outside.httpStatusCode, outside.errorCode]).toEqual([400, 'Ecs.0039']);
+    expect([outside.httpStatusCode, outside.errorCode]).toEqual([400, 'VPC.0001']); // no VPC code documents it: the module's "param invalid" stand-in
 
     const port = await vpc.createPort(
       new CreatePortRequest().withBody(

@@ -44,14 +44,15 @@ describe('mock-hcs input validation and error shape', () => {
     expect(img.status).toBe(400);
     expect((img.json as ErrJson).error.code).toBe('Ecs.0031');
     const fl = await env.req('POST', `/v1.1/${p}/cloudservers`, serverBody(env, { flavorRef: 'm9.huge' }));
-    expect((fl.json as ErrJson).error.code).toBe('Ecs.0023');
+    // Ecs.0029 "The flavor does not exist or has been abandoned" (ecs_07_0002; Ecs.0023 is a token/URL project mismatch).
+    expect((fl.json as ErrJson).error.code).toBe('Ecs.0029');
     expect((fl.json as ErrJson).error.message).toContain('s6.large.2');
     const az = await env.req('POST', `/v1.1/${p}/cloudservers`, serverBody(env, { flavorRef: 'c6.4xlarge.4', availability_zone: 'az2' }));
-    expect((az.json as ErrJson).error.code).toBe('Ecs.0023');
+    expect((az.json as ErrJson).error.code).toBe('Ecs.0029'); // flavor abandoned / not sold in the AZ (ecs_07_0002)
     const badAz = await env.req('POST', `/v1.1/${p}/cloudservers`, serverBody(env, { availability_zone: 'AZ-1 (UI name)' }));
     expect((badAz.json as ErrJson).error.code).toBe('Ecs.0005');
     const sub = await env.req('POST', `/v1.1/${p}/cloudservers`, serverBody(env, { nics: [{ subnet_id: 'nope' }] }));
-    expect((sub.json as ErrJson).error.code).toBe('Ecs.0020');
+    expect((sub.json as ErrJson).error.code).toBe('Ecs.0038'); // "The subnet does not exist" (ecs_07_0002)
     expect(env.hcs.hypervisor.listServers()).toEqual([]);
     // The valid values can be listed (TPL-2).
     const az2 = await env.client.listFlavors('az2');
@@ -96,7 +97,8 @@ describe('mock-hcs input validation and error shape', () => {
     const vol = await env.req('GET', `/v2/${p}/cloudvolumes/00000000-0000-4000-8000-000000000000`);
     expect((vol.json as ErrJson).error.code).toBe('EVS.5404');
     const job = await env.req('GET', `/v1/${p}/jobs/ffff`);
-    expect(job.status).toBe(404);
+    // Common.0011 "Invalid job ID" (ecs_07_0002).
+    expect([job.status, (job.json as ErrJson).error.code]).toEqual([400, 'Common.0011']);
     const del = await env.req('POST', `/v1/${p}/cloudservers/delete`, { servers: [{ id: 'nope' }] });
     expect((del.json as ErrJson).error.code).toBe('Ecs.0114');
     const bad = await env.req('GET', `/v1/${p}/cloudservers/detail?limit=abc`);
@@ -143,7 +145,8 @@ describe('mock-hcs input validation and error shape', () => {
     expect(ok.status).toBe(200);
     const full = await env.req('POST', `/v1.1/${p}/cloudservers`, serverBody(env, { name: 'x' }));
     expect(full.status).toBe(400);
-    expect((full.json as ErrJson).error.code).toBe('Ecs.0013');
+    // Ecs.0012 "The number of IP addresses in the subnet is insufficient" (ecs_07_0002; Ecs.0013 is the EIP quota).
+    expect((full.json as ErrJson).error.code).toBe('Ecs.0012');
     expect(env.hcs.hypervisor.listServers()).toHaveLength(3);
   });
 });

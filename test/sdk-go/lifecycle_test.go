@@ -74,6 +74,7 @@ func TestLifecycle(t *testing.T) {
 		eq(t, "idempotent replay", (*again.ServerIds)[0], serverID)
 		// Same IP again without the token: the SDK exception carries code, message and request id.
 		_, err = e.CreateServers(&ecsmodel.CreateServersRequest{Body: &ecsmodel.CreateServersRequestBody{Server: newServer("go-1", "192.168.10.90")}})
+		// 400 Ecs.0010 "The private IP address is already in use" (ECS API reference "Error Codes" ecs_07_0002).
 		wantErr(t, err, 400, "Ecs.0010")
 	})
 	call(t, "ECS/ShowJob", func(t *testing.T) {
@@ -85,7 +86,8 @@ func TestLifecycle(t *testing.T) {
 		eq(t, "sub job server", str(subs[0].Entities.ServerId), serverID)
 		nonEmpty(t, "begin_time", str(r.BeginTime))
 		_, err = e.ShowJob(&ecsmodel.ShowJobRequest{JobId: "ffffffffffffffffffffffffffffffff"})
-		wantErr(t, err, 404, "Ecs.0045")
+		// 400 Common.0011 "Invalid job ID" (ECS API reference "Error Codes" ecs_07_0002).
+		wantErr(t, err, 400, "Common.0011")
 	})
 	call(t, "ECS/ShowServer", func(t *testing.T) {
 		r, err := e.ShowServer(&ecsmodel.ShowServerRequest{ServerId: serverID})
@@ -158,7 +160,8 @@ func TestLifecycle(t *testing.T) {
 		eq(t, "server", str(r.VolumeAttachment.ServerId), serverID)
 		eq(t, "size", *r.VolumeAttachment.Size, int32(20))
 		_, err = e.ShowServerBlockDevice(&ecsmodel.ShowServerBlockDeviceRequest{ServerId: serverID, VolumeId: missing})
-		wantErr(t, err, 404, "Ecs.0060")
+		// Ecs.0111 "The disk is not in the attachment list" (ECS API reference "Error Codes" ecs_07_0002), 404 on this GET.
+		wantErr(t, err, 404, "Ecs.0111")
 	})
 	ids := []ecsmodel.ServerId{{Id: serverID}}
 	call(t, "ECS/BatchStopServers", func(t *testing.T) {
@@ -169,14 +172,16 @@ func TestLifecycle(t *testing.T) {
 		must(t, err, "ShowServer")
 		eq(t, "status", s.Server.Status, "SHUTOFF")
 		_, err = e.BatchStopServers(&ecsmodel.BatchStopServersRequest{Body: &ecsmodel.BatchStopServersRequestBody{OsStop: &ecsmodel.BatchStopServersOption{Servers: ids}}})
-		wantErr(t, err, 409, "Ecs.0100")
+		// 400 Ecs.0100 "The ECS status does not meet requirements" (ECS API reference "Error Codes" ecs_07_0002).
+		wantErr(t, err, 400, "Ecs.0100")
 	})
 	call(t, "ECS/BatchStartServers", func(t *testing.T) {
 		r, err := e.BatchStartServers(&ecsmodel.BatchStartServersRequest{Body: &ecsmodel.BatchStartServersRequestBody{OsStart: &ecsmodel.BatchStartServersOption{Servers: ids}}})
 		must(t, err, "BatchStartServers")
 		poll(t, "start job", jobStatus(t, e, str(r.JobId)))
 		_, err = e.BatchStartServers(&ecsmodel.BatchStartServersRequest{Body: &ecsmodel.BatchStartServersRequestBody{OsStart: &ecsmodel.BatchStartServersOption{Servers: ids}}})
-		wantErr(t, err, 409, "Ecs.0100")
+		// 400 Ecs.0100 "The ECS status does not meet requirements" (ECS API reference "Error Codes" ecs_07_0002).
+		wantErr(t, err, 400, "Ecs.0100")
 	})
 	call(t, "ECS/BatchRebootServers", func(t *testing.T) {
 		r, err := e.BatchRebootServers(&ecsmodel.BatchRebootServersRequest{Body: &ecsmodel.BatchRebootServersRequestBody{Reboot: &ecsmodel.BatchRebootSeversOption{Servers: ids, Type: ecsmodel.GetBatchRebootSeversOptionTypeEnum().SOFT}}})
@@ -190,14 +195,16 @@ func TestLifecycle(t *testing.T) {
 		must(t, err, "DetachServerVolume")
 		poll(t, "detach job", jobStatus(t, e, str(r.JobId)))
 		_, err = e.DetachServerVolume(&ecsmodel.DetachServerVolumeRequest{ServerId: serverID, VolumeId: dataVol})
-		wantErr(t, err, 400, "Ecs.0060")
+		// 400 Ecs.0111 "The disk is not in the attachment list" (ECS API reference "Error Codes" ecs_07_0002).
+		wantErr(t, err, 400, "Ecs.0111")
 	})
 	call(t, "ECS/AttachServerVolume", func(t *testing.T) {
 		r, err := e.AttachServerVolume(&ecsmodel.AttachServerVolumeRequest{ServerId: serverID, Body: &ecsmodel.AttachServerVolumeRequestBody{VolumeAttachment: &ecsmodel.AttachServerVolumeOption{VolumeId: dataVol}}})
 		must(t, err, "AttachServerVolume")
 		poll(t, "attach job", jobStatus(t, e, str(r.JobId)))
 		_, err = e.AttachServerVolume(&ecsmodel.AttachServerVolumeRequest{ServerId: serverID, Body: &ecsmodel.AttachServerVolumeRequestBody{VolumeAttachment: &ecsmodel.AttachServerVolumeOption{VolumeId: missing}}})
-		wantErr(t, err, 404, "Ecs.0104")
+		// 400 Ecs.0103 "The disk is unavailable" (ECS API reference "Error Codes" ecs_07_0002; Ecs.0104 is the attach-slot limit).
+		wantErr(t, err, 400, "Ecs.0103")
 	})
 
 	// ---------------- EVS
@@ -227,7 +234,8 @@ func TestLifecycle(t *testing.T) {
 		must(t, err, "ListVolumes")
 		_ = lr
 		_, err = v.ShowJob(&evsmodel.ShowJobRequest{JobId: "ffffffffffffffffffffffffffffffff"})
-		wantErr(t, err, 404, "Ecs.0045")
+		// 400 Common.0011 "Invalid job ID" (EVS "Error Codes" evs_04_0038, ECS API reference "Error Codes" ecs_07_0002).
+		wantErr(t, err, 400, "Common.0011")
 	})
 	call(t, "EVS/ShowVolume", func(t *testing.T) {
 		r, err := v.ShowVolume(&evsmodel.ShowVolumeRequest{VolumeId: volID})
@@ -329,7 +337,8 @@ func TestLifecycle(t *testing.T) {
 		ipID = (*r.Privateips)[0].Id
 		eq(t, "ip", (*r.Privateips)[0].IpAddress, "192.168.10.92")
 		_, err = n.CreatePrivateip(&vpc2model.CreatePrivateipRequest{Body: &vpc2model.CreatePrivateipRequestBody{Privateips: []vpc2model.CreatePrivateipOption{{SubnetId: workerNet, IpAddress: ptr("192.168.10.92")}}}})
-		wantErr(t, err, 400, "Ecs.0010")
+		// 409 VPC.0701: the IP address is in use (VPC API reference "Error Codes" vpc_api_0003).
+		wantErr(t, err, 409, "VPC.0701")
 	})
 	call(t, "VPC/ListPrivateips", func(t *testing.T) {
 		r, err := n.ListPrivateips(&vpc2model.ListPrivateipsRequest{SubnetId: workerNet, Limit: ptr(int32(100))})
@@ -347,6 +356,7 @@ func TestLifecycle(t *testing.T) {
 		must(t, err, "ShowPrivateip")
 		eq(t, "subnet", r.Privateip.SubnetId, workerNet)
 		_, err = n.ShowPrivateip(&vpc2model.ShowPrivateipRequest{PrivateipId: missing})
+		// 404 VPC.0702: stand-in (mock-hcs/README.md "Error codes").
 		wantErr(t, err, 404, "VPC.0702")
 	})
 
@@ -384,6 +394,7 @@ func TestLifecycle(t *testing.T) {
 		_, err := n.DeletePrivateip(&vpc2model.DeletePrivateipRequest{PrivateipId: ipID})
 		must(t, err, "DeletePrivateip")
 		_, err = n.DeletePrivateip(&vpc2model.DeletePrivateipRequest{PrivateipId: ipID})
+		// 404 VPC.0702: stand-in, no VPC reference page documents a code for a missing private IP (mock-hcs/README.md "Error codes").
 		wantErr(t, err, 404, "VPC.0702")
 	})
 

@@ -77,7 +77,7 @@ def test_create_servers(ecs):
     again = ecs.create_servers(ecsm.CreateServersRequest(x_client_token="py-token-1", body=body))
     assert again.server_ids == [S["server"]]
     clash = ecsm.CreateServersRequestBody(server=new_server("py-1", "192.168.10.80"))
-    expect_error(lambda: ecs.create_servers(ecsm.CreateServersRequest(body=clash)), 400, "Ecs.0010")
+    expect_error(lambda: ecs.create_servers(ecsm.CreateServersRequest(body=clash)), 400, "Ecs.0010")  # "The private IP address is already in use" (ECS API reference "Error Codes" ecs_07_0002)
 
 
 @call("ECS/ShowJob")
@@ -86,7 +86,7 @@ def test_show_job(ecs):
     r = ecs.show_job(ecsm.ShowJobRequest(job_id=S["job"]))
     assert r.job_type == "createServer" and r.begin_time
     assert r.entities.sub_jobs[0].entities.server_id == S["server"]
-    expect_error(lambda: ecs.show_job(ecsm.ShowJobRequest(job_id="f" * 32)), 404, "Ecs.0045")
+    expect_error(lambda: ecs.show_job(ecsm.ShowJobRequest(job_id="f" * 32)), 400, "Common.0011")  # "Invalid job ID" (ECS API reference "Error Codes" ecs_07_0002; EVS evs_04_0038)
 
 
 @call("ECS/ShowServer")
@@ -139,7 +139,7 @@ def test_list_server_block_devices(ecs):
 def test_show_server_block_device(ecs):
     a = ecs.show_server_block_device(ecsm.ShowServerBlockDeviceRequest(server_id=S["server"], volume_id=S["data_vol"])).volume_attachment
     assert (a.server_id, a.size) == (S["server"], 20)
-    expect_error(lambda: ecs.show_server_block_device(ecsm.ShowServerBlockDeviceRequest(server_id=S["server"], volume_id=MISSING)), 404, "Ecs.0060")
+    expect_error(lambda: ecs.show_server_block_device(ecsm.ShowServerBlockDeviceRequest(server_id=S["server"], volume_id=MISSING)), 404, "Ecs.0111")  # "The disk is not in the attachment list" (ECS API reference "Error Codes" ecs_07_0002)
 
 
 @call("ECS/BatchStopServers")
@@ -147,14 +147,14 @@ def test_batch_stop_servers(ecs):
     stop = lambda: ecs.batch_stop_servers(ecsm.BatchStopServersRequest(body=ecsm.BatchStopServersRequestBody(os_stop=ecsm.BatchStopServersOption(servers=ids(), type="SOFT"))))
     poll("stop job", job_done(ecs, stop().job_id))
     assert ecs.show_server(ecsm.ShowServerRequest(server_id=S["server"])).server.status == "SHUTOFF"
-    expect_error(stop, 409, "Ecs.0100")
+    expect_error(stop, 400, "Ecs.0100")  # "The ECS status does not meet requirements" (ECS API reference "Error Codes" ecs_07_0002)
 
 
 @call("ECS/BatchStartServers")
 def test_batch_start_servers(ecs):
     start = lambda: ecs.batch_start_servers(ecsm.BatchStartServersRequest(body=ecsm.BatchStartServersRequestBody(os_start=ecsm.BatchStartServersOption(servers=ids()))))
     poll("start job", job_done(ecs, start().job_id))
-    expect_error(start, 409, "Ecs.0100")
+    expect_error(start, 400, "Ecs.0100")  # "The ECS status does not meet requirements" (ECS API reference "Error Codes" ecs_07_0002)
 
 
 @call("ECS/BatchRebootServers")
@@ -168,14 +168,14 @@ def test_batch_reboot_servers(ecs):
 def test_detach_server_volume(ecs):
     detach = lambda: ecs.detach_server_volume(ecsm.DetachServerVolumeRequest(server_id=S["server"], volume_id=S["data_vol"]))
     poll("detach job", job_done(ecs, detach().job_id))
-    expect_error(detach, 400, "Ecs.0060")
+    expect_error(detach, 400, "Ecs.0111")  # "The disk is not in the attachment list" (ECS API reference "Error Codes" ecs_07_0002)
 
 
 @call("ECS/AttachServerVolume")
 def test_attach_server_volume(ecs):
     attach = lambda vol: ecs.attach_server_volume(ecsm.AttachServerVolumeRequest(server_id=S["server"], body=ecsm.AttachServerVolumeRequestBody(volume_attachment=ecsm.AttachServerVolumeOption(volume_id=vol))))
     poll("attach job", job_done(ecs, attach(S["data_vol"]).job_id))
-    expect_error(lambda: attach(MISSING), 404, "Ecs.0104")
+    expect_error(lambda: attach(MISSING), 400, "Ecs.0103")  # "The disk is unavailable" (ECS API reference "Error Codes" ecs_07_0002; Ecs.0104 is the slot limit)
 
 
 # ---------------------------------------------------------------- EVS
@@ -198,7 +198,7 @@ def test_evs_show_job(evs):
         return r.status == "SUCCESS"
     poll("volume create job", done)
     assert evs.show_job(evsm.ShowJobRequest(job_id=S["vol_job"])).job_type == "createVolume"
-    expect_error(lambda: evs.show_job(evsm.ShowJobRequest(job_id="f" * 32)), 404, "Ecs.0045")
+    expect_error(lambda: evs.show_job(evsm.ShowJobRequest(job_id="f" * 32)), 400, "Common.0011")  # "Invalid job ID" (ECS API reference "Error Codes" ecs_07_0002; EVS evs_04_0038)
 
 
 @call("EVS/ShowVolume")
@@ -282,7 +282,7 @@ def test_create_privateip(vpc):
     r = vpc.create_privateip(vpcm.CreatePrivateipRequest(body=body))
     assert r.privateips[0].ip_address == "192.168.10.82"
     S["ip"] = r.privateips[0].id
-    expect_error(lambda: vpc.create_privateip(vpcm.CreatePrivateipRequest(body=body)), 400, "Ecs.0010")
+    expect_error(lambda: vpc.create_privateip(vpcm.CreatePrivateipRequest(body=body)), 409, "VPC.0701")  # IP in use (VPC "Error Codes" vpc_api_0003)
 
 
 @call("VPC/ListPrivateips")
@@ -295,7 +295,7 @@ def test_list_privateips(vpc):
 @call("VPC/ShowPrivateip")
 def test_show_privateip(vpc):
     assert vpc.show_privateip(vpcm.ShowPrivateipRequest(privateip_id=S["ip"])).privateip.subnet_id == WORKER_NET
-    expect_error(lambda: vpc.show_privateip(vpcm.ShowPrivateipRequest(privateip_id=MISSING)), 404, "VPC.0702")
+    expect_error(lambda: vpc.show_privateip(vpcm.ShowPrivateipRequest(privateip_id=MISSING)), 404, "VPC.0702")  # stand-in: no VPC page documents a missing private IP (mock-hcs/README.md "Error codes")
 
 
 # ---------------------------------------------------------------- VPC v3 (ports, read-only)
@@ -329,7 +329,7 @@ def test_delete_port(vpc):
 @call("VPC/DeletePrivateip")
 def test_delete_privateip(vpc):
     vpc.delete_privateip(vpcm.DeletePrivateipRequest(privateip_id=S["ip"]))
-    expect_error(lambda: vpc.delete_privateip(vpcm.DeletePrivateipRequest(privateip_id=S["ip"])), 404, "VPC.0702")
+    expect_error(lambda: vpc.delete_privateip(vpcm.DeletePrivateipRequest(privateip_id=S["ip"])), 404, "VPC.0702")  # stand-in: no VPC page documents a missing private IP (mock-hcs/README.md "Error codes")
 
 
 # ---------------------------------------------------------------- IMS

@@ -23,7 +23,8 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
     app.get('/v1/:project_id/jobs/:job_id', { config: { op: 'showJob' } }, async (req) => {
       const { job_id } = req.params as P;
       const job = engine.job(req.hcs.projectId, job_id!);
-      if (!job) throw new CloudError(404, Codes.ecsJobNotFound, `Job ${job_id} could not be found.`);
+      // ecs_07_0002 and evs_04_0038 both list Common.0011 (400) "Invalid job ID" / "query job fail" for a job that cannot be obtained.
+      if (!job) throw new CloudError(400, Codes.jobNotFound, `Failed to obtain the job: job ${job_id} could not be found.`);
       return renderJob(job, clock.now());
     });
 
@@ -42,6 +43,15 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
         ipEq: q(req, 'ip_eq'),
         serverId: q(req, 'server_id'),
       };
+      // marker (a server id, as the SDK models ListServersDetailsRequest.marker): the page after that server, so a
+      // client paging by marker moves on and ends (issue 24); it takes the place of offset.
+      const marker = q(req, 'marker');
+      if (marker !== undefined && marker !== '') {
+        const all = filterServers(engine.serversOf(req.hcs.projectId), filter);
+        const i = all.findIndex((s) => s.id === marker);
+        if (i < 0) throw new CloudError(400, Codes.ecsBadRequest, `Invalid request parameter marker: server ${marker} is not in the list`);
+        return { count: all.length, servers: all.slice(i + 1, i + 1 + limit).map((s) => renderServer(engine, s)) };
+      }
       if (Object.values(filter).every((v) => v === undefined || v === '')) {
         // No filter: the page straight from the project's ordered index, O(offset + limit) (issue 13, scale).
         const { total, servers } = engine.serversPage(req.hcs.projectId, (page - 1) * limit, limit);

@@ -53,11 +53,25 @@ export function evsRoutes(engine: CloudEngine) {
         if (name && !v.name.includes(name)) continue;
         matches.push(v);
       }
-      // JSON.stringify({ count, volumes: page.map(renderVolume) }), with each volume's text remembered while it is unchanged.
-      const page = matches.slice(offset, offset + limit);
+      // marker (a volume id): the volumes after it, then offset from there (evs ListVolumes: marker, offset, limit).
+      const marker = q(req, 'marker');
+      let from = offset;
+      if (marker !== undefined && marker !== '') {
+        const i = matches.findIndex((v) => v.id === marker);
+        if (i < 0) throw new CloudError(400, Codes.evsBadRequest, `Invalid request parameter marker: volume ${marker} is not in the list`);
+        from = i + 1 + offset;
+      }
+      // JSON.stringify({ count, volumes: page.map(renderVolume), volumes_links? }), with each volume's text remembered while it is unchanged.
+      const page = matches.slice(from, from + limit);
       let text = `{"count":${matches.length},"volumes":[`;
       for (let i = 0; i < page.length; i++) text += (i === 0 ? '' : ',') + volumeJson(page[i]!);
-      return sendJsonText(req, reply, engine, `${text}]}`);
+      text += ']';
+      // volumes_links: when this page did not reach the end, the query of the next one (marker = its last volume), as EVS returns it.
+      if (from + limit < matches.length && page.length > 0) {
+        const next = `/v2/${req.hcs.projectId}/cloudvolumes/detail?limit=${limit}&marker=${page[page.length - 1]!.id}`;
+        text += `,"volumes_links":[{"href":${JSON.stringify(next)},"rel":"next"}]`;
+      }
+      return sendJsonText(req, reply, engine, `${text}}`);
     });
 
     app.get('/v2/:project_id/cloudvolumes/:volume_id', { config: { op: 'showVolume' } }, async (req, reply) => {

@@ -3,8 +3,8 @@
  * their sell status per AZ, images, VPCs, volume types; and the project
  * quotas and flavor capacity checked before a create.
  */
-import { DEFAULT_VOLUME_TYPES, type CloudConfig, type FlavorAzStatus, type FlavorConfig, type ImageConfig, type ProjectConfig, type VpcConfig } from '../config.js';
-import { CloudError, Codes } from '../errors.js';
+import { DEFAULT_VOLUME_TYPES, type QuotaConfig, type CloudConfig, type FlavorAzStatus, type FlavorConfig, type ImageConfig, type ProjectConfig, type VpcConfig } from '../config.js';
+import { CloudError, Codes, QUOTA_RESOURCES, quotaCode, type QuotaUsage } from '../errors.js';
 import type { Store } from '../state.js';
 import type { Validator } from '../validate.js';
 
@@ -58,26 +58,53 @@ export class CatalogService {
     return { status: 'normal' };
   }
 
+  /** Quotas set at run time (PUT /_admin/quotas/{project_id}); they replace the configured ones of that project. */
+  private readonly quotaOverrides = new Map<string, QuotaConfig>();
+
+  /** The project's quotas in force: the run-time override, else the configuration's (omitted = unlimited). */
+  quotasOf(projectId: string): QuotaConfig | undefined {
+    return this.quotaOverrides.get(projectId) ?? this.projectsById.get(projectId)?.quotas;
+  }
+
+  setQuotas(projectId: string, quotas: QuotaConfig): void {
+    this.quotaOverrides.set(projectId, { ...quotas });
+  }
+
   /** Current usage against the project's quotas. */
-  quotaUsage(projectId: string): { instances: number; volumes: number; gigabytes: number } {
+  quotaUsage(projectId: string): QuotaUsage {
     const vols = this.store.volumesByProject.get(projectId);
     let gigabytes = 0;
     if (vols) for (const v of vols.values()) gigabytes += v.size;
-    return { instances: this.store.serversByProject.get(projectId)?.size ?? 0, volumes: vols?.size ?? 0, gigabytes };
+    let cores = 0;
+    let ram = 0;
+    const servers = this.store.serversByProject.get(projectId);
+    if (servers) {
+      for (const id of servers) {
+        const s = this.store.data.servers[id];
+        const f = s ? this.flavors.get(s.flavorId) : undefined;
+        cores += f?.vcpus ?? 0;
+        ram += f?.ramMiB ?? 0;
+      }
+    }
+    return { instances: servers?.size ?? 0, cores, ram, volumes: vols?.size ?? 0, gigabytes };
   }
 
-  checkQuota(projectId: string, code: string, need: { instances?: number; volumes?: number; gigabytes?: number }): void {
-    const quotas = this.projectsById.get(projectId)?.quotas;
+  /**
+   * Refuse a create that would exceed a project quota (HCS-6), with the code the
+   * service documents for that resource (quotaCode).
+   */
+  checkQuota(projectId: string, service: 'ecs' | 'evs', need: Partial<QuotaUsage>): void {
+    const quotas = this.quotasOf(projectId);
     if (!quotas) return;
     const used = this.quotaUsage(projectId);
-    for (const k of ['instances', 'volumes', 'gigabytes'] as const) {
+    for (const k of QUOTA_RESOURCES) {
       const limit = quotas[k];
       const n = need[k];
       if (limit === undefined || n === undefined) continue;
       if (used[k] + n > limit) {
         throw new CloudError(
           400,
-          code,
+          quotaCode(service, k),
           `Insufficient ${k} quota: quota ${limit}, used ${used[k]}, requested ${n}. Contact the administrator to increase the quota.`,
           ['HCS-6', 'OPS-2'],
         );

@@ -27,6 +27,15 @@ export interface VolumeChange {
   projectId: string;
 }
 
+/** What ECS needs of EVS (implemented by EvsService). */
+export interface VolumeOps {
+  makeVolume(
+    projectId: string,
+    o: { name: string; size: number; volumeType: string; az: string; metadata: Record<string, string>; bootable: boolean; imageId?: string; status: VolumeRec['status'] },
+  ): VolumeRec;
+  removeVolume(v: VolumeRec, why: string, rules?: string[]): void;
+}
+
 export class CloudCore {
   readonly ids: IdAllocator;
   readonly tasks: TaskScheduler;
@@ -120,6 +129,9 @@ export class CloudCore {
     return recs ? [...recs.values()] : [];
   }
 
-  /** Late-bound EVS service (ECS creates and removes the volumes of its servers through it). */
-  evs!: import('./evs.js').EvsService;
+  /**
+   * Late-bound EVS volume operations (ECS creates and removes the volumes of its servers through them).
+   * An interface, so that core does not import evs.ts (evs.ts imports core: one direction).
+   */
+  evs!: VolumeOps;
 }

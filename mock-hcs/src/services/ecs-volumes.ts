@@ -28,10 +28,11 @@ export class EcsVolumeService {
     const s = this.c.serverRec(projectId, serverId);
     if (!s) throw new CloudError(404, Codes.ecsServerNotFound, `Instance[${serverId}] could not be found.`);
     if (s.taskState === 'deleting' || (s.status !== 'ACTIVE' && s.status !== 'SHUTOFF')) {
-      throw new CloudError(409, Codes.ecsServerState, `Cannot attach a volume to server ${serverId} while it is ${s.taskState === 'deleting' ? 'being deleted' : s.status}`);
+      throw new CloudError(400, Codes.ecsServerState, `Cannot attach a volume to server ${serverId} while it is ${s.taskState === 'deleting' ? 'being deleted' : s.status}`);
     }
     const v = this.c.volumeRec(projectId, volumeId);
-    if (!v) throw new CloudError(404, Codes.ecsVolumeNotFound, `Volume ${volumeId} could not be found (volumeAttachment.volumeId)`);
+    // ecs_07_0002: Ecs.0103 "The disk is unavailable" (Ecs.0104 is the attach-slot limit).
+    if (!v) throw new CloudError(400, Codes.ecsVolumeNotAvailable, `Volume ${volumeId} could not be found (volumeAttachment.volumeId)`);
     const holder = v.attachment?.serverId ?? v.pendingServerId;
     if (holder !== undefined) {
       throw new CloudError(
@@ -47,11 +48,11 @@ export class EcsVolumeService {
       throw new CloudError(400, Codes.ecsVolumeNotAvailable, `Volume ${volumeId} is not available (status ${v.status})`);
     }
     if (v.az !== s.az) {
-      throw new CloudError(400, Codes.ecsAzMismatch, `Volume ${volumeId} is in availability zone ${v.az} but server ${serverId} is in ${s.az}`, ['DISK-3']);
+      throw new CloudError(400, Codes.ecsBadRequest, `Invalid volumeAttachment.volumeId: volume ${volumeId} is in availability zone ${v.az} but server ${serverId} is in ${s.az}`, ['DISK-3']);
     }
     const used = new Set([...s.volumes.map((x) => x.device), ...s.attaching.map((x) => x.device)]);
     let device = deviceIn;
-    if (device !== undefined && used.has(device)) throw new CloudError(400, Codes.ecsDeviceInUse, `Device ${device} is already in use on server ${serverId}`);
+    if (device !== undefined && used.has(device)) throw new CloudError(400, Codes.ecsBadRequest, `Invalid volumeAttachment.device: ${device} is already in use on server ${serverId}`);
     if (device === undefined) {
       for (let c = 'b'.charCodeAt(0); c <= 'z'.charCodeAt(0); c++) {
         const d = `/dev/vd${String.fromCharCode(c)}`;
@@ -60,7 +61,7 @@ export class EcsVolumeService {
           break;
         }
       }
-      if (device === undefined) throw new CloudError(400, Codes.ecsDeviceInUse, `Server ${serverId} has no free device name left`);
+      if (device === undefined) throw new CloudError(400, Codes.ecsNoDeviceSlot, `The number of disks attached to server ${serverId} has exceeded the upper limit`);
     }
     const job = this.c.jobs.newJob(projectId, 'attachVolume', { server_id: serverId, volume_id: volumeId });
     v.status = 'attaching';
@@ -117,7 +118,7 @@ export class EcsVolumeService {
     if (sv.bootIndex === 0 && s.status !== 'SHUTOFF') {
       throw new CloudError(400, Codes.ecsBadRequest, `Volume ${volumeId} is the system disk of server ${serverId}; stop the server before detaching it`);
     }
-    if (s.taskState === 'deleting') throw new CloudError(409, Codes.ecsServerState, `Server ${serverId} is being deleted`);
+    if (s.taskState === 'deleting') throw new CloudError(400, Codes.ecsServerState, `Server ${serverId} is being deleted`);
     if (v.status !== 'detaching' && v.status !== 'in-use') {
       throw new CloudError(400, Codes.ecsVolumeNotAvailable, `Volume ${volumeId} cannot be detached while ${v.status}`);
     }

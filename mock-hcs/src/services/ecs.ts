@@ -65,7 +65,7 @@ export class EcsService {
     const image = this.c.catalog.images.get(imageRef);
     if (!image) throw new CloudError(400, Codes.ecsImageNotFound, `Image ${imageRef} could not be found (server.imageRef)`, ['TPL-6']);
     if ((image.status ?? 'active') !== 'active') {
-      throw new CloudError(400, Codes.ecsImageNotFound, `Image ${imageRef} is not active (status ${image.status}) (server.imageRef)`, ['TPL-6']);
+      throw new CloudError(400, Codes.ecsImageNotActive, `Image ${imageRef} is not active (status ${image.status}) (server.imageRef)`, ['TPL-6']);
     }
     const flavorRef = ecsV.str(srv.flavorRef, 'server.flavorRef');
     const flavor = this.c.catalog.flavors.get(flavorRef);
@@ -85,7 +85,7 @@ export class EcsService {
       throw new CloudError(400, Codes.ecsCapacity, `Insufficient capacity: flavor ${flavor.id} is sold out in availability zone ${az}. Try another flavor or availability zone.`, ['HCS-6', 'TPL-2', 'OPS-2']);
     }
     const vpcId = ecsV.str(srv.vpcid, 'server.vpcid');
-    if (!this.c.catalog.vpcs.has(vpcId)) throw new CloudError(400, Codes.ecsVpcNotFound, `VPC ${vpcId} could not be found (server.vpcid)`);
+    if (!this.c.catalog.vpcs.has(vpcId)) throw new CloudError(400, Codes.ecsVpcInvalid, `VPC ${vpcId} could not be found (server.vpcid)`);
     const count = ecsV.optInt(srv.count, 'server.count', 1, 500) ?? 1;
     const nicsIn = ecsV.arr(srv.nics, 'server.nics', 1, 12);
     const nicSpecs: { subnet: SubnetInfo; ip?: number; path: string }[] = [];
@@ -97,7 +97,7 @@ export class EcsService {
       const subnet = this.c.ipam.subnets.get(subnetId);
       if (!subnet) throw new CloudError(400, Codes.ecsSubnetNotFound, `Subnet ${subnetId} could not be found (${path}.subnet_id)`, ['NET-4']);
       if (subnet.cfg.vpc_id !== vpcId) {
-        throw new CloudError(400, Codes.ecsSubnetNotFound, `Subnet ${subnetId} does not belong to VPC ${vpcId} (${path}.subnet_id)`, ['NET-4']);
+        throw new CloudError(400, Codes.ecsVpcInvalid, `Subnet ${subnetId} does not belong to VPC ${vpcId} (${path}.subnet_id)`, ['NET-4']);
       }
       const ipText = ecsV.optStr(nic.ip_address, `${path}.ip_address`);
       let ip: number | undefined;
@@ -120,8 +120,10 @@ export class EcsService {
       return {
         type: this.c.catalog.volumeType(ecsV, o.volumetype, `${path}.volumetype`),
         size: ecsV.int(o.size, `${path}.size`, 10, 32768),
-        // Deviation from public ECS (default false): volumes created with the server are ephemeral (TPL-3) unless told otherwise.
-        deleteOnTermination: ecsV.bool(o.delete_on_termination, `${path}.delete_on_termination`, true),
+        // As ECS documents it: a data disk is kept when its server is deleted unless delete_on_termination is true
+        // or DeleteServers asks delete_volume=true (ecs_02_0103: "false: only detaches the disks and reserves them",
+        // the default). The system disk always goes with the server.
+        deleteOnTermination: ecsV.bool(o.delete_on_termination, `${path}.delete_on_termination`, false),
         metadata: ecsV.stringMap(o.metadata, `${path}.metadata`),
       };
     });
@@ -139,8 +141,10 @@ export class EcsService {
       return { key: ecsV.str(o.key, `server.server_tags[${i}].key`, { max: 36 }), value: typeof o.value === 'string' ? o.value : '' };
     });
     if (new Set(tags.map((t) => t.key)).size !== tags.length) ecsV.fail('server.server_tags', 'tag keys must be unique');
-    this.c.catalog.checkQuota(projectId, Codes.ecsQuota, {
+    this.c.catalog.checkQuota(projectId, 'ecs', {
       instances: count,
+      cores: count * flavor.vcpus,
+      ram: count * flavor.ramMiB,
       volumes: count * (1 + dataSpecs.length),
       gigabytes: count * (rootSize + dataSpecs.reduce((a, d) => a + d.size, 0)),
     });
@@ -383,7 +387,7 @@ export class EcsService {
     for (const s of servers) {
       const busy = s.taskState === 'deleting' ? 'being deleted' : s.actionJob ? `busy (${s.taskState ?? 'operation in progress'})` : undefined;
       if (busy || s.status !== need[action]) {
-        throw new CloudError(409, Codes.ecsServerState, `Cannot ${ACTION_JOB[action].verb} server ${s.id} while it is ${busy ?? s.status} (needs ${need[action]})`, ['HCS-1']);
+        throw new CloudError(400, Codes.ecsServerState, `Cannot ${ACTION_JOB[action].verb} server ${s.id} while it is ${busy ?? s.status} (needs ${need[action]})`, ['HCS-1']);
       }
     }
     const spec = ACTION_JOB[action];

@@ -6,11 +6,11 @@
 import { CloudError, Codes } from '../errors.js';
 import type { TaskKind, TaskRec, VolumeRec } from '../state.js';
 import { setOwn, Validator } from '../validate.js';
-import type { CloudCore } from './core.js';
+import type { CloudCore, VolumeOps } from './core.js';
 
 const evsV: Validator = new Validator(Codes.evsBadRequest);
 
-export class EvsService {
+export class EvsService implements VolumeOps {
   static readonly TASKS: readonly TaskKind[] = ['volume.create', 'volume.delete'];
 
   constructor(private readonly c: CloudCore) {
@@ -32,7 +32,7 @@ export class EvsService {
     if (evsV.bool(vol.multiattach, 'volume.multiattach', false)) evsV.fail('volume.multiattach', 'shared (multi-attach) volumes are not supported', ['DISK-9']);
     const count = evsV.optInt(vol.count, 'volume.count', 1, 100) ?? 1;
     if (root.bss_param !== undefined) evsV.optObj(root.bss_param, 'bss_param');
-    this.c.catalog.checkQuota(projectId, Codes.evsQuota, { volumes: count, gigabytes: count * size });
+    this.c.catalog.checkQuota(projectId, 'evs', { volumes: count, gigabytes: count * size });
     const vols: VolumeRec[] = [];
     for (let i = 0; i < count; i++) {
       vols.push(

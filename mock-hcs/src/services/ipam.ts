@@ -15,6 +15,9 @@ export interface SubnetInfo {
   gateway: number;
 }
 
+/** Which API asks for an address: its error codes differ (ECS CreateServers, or VPC CreatePort / CreatePrivateip). */
+export type IpApi = 'ecs' | 'vpc';
+
 export class Ipam {
   /** Keyed by subnet id and by neutron_network_id (ECS nics[].subnet_id accepts the VPC subnet id). */
   readonly subnets = new Map<string, SubnetInfo>();
@@ -46,19 +49,21 @@ export class Ipam {
    * Validate a requested fixed IP of a subnet (NET-7): a usable host address,
    * not the gateway, not in use. The holder of a taken address is named only
    * to its own project (`projectId`): another project learns that the address
-   * is taken, never which server or port of whom holds it.
+   * is taken, never which server or port of whom holds it. `api` picks the
+   * documented codes: ECS (ecs_07_0002) Ecs.0039 / Ecs.0010, VPC ports and
+   * private IPs (vpc_api_0003) 400 VPC.0001 / 409 VPC.0701.
    */
-  checkRequestedIp(subnet: SubnetInfo, ipText: string, path: string, v: Validator, projectId: string, taken?: Set<string>): number {
+  checkRequestedIp(subnet: SubnetInfo, ipText: string, path: string, v: Validator, projectId: string, taken?: Set<string>, api: IpApi = 'ecs'): number {
     const ip = ipToInt(ipText);
     if (ip === undefined) v.fail(path, `"${ipText}" is not an IPv4 address`);
     if (!isHostInCidr(ip, subnet.cidr) || ip === subnet.gateway) {
-      throw new CloudError(400, Codes.ecsIpOutsideSubnet, `The IP address ${ipText} is not a usable address of subnet ${subnet.cfg.name} (${subnet.cfg.cidr}, gateway ${subnet.cfg.gateway_ip}) (${path})`, ['NET-7']);
+      throw new CloudError(400, api === 'ecs' ? Codes.ecsIpOutsideSubnet : Codes.vpcBadRequest, `The IP address ${ipText} is not a usable address of subnet ${subnet.cfg.name} (${subnet.cfg.cidr}, gateway ${subnet.cfg.gateway_ip}) (${path})`, ['NET-7']);
     }
     const holder = this.store.ipHolder(subnet.cfg.id, ipText);
     if (holder !== undefined || taken?.has(`${subnet.cfg.id}|${ipText}`)) {
       throw new CloudError(
-        400,
-        Codes.ecsIpInUse,
+        api === 'ecs' ? 400 : 409,
+        api === 'ecs' ? Codes.ecsIpInUse : Codes.vpcIpInUse,
         `The private IP address ${ipText} is already in use in subnet ${subnet.cfg.name}${holder && holder.projectId === projectId ? ` by ${holder.kind} ${holder.id}` : ''} (${path})`,
         ['NET-7'],
       );
@@ -66,10 +71,10 @@ export class Ipam {
     return ip;
   }
 
-  /** The next free IP of a subnet, or Ecs.0013 when it is exhausted (NET-7). */
-  allocateIp(subnet: SubnetInfo, taken: Set<string>, path: string): string {
+  /** The next free IP of a subnet, or (NET-7) 400 Ecs.0012 (ECS) / 409 VPC.0703 (VPC) when it is exhausted. */
+  allocateIp(subnet: SubnetInfo, taken: Set<string>, path: string, api: IpApi = 'ecs'): string {
     const ip = this.freeIp(subnet, taken);
-    if (ip === undefined) throw new CloudError(400, Codes.ecsNoFreeIp, `Subnet ${subnet.cfg.name} (${subnet.cfg.cidr}) has no free IP address left (${path})`, ['NET-7']);
+    if (ip === undefined) throw new CloudError(api === 'ecs' ? 400 : 409, api === 'ecs' ? Codes.ecsNoFreeIp : Codes.vpcNoFreeIp, `Subnet ${subnet.cfg.name} (${subnet.cfg.cidr}) has no free IP address left (${path})`, ['NET-7']);
     return ip;
   }
 

@@ -1,0 +1,128 @@
+/**
+ * ECS calls a provider commonly makes besides the lifecycle (issue 24): server
+ * tags (ShowServerTags, BatchCreateServerTags, BatchDeleteServerTags), server
+ * metadata (UpdateServerMetadata), NICs (ListServerInterfaces) and the AZ list
+ * (NovaListAvailabilityZones). Tags and metadata live on the server record, so
+ * they are in the data file and survive restarts; ShowServer / ListServersDetails
+ * show them. Paths and bodies as in the ECS API reference and the SDK models
+ * (huaweicloud-sdk-go-v3 services/ecs/v2).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { CloudEngine } from '../cloud.js';
+import { CloudError, Codes } from '../errors.js';
+import type { ServerRec } from '../state.js';
+import { own, setOwn, Validator } from '../validate.js';
+
+const ecsV: Validator = new Validator(Codes.ecsBadRequest);
+/** ECS tag rules: at most 10 tags (Ecs.0905), key 1-36 and value 0-43 characters of letters, digits, '_', '-' and (value) '.' (Ecs.0906 / Ecs.0907). */
+const MAX_TAGS = 10;
+const TAG_KEY = /^[\p{L}\p{N}_-]{1,36}$/u;
+const TAG_VALUE = /^[\p{L}\p{N}_.-]{0,43}$/u;
+
+type P = { project_id?: string; server_id?: string };
+
+function server(engine: CloudEngine, projectId: string, id: string): ServerRec {
+  const s = engine.serverRec(projectId, id);
+  if (!s) throw new CloudError(404, Codes.ecsServerNotFound, `Instance[${id}] could not be found.`);
+  return s;
+}
+
+function parseTags(body: unknown, withValues: boolean): { key: string; value: string }[] {
+  const root = ecsV.obj(body, 'body');
+  const list = ecsV.optArr(root.tags, 'tags', 1, 1000) ?? ecsV.fail('tags', 'is required');
+  const tags = list.map((t, i) => {
+    const o = ecsV.obj(t, `tags[${i}]`);
+    if (typeof o.key !== 'string') ecsV.fail(`tags[${i}].key`, 'is required');
+    const key = o.key;
+    if (key.length === 0 || key.length > 36) throw new CloudError(400, Codes.ecsTagInvalid, `Invalid tag key: tags[${i}].key must be 1-36 characters`);
+    if (!TAG_KEY.test(key)) throw new CloudError(400, Codes.ecsTagCharset, `Tag key [${key}] contains invalid characters (tags[${i}].key)`);
+    const value = o.value === undefined ? '' : o.value;
+    if (typeof value !== 'string') ecsV.fail(`tags[${i}].value`, 'must be a string');
+    if (withValues && !TAG_VALUE.test(value)) throw new CloudError(400, Codes.ecsTagCharset, `Tag value of [${key}] contains invalid characters or is longer than 43 (tags[${i}].value)`);
+    return { key, value };
+  });
+  if (new Set(tags.map((t) => t.key)).size !== tags.length) throw new CloudError(400, Codes.ecsTagDuplicate, 'The tag key cannot be duplicate (tags)');
+  return tags;
+}
+
+export function ecsServerExtraRoutes(engine: CloudEngine) {
+  return async (app: FastifyInstance): Promise<void> => {
+    // ShowServerTags: GET /v1/{project_id}/cloudservers/{server_id}/tags -> {tags:[{key,value}]}
+    app.get('/v1/:project_id/cloudservers/:server_id/tags', { config: { op: 'showServerTags' } }, async (req) => {
+      const { server_id } = req.params as P;
+      const s = server(engine, req.hcs.projectId, server_id!);
+      return { tags: s.tags.map((t) => ({ key: t.key, value: t.value })) };
+    });
+
+    // BatchCreateServerTags / BatchDeleteServerTags: POST .../tags/action {action:"create"|"delete", tags} -> 204.
+    app.post('/v1/:project_id/cloudservers/:server_id/tags/action', { config: { op: 'serverTagsAction' } }, async (req, reply) => {
+      const { server_id } = req.params as P;
+      const s = server(engine, req.hcs.projectId, server_id!);
+      const root = ecsV.obj(req.hcs.json, 'body');
+      const action = root.action;
+      if (action !== 'create' && action !== 'delete') ecsV.fail('action', 'must be "create" or "delete"');
+      const tags = parseTags(req.hcs.json, action === 'create');
+      if (action === 'create') {
+        // An existing key takes the new value (the reference: "if the key exists, its value is overwritten").
+        const next = [...s.tags];
+        for (const t of tags) {
+          const i = next.findIndex((x) => x.key === t.key);
+          if (i >= 0) next[i] = t;
+          else next.push(t);
+        }
+        if (next.length > MAX_TAGS) throw new CloudError(400, Codes.ecsTagLimit, `The number of tags cannot be greater than ${MAX_TAGS} (server ${s.id} would have ${next.length})`);
+        s.tags = next;
+      } else {
+        // Delete: by key, and by value when one is given; keys not present are ignored.
+        s.tags = s.tags.filter((x) => !tags.some((t) => t.key === x.key && (t.value === '' || t.value === x.value)));
+      }
+      s.updated = engine.now();
+      engine.storeRef.markDirty();
+      engine.record(`server.tags-${action === 'create' ? 'created' : 'deleted'}`, `server ${s.name} (${s.id}) tags ${action}: ${tags.map((t) => t.key).join(', ')}`, { serverId: s.id, keys: tags.map((t) => t.key) });
+      return reply.code(204).send();
+    });
+
+    // UpdateServerMetadata: POST /v1/{project_id}/cloudservers/{server_id}/metadata {metadata:{k:v}} -> {metadata} (all of it).
+    app.post('/v1/:project_id/cloudservers/:server_id/metadata', { config: { op: 'updateServerMetadata' } }, async (req) => {
+      const { server_id } = req.params as P;
+      const s = server(engine, req.hcs.projectId, server_id!);
+      const root = ecsV.obj(req.hcs.json, 'body');
+      const meta = ecsV.stringMap(root.metadata, 'metadata');
+      if (root.metadata === undefined) ecsV.fail('metadata', 'is required');
+      for (const [k, v] of Object.entries(meta)) {
+        if (k.length === 0 || k.length > 255) ecsV.fail(`metadata.${k}`, 'keys must be 1-255 characters');
+        if (v.length > 255) ecsV.fail(`metadata.${k}`, 'values must be at most 255 characters');
+        setOwn(s.metadata, k, v);
+      }
+      s.updated = engine.now();
+      engine.storeRef.markDirty();
+      engine.record('server.metadata-updated', `server ${s.name} (${s.id}) metadata: ${Object.keys(meta).join(', ')}`, { serverId: s.id, keys: Object.keys(meta) });
+      const out: Record<string, string> = {};
+      for (const k of Object.keys(s.metadata)) setOwn(out, k, own(s.metadata, k)!);
+      return { metadata: out };
+    });
+
+    // ListServerInterfaces: GET /v1/{project_id}/cloudservers/{server_id}/os-interface -> {interfaceAttachments}
+    app.get('/v1/:project_id/cloudservers/:server_id/os-interface', { config: { op: 'listServerInterfaces' } }, async (req) => {
+      const { server_id } = req.params as P;
+      const s = server(engine, req.hcs.projectId, server_id!);
+      return {
+        interfaceAttachments: s.nics.map((n) => {
+          const sub = engine.subnetInfo(n.subnetId);
+          return {
+            port_state: s.status === 'ACTIVE' ? 'ACTIVE' : 'DOWN',
+            fixed_ips: [{ subnet_id: sub?.cfg.neutron_subnet_id ?? n.subnetId, ip_address: n.ip }],
+            net_id: n.subnetId,
+            port_id: n.portId,
+            mac_addr: n.mac,
+          };
+        }),
+      };
+    });
+
+    // NovaListAvailabilityZones: GET /v2.1/{project_id}/os-availability-zone -> {availabilityZoneInfo}
+    app.get('/v2.1/:project_id/os-availability-zone', { config: { op: 'listAvailabilityZones' } }, async () => ({
+      availabilityZoneInfo: engine.config.availabilityZones.map((zoneName) => ({ zoneName, zoneState: { available: true }, hosts: null })),
+    }));
+  };
+}

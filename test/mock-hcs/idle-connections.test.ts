@@ -1,0 +1,103 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect as netConnect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SeededRng, VirtualClock } from '../../src/core/index.js';
+import { createMockHcs, DEFAULT_MAX_CONNECTIONS, type MockHcs } from '../../mock-hcs/src/index.js';
+import { prepareTls } from '../../mock-hcs/src/tls.js';
+
+// Issue 24: mock-hcs kept idle connections open without limit (1,000 sockets, none closed after 130 s).
+// Over HTTPS the timeouts were not applied at all (fastify sets them only on a server it creates), and
+// nothing bounded the number of open sockets. Real sockets on loopback; every wait is bounded.
+const dir = mkdtempSync(join(tmpdir(), 'mock-hcs-idle-'));
+let m: MockHcs;
+let port = 0;
+let ca = '';
+
+beforeAll(async () => {
+  const tls = prepareTls(dir, Date.now());
+  ca = readFileSync(tls.caFile, 'utf8');
+  m = await createMockHcs({
+    clock: new VirtualClock(),
+    rng: new SeededRng(1),
+    https: { cert: tls.cert, key: tls.key },
+    timeouts: { requestMs: 600, headersMs: 400, keepAliveMs: 300, checkIntervalMs: 100 },
+    maxConnections: 3,
+  });
+  await m.app.listen({ port: 0, host: '127.0.0.1' });
+  port = (m.app.server.address() as { port: number }).port;
+}, 30_000);
+
+afterAll(async () => {
+  await m?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A TLS connection that sends `text` (or nothing) and reports whether the server closed it within `boundMs`. */
+function tlsIdle(text: string | undefined, boundMs = 5000): Promise<{ out: string; closedByServer: boolean; ms: number }> {
+  return new Promise((resolve) => {
+    const t0 = Date.now();
+    const s = tlsConnect({ port, host: '127.0.0.1', ca, servername: 'localhost' }, () => {
+      if (text !== undefined) s.write(text);
+    });
+    let out = '';
+    let done = false;
+    const finish = (closedByServer: boolean) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      s.destroy();
+      resolve({ out, closedByServer, ms: Date.now() - t0 });
+    };
+    const timer = setTimeout(() => finish(false), boundMs);
+    s.on('data', (d: Buffer) => (out += d.toString()));
+    s.on('close', () => finish(true));
+    s.on('error', () => finish(true));
+  });
+}
+
+describe('idle connections are closed and open sockets bounded (HTTPS)', () => {
+  it('an idle keep-alive TLS connection after a response is closed once keepAliveTimeout passed', { timeout: 15_000 }, async () => {
+    const r = await tlsIdle('GET /v3/projects HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(r.out).toMatch(/^HTTP\/1\.1 401/);
+    expect(r.closedByServer).toBe(true);
+    expect(r.ms).toBeLessThan(4000);
+  });
+
+  it('a TLS connection that never sends a request is closed once headersTimeout passed', { timeout: 15_000 }, async () => {
+    const r = await tlsIdle(undefined);
+    expect(r.closedByServer).toBe(true);
+    expect(r.ms).toBeLessThan(4000);
+  });
+
+  it('connections beyond maxConnections are closed at once; the default bound is 1024', { timeout: 15_000 }, async () => {
+    expect(DEFAULT_MAX_CONNECTIONS).toBe(1024);
+    // Its own server with the default (30 s and more) timeouts: a close within the bound below can only be maxConnections.
+    const b = await createMockHcs({ clock: new VirtualClock(), rng: new SeededRng(1), maxConnections: 3 });
+    await b.app.listen({ port: 0, host: '127.0.0.1' });
+    const bport = (b.app.server.address() as { port: number }).port;
+    const open = (): Promise<{ sock: ReturnType<typeof netConnect>; closed: Promise<number> }> =>
+      new Promise((resolve) => {
+        const t0 = Date.now();
+        const sock = netConnect(bport, '127.0.0.1');
+        const closed = new Promise<number>((r) => sock.on('close', () => r(Date.now() - t0)));
+        sock.on('error', () => undefined);
+        sock.on('connect', () => resolve({ sock, closed }));
+      });
+    const held: ReturnType<typeof netConnect>[] = [];
+    try {
+      for (let i = 0; i < 3; i++) held.push((await open()).sock);
+      const extra = await open();
+      held.push(extra.sock);
+      const ms = await Promise.race([extra.closed, new Promise<number>((r) => setTimeout(() => r(-1), 5000))]);
+      expect(ms).toBeGreaterThanOrEqual(0); // closed by the server, long before any timeout
+      expect(ms).toBeLessThan(5000);
+      expect(held.slice(0, 3).every((s) => !s.destroyed)).toBe(true);
+    } finally {
+      for (const s of held) s.destroy();
+      await b.close();
+    }
+  });
+});
