@@ -3,7 +3,7 @@
  * model's KubeadmControlPlane (kcp.ts keeps the members in the workload
  * cluster's `kube-system/testbed-control-plane` record) and the etcd the
  * facade serves to the real KCP through `pods/etcd-<node>/portforward`
- * (src/facade/etcd-members.ts). Neither KCP reads these annotations as a
+ * (src/facade/etcd/members.ts). Neither KCP reads these annotations as a
  * KCP: they are the testbed's knobs on the workload cluster's etcd, put on
  * the KubeadmControlPlane because that is where a scenario names the
  * control plane.

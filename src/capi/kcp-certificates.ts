@@ -12,7 +12,7 @@
  * model computes the NotAfter kubeadm gave that certificate
  * (src/workload/kubeadm-apiserver-cert.ts: the Node's creation +
  * certificateValidityPeriod, 8760 h), the same value the facade's served
- * certificate carries for the real KCP (src/facade/apiserver-forward.ts).
+ * certificate carries for the real KCP (src/facade/portforward/apiserver-forward.ts).
  * As upstream, a Machine whose apiserver cannot be reached (here: its Node
  * is gone) ends the step; the next reconcile retries. No Event and no
  * testbed event: upstream only logs it (V(2) "Setting certificate expiry").

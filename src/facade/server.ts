@@ -30,14 +30,14 @@ import { requireFieldManager, withApplyEntry, type ManagedFieldsEntry } from './
 import { SCALE_KINDS, serveScale } from './scale.js';
 import { serveEviction } from './eviction.js';
 import { routeToWorkload, WorkloadListeners } from './listeners.js';
-import { PortForwards, type ClusterCaSource, type EtcdCaSource } from './etcd-forward.js';
-import type { WorkloadEtcd } from './etcd-members.js';
+import { PortForwards, type ClusterCaSource, type EtcdCaSource } from './portforward/etcd-forward.js';
+import type { WorkloadEtcd } from './etcd/members.js';
 import { checkCreate, checkWrite, jsonDepth, MAX_BODY_DEPTH, valueDepth } from './validate.js';
 import { statusClientError } from './client-error.js';
 import { writeKubeconfigFiles, type KubeconfigCluster, type KubeconfigFiles } from './kubeconfig-files.js';
 import { deleteOptions, impersonationRefusal, isDryRun, selfSubjectAccessReview, selfSubjectRulesReview } from './access.js';
 import { toTable, type IncludeObject } from './tables.js';
-import { decodeKubeProtobuf, PROTOBUF_CONTENT_TYPE, ProtobufError } from './protobuf.js';
+import { decodeKubeProtobuf, PROTOBUF_CONTENT_TYPE, ProtobufError } from './protobuf/decode.js';
 import { ensureManagementNode } from '../workload/management.js';
 import { versionInfo, workloadKubernetesVersion } from '../workload/system-pods.js';
 

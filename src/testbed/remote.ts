@@ -180,9 +180,9 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
       mgmt: new EmbeddedStore({ clock: env.clock, rng: env.rng.fork('facade'), clusterName: 'unused' }),
       workloads: env.workloads,
       clock: env.clock,
-      // The etcd members KCP reads through pods/etcd-<node>/portforward are served with the cluster's etcd CA (src/facade/etcd-forward.ts).
+      // The etcd members KCP reads through pods/etcd-<node>/portforward are served with the cluster's etcd CA (src/facade/portforward/etcd-forward.ts).
       etcdCa: (namespace, cluster) => etcdCaOf(env, namespace, cluster),
-      // KCP's reconcileCertificateExpiries reads the apiserver certificate through pods/kube-apiserver-<node>/portforward (src/facade/apiserver-forward.ts).
+      // KCP's reconcileCertificateExpiries reads the apiserver certificate through pods/kube-apiserver-<node>/portforward (src/facade/portforward/apiserver-forward.ts).
       clusterCa: (namespace, cluster) => clusterCaOf(env, namespace, cluster),
     });
   }

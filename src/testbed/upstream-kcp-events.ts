@@ -31,7 +31,7 @@
  *   the `machine.cluster.x-k8s.io/certificates-expiry` annotation, which
  *   KCP's reconcileCertificateExpiries writes from the kube-apiserver
  *   certificate it read through `pods/kube-apiserver-<node>/portforward`
- *   (src/facade/apiserver-forward.ts). `data`: machine, node, the
+ *   (src/facade/portforward/apiserver-forward.ts). `data`: machine, node, the
  *   annotation's value and the Node's creationTimestamp as the workload
  *   cluster has it (the moment the testbed's kubeadm issued that
  *   certificate), so a test can check expiry = Node creation + 8760 h.

@@ -12,7 +12,7 @@
  * controlPlaneEndpoint host and apiServer.certSANs). kubeadm's start is taken
  * as the Node's creationTimestamp: the kubelet registers the Node during the
  * same `kubeadm init`/`join`. Used by the facade's served apiserver endpoint
- * (src/facade/apiserver-forward.ts) and by the model's KCP
+ * (src/facade/portforward/apiserver-forward.ts) and by the model's KCP
  * (src/capi/kcp-certificates.ts), so both Cluster APIs see the same expiry.
  */
 import { isIPv4, isIPv6 } from 'node:net';

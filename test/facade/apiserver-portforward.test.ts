@@ -1,6 +1,6 @@
 /**
  * The kube-apiserver pods' serving port behind pods/kube-apiserver-<node>/portforward
- * (src/facade/apiserver-forward.ts), as Cluster API's KubeadmControlPlane v1.10
+ * (src/facade/portforward/apiserver-forward.ts), as Cluster API's KubeadmControlPlane v1.10
  * reconcileCertificateExpiries reads it (controlplane/kubeadm/internal/workload_cluster.go
  * GetAPIServerCertificateExpiry; KCP-1 control plane lifecycle): an outside Go client
  * (test/facade/etcd-go/apiserver-cert: client-go's transport/spdy dial as in

@@ -1,6 +1,6 @@
 /**
  * The workload cluster's etcd as Cluster API's KubeadmControlPlane v1.10 reaches it
- * (src/facade/etcd-forward.ts; KCP-2 scale up/down and rollouts wait on its member
+ * (src/facade/portforward/etcd-forward.ts; KCP-2 scale up/down and rollouts wait on its member
  * health): an outside Go client built on client-go's transport/spdy and
  * go.etcd.io/etcd/client/v3 (test/facade/etcd-go, the same modules and versions the
  * upstream managers build with) port-forwards to `kube-system/etcd-<node>:2379` through

@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
 import type { Facade } from '../../src/facade/index.js';
-import { FLAG_FIN, FrameReader, FrameWriter } from '../../src/facade/spdy-frames.js';
+import { FLAG_FIN, FrameReader, FrameWriter } from '../../src/facade/portforward/spdy-frames.js';
 
 export interface ForwardResult {
   /** The HTTP status when the upgrade was refused. */

@@ -27,10 +27,10 @@ import { X509Certificate } from 'node:crypto';
 import { createSecureServer, type Http2SecureServer, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
-import { signedBy } from './auth.js';
-import { EtcdError, type EtcdMember, type WorkloadEtcd } from './etcd-members.js';
-import { fields } from './protobuf.js';
-import { ProtoWriter } from './protobuf-encode.js';
+import { signedBy } from '../auth.js';
+import { EtcdError, type EtcdMember, type WorkloadEtcd } from './members.js';
+import { fields } from '../protobuf/decode.js';
+import { ProtoWriter } from '../protobuf/encode.js';
 
 /** The member a forwarded connection reached. */
 export interface EtcdEndpoint {

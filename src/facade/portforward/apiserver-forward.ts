@@ -55,12 +55,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { randomInt } from 'node:crypto';
-import type { Node } from '../api/core.js';
-import { SeededRng } from '../core/rng.js';
-import type { EmbeddedStore } from '../kube/embedded-store.js';
-import { issueCertificateSync, type CertKeyPair } from '../pki/index.js';
-import { advertisedEndpoint, apiServerCertificatePlan, kubeadmClusterConfiguration } from '../workload/kubeadm-apiserver-cert.js';
-import type { Pod } from '../workload/pods.js';
+import type { Node } from '../../api/core.js';
+import { SeededRng } from '../../core/rng.js';
+import type { EmbeddedStore } from '../../kube/embedded-store.js';
+import { issueCertificateSync, type CertKeyPair } from '../../pki/index.js';
+import { advertisedEndpoint, apiServerCertificatePlan, kubeadmClusterConfiguration } from '../../workload/kubeadm-apiserver-cert.js';
+import type { Pod } from '../../workload/pods.js';
 
 export type ClusterCaSource = (namespace: string, cluster: string) => Promise<CertKeyPair | undefined>;
 
