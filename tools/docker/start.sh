@@ -30,6 +30,41 @@ needs_wrapper() {
   [ -n "$bnd" ] && [ $(( 0x$bnd >> 24 & 1 )) = 0 ]
 }
 
+# The runtime wrapper, only where the capability is missing: built (or
+# refreshed: runc execs it per container, so a new binary takes effect at
+# once) even when dockerd already runs; daemon.json is written when missing.
+wrapper() {
+  if ! needs_wrapper; then
+    say "CapBnd has CAP_SYS_RESOURCE: no runtime wrapper needed"
+    return
+  fi
+  command -v go >/dev/null || { say "this machine lacks CAP_SYS_RESOURCE, so dockerd needs tools/docker/runc-wrap, which needs Go (>= 1.24) to build"; exit 2; }
+  local stamp
+  stamp="$(sha256sum "$here/runc-wrap/main.go" | cut -c1-16) $(go env GOVERSION)"
+  if [ -x "$wrap_bin" ] && [ "$(cat "$wrap_bin.stamp" 2>/dev/null)" = "$stamp" ]; then
+    say "CapBnd lacks CAP_SYS_RESOURCE: runtime wrapper $wrap_bin is current"
+  else
+    [ "$(id -u)" = 0 ] || { say "this machine lacks CAP_SYS_RESOURCE and the runtime wrapper must be installed as root"; exit 2; }
+    (cd "$here/runc-wrap" && GOTOOLCHAIN=local CGO_ENABLED=0 timeout 300 nice -n 15 go build -trimpath -ldflags='-s -w' -o "$wrap_bin.tmp" .)
+    mv -f "$wrap_bin.tmp" "$wrap_bin"
+    echo "$stamp" > "$wrap_bin.stamp"
+    say "CapBnd lacks CAP_SYS_RESOURCE: built the runtime wrapper $wrap_bin (drops CAP_SYS_RESOURCE and a negative oomScoreAdj from each container's spec and exec process, then execs runc)"
+  fi
+}
+
+write_daemon_json() {
+  needs_wrapper || return 0
+  mkdir -p /etc/docker
+  local cfg=/etc/docker/daemon.json want
+  [ -s "$cfg" ] || echo '{}' > "$cfg"
+  want=$(jq --arg p "$wrap_bin" '.runtimes["hcs-runc-wrap"] = {path: $p} | .["default-runtime"] = "hcs-runc-wrap"' "$cfg")
+  if [ "$want" != "$(jq . "$cfg")" ]; then
+    echo "$want" > "$cfg"
+    say "wrote $cfg: default-runtime hcs-runc-wrap"
+  fi
+}
+
+wrapper
 if v=$(docker_ok); then
   say "dockerd already running (version, default runtime: $v)"
   if needs_wrapper && [ "${v#* }" != hcs-runc-wrap ]; then
@@ -49,30 +84,7 @@ if ! command -v dockerd >/dev/null; then
     || { say "apt-get install docker.io failed"; exit 1; }
 fi
 [ "$(id -u)" = 0 ] || { say "dockerd is not running and this is not root: start it (sudo systemctl start docker)"; exit 2; }
-
-# 2. the runtime wrapper, only where the capability is missing
-if needs_wrapper; then
-  command -v go >/dev/null || { say "this machine lacks CAP_SYS_RESOURCE, so dockerd needs tools/docker/runc-wrap, which needs Go (>= 1.24) to build"; exit 2; }
-  stamp="$(sha256sum "$here/runc-wrap/main.go" | cut -c1-16) $(go env GOVERSION)"
-  if [ -x "$wrap_bin" ] && [ "$(cat "$wrap_bin.stamp" 2>/dev/null)" = "$stamp" ]; then
-    say "CapBnd lacks CAP_SYS_RESOURCE: runtime wrapper $wrap_bin is current"
-  else
-    (cd "$here/runc-wrap" && GOTOOLCHAIN=local CGO_ENABLED=0 timeout 300 nice -n 15 go build -trimpath -ldflags='-s -w' -o "$wrap_bin.tmp" .)
-    mv -f "$wrap_bin.tmp" "$wrap_bin"
-    echo "$stamp" > "$wrap_bin.stamp"
-    say "CapBnd lacks CAP_SYS_RESOURCE: built the runtime wrapper $wrap_bin (drops CAP_SYS_RESOURCE and a negative oomScoreAdj from each container's spec, then execs runc)"
-  fi
-  mkdir -p /etc/docker
-  cfg=/etc/docker/daemon.json
-  [ -s "$cfg" ] || echo '{}' > "$cfg"
-  want=$(jq --arg p "$wrap_bin" '.runtimes["hcs-runc-wrap"] = {path: $p} | .["default-runtime"] = "hcs-runc-wrap"' "$cfg")
-  if [ "$want" != "$(jq . "$cfg")" ]; then
-    echo "$want" > "$cfg"
-    say "wrote $cfg: default-runtime hcs-runc-wrap"
-  fi
-else
-  say "CapBnd has CAP_SYS_RESOURCE: no runtime wrapper needed"
-fi
+write_daemon_json
 
 # 3. start dockerd, bounded
 if [ -d /run/systemd/system ] && command -v systemctl >/dev/null; then

@@ -12,8 +12,11 @@
 //   - a negative process.oomScoreAdj removed (the process keeps its parent's).
 //
 // The real runc: $RUNC_WRAP_REAL, else /usr/sbin/runc, else /usr/bin/runc.
-// Every argument is passed on unchanged; the bundle is the --bundle/-b value
-// of `create` or `run` (default: the working directory, as runc does).
+// Every argument is passed on unchanged. What is edited: the bundle's
+// config.json for `create` and `run` (--bundle/-b, default the working
+// directory, as runc does), and the process file of `exec --process/-p`
+// (what `docker exec` and the kubelet's exec probes send: a process object
+// with the same capabilities and oomScoreAdj fields).
 package main
 
 import (
@@ -32,7 +35,13 @@ func main() {
 	real := realRunc()
 	if !hasBoundingCap(capSysResource) {
 		if bundle, ok := bundleOf(args); ok {
-			if err := fixBundle(bundle); err != nil {
+			if err := fixFile(bundle+"/config.json", fixSpec); err != nil {
+				fmt.Fprintf(os.Stderr, "runc-wrap: %v\n", err)
+				os.Exit(1)
+			}
+		}
+		if proc, ok := processFileOf(args); ok {
+			if err := fixFile(proc, fixProcessSpec); err != nil {
 				fmt.Fprintf(os.Stderr, "runc-wrap: %v\n", err)
 				os.Exit(1)
 			}
@@ -73,10 +82,10 @@ func hasBoundingCap(bit uint) bool {
 	return true
 }
 
-// bundleOf finds the bundle directory of a `create` or `run` command line.
-// Global flags come before the command; those taking a value are listed so
-// that their value is not mistaken for the command.
-func bundleOf(args []string) (string, bool) {
+// command returns the index of runc's command in args (after the global
+// flags; those taking a value are listed so that their value is not taken
+// for the command), or len(args).
+func command(args []string) int {
 	globalsWithValue := map[string]bool{"--root": true, "--log": true, "--log-format": true, "--criu": true, "--rootless": true}
 	i := 0
 	for ; i < len(args); i++ {
@@ -88,28 +97,50 @@ func bundleOf(args []string) (string, bool) {
 			i++
 		}
 	}
-	if i >= len(args) || (args[i] != "create" && args[i] != "run") {
-		return "", false
-	}
-	for j := i + 1; j < len(args); j++ {
+	return i
+}
+
+// flagValue finds --long/-short VALUE or --long=VALUE/-short=VALUE after the command.
+func flagValue(args []string, from int, long, short string) (string, bool) {
+	for j := from; j < len(args); j++ {
 		a := args[j]
 		switch {
-		case a == "--bundle" || a == "-b":
+		case a == long || a == short:
 			if j+1 < len(args) {
 				return args[j+1], true
 			}
-		case strings.HasPrefix(a, "--bundle="):
-			return strings.TrimPrefix(a, "--bundle="), true
-		case strings.HasPrefix(a, "-b="):
-			return strings.TrimPrefix(a, "-b="), true
+		case strings.HasPrefix(a, long+"="):
+			return strings.TrimPrefix(a, long+"="), true
+		case strings.HasPrefix(a, short+"="):
+			return strings.TrimPrefix(a, short+"="), true
 		}
+	}
+	return "", false
+}
+
+// bundleOf finds the bundle directory of a `create` or `run` command line.
+func bundleOf(args []string) (string, bool) {
+	i := command(args)
+	if i >= len(args) || (args[i] != "create" && args[i] != "run") {
+		return "", false
+	}
+	if b, ok := flagValue(args, i+1, "--bundle", "-b"); ok {
+		return b, true
 	}
 	wd, err := os.Getwd()
 	return wd, err == nil
 }
 
-func fixBundle(bundle string) error {
-	path := bundle + "/config.json"
+// processFileOf finds the process file of an `exec --process FILE` command line.
+func processFileOf(args []string) (string, bool) {
+	i := command(args)
+	if i >= len(args) || args[i] != "exec" {
+		return "", false
+	}
+	return flagValue(args, i+1, "--process", "-p")
+}
+
+func fixFile(path string, fix func(map[string]any) bool) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -118,7 +149,7 @@ func fixBundle(bundle string) error {
 	if err := json.Unmarshal(raw, &spec); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if !fixSpec(spec) {
+	if !fix(spec) {
 		return nil
 	}
 	out, err := json.Marshal(spec)
@@ -138,6 +169,11 @@ func fixSpec(spec map[string]any) bool {
 	if !ok {
 		return false
 	}
+	return fixProcessSpec(proc)
+}
+
+// fixProcessSpec edits an OCI process object in place.
+func fixProcessSpec(proc map[string]any) bool {
 	changed := false
 	if caps, ok := proc["capabilities"].(map[string]any); ok {
 		for set, v := range caps {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"testing"
 )
 
@@ -22,6 +23,39 @@ func TestBundleOf(t *testing.T) {
 		if ok != c.ok || (ok && b != c.bundle) {
 			t.Errorf("bundleOf(%v) = %q, %v; want %q, %v", c.args, b, ok, c.bundle, c.ok)
 		}
+	}
+}
+
+func TestProcessFileOf(t *testing.T) {
+	cases := []struct {
+		args []string
+		file string
+		ok   bool
+	}{
+		{[]string{"--root", "/run/x", "--log", "/l", "exec", "--process", "/tmp/p.json", "--detach", "id"}, "/tmp/p.json", true},
+		{[]string{"exec", "-p=/tmp/q.json", "id"}, "/tmp/q.json", true},
+		{[]string{"exec", "id", "sh"}, "", false},
+		{[]string{"create", "--bundle", "/b", "id"}, "", false},
+	}
+	for _, c := range cases {
+		f, ok := processFileOf(c.args)
+		if ok != c.ok || (ok && f != c.file) {
+			t.Errorf("processFileOf(%v) = %q, %v; want %q, %v", c.args, f, ok, c.file, c.ok)
+		}
+	}
+}
+
+func TestFixProcessFile(t *testing.T) {
+	p := t.TempDir() + "/process.json"
+	if err := os.WriteFile(p, []byte(`{"args":["sh"],"capabilities":{"bounding":["CAP_SYS_RESOURCE","CAP_KILL"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := fixFile(p, fixProcessSpec); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(p)
+	if want := `{"args":["sh"],"capabilities":{"bounding":["CAP_KILL"]}}`; string(raw) != want {
+		t.Fatalf("got %s, want %s", raw, want)
 	}
 }
 
