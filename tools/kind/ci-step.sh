@@ -2,7 +2,10 @@
 # CI step: the kind path, as far as this machine allows, each step timed.
 #   1. a Docker engine (tools/docker/start.sh: docker.io, the runtime wrapper where needed)
 #   2. kind and the node image from package registries (tools/kind/build.sh; cached)
-#   3. `hcs-testbed kind up` on that image: node Ready, CRDs, cpaas-system
+#   3. `hcs-testbed kind up` on that image: node Ready, CRDs, cpaas-system;
+#      the worker scenarios, control-plane-upgrade and rollback with kind as the
+#      management cluster (--backend kubeconfig; the testbed's own Cluster API
+#      and provider, in this process)
 #   4. test/realcluster/kind.test.ts against real kind (HCS_TESTBED_KIND=1):
 #      up/down, a failing step (exit 1 naming it), no Docker (exit 3)
 #   5. the project's Dockerfile on the locally built base image
@@ -84,6 +87,15 @@ if fits 400 "kind up"; then
     timed "node Ready" "$kubectl_bin" --kubeconfig "$kubeconfig" wait --for=condition=Ready node --all --timeout=240s
     "$kubectl_bin" --kubeconfig "$kubeconfig" get nodes -o wide
     "$kubectl_bin" --kubeconfig "$kubeconfig" get pods -A -o wide
+    if fits 600 "scenarios on kind"; then
+      # kind's Docker network gateway: this machine as the node sees it; the run's
+      # admission webhook listens there (a Docker network address, not a host interface).
+      gw="$(docker network inspect kind -f '{{range .IPAM.Config}}{{.Gateway}} {{end}}' | awk '{print $1}')"
+      timed "scenarios on kind (worker, control-plane-upgrade, rollback; --backend kubeconfig)" \
+        node bin/hcs-testbed.mjs run scenarios/scale-out-workers.yaml scenarios/worker-k8s-upgrade.yaml \
+          scenarios/worker-infra-upgrade.yaml scenarios/control-plane-upgrade.yaml scenarios/rollback.yaml \
+          --backend kubeconfig --kubeconfig "$kubeconfig" --webhook-host "$gw" --report console,junit --out out/kind-ci
+    fi
     timed "hcs-testbed kind down" node bin/hcs-testbed.mjs kind down --name "$name"
   fi
 fi
