@@ -1,17 +1,23 @@
 /**
  * `hcs-testbed kind up|down [--name N]`: a real management cluster in kind
  * (Kubernetes in Docker) with the testbed's CRDs, where a Docker engine runs
- * (a developer laptop, GitHub Actions' ubuntu runners). Wraps the `kind` and
- * `kubectl` CLIs; without a usable Docker engine or without `kind` it exits
- * non-zero saying so (use the real kube-apiserver of tools/kube/build.sh
- * there instead).
+ * (a developer laptop, GitHub Actions' ubuntu runners, or a machine without a
+ * registry with tools/docker/start.sh and tools/kind/build.sh). Wraps the
+ * `kind` and `kubectl` CLIs; without a usable Docker engine or without `kind`
+ * it exits 3 saying so, and a failed step exits 1 naming the step.
+ *
+ * The node image: --image, else $HCS_TESTBED_KIND_IMAGE, else the image
+ * tools/kind/build.sh built (hcs-testbed/kind-node:<KUBE_VERSION>) when Docker
+ * has it, else kind's default (kindest/node, pulled from its registry).
+ * kind and kubectl: $KIND/$KUBECTL, else on PATH, else tools/kind's cache.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { crdsYaml } from '../kube/crds/dump.js';
+import { kindBinDir, kindNodeImage } from '../realcluster/kind-binaries.js';
 
 export interface RunResult {
   status: number | null;
@@ -29,34 +35,71 @@ export const spawnRunner: Runner = (cmd, args, opts = {}) => {
 };
 
 export const KIND_HELP = `Usage:
-  hcs-testbed kind up [--name N] [--kubeconfig FILE] [--image IMAGE] [--namespace NS]...
+  hcs-testbed kind up [--name N] [--kubeconfig FILE] [--image IMAGE] [--namespace NS]... [--load IMAGE]...
   hcs-testbed kind down [--name N]
 
 up    create the kind cluster N (default hcs-testbed) unless it exists, install
       the testbed's CRDs (kubectl apply --server-side), create the namespaces
-      (default cpaas-system) and write the kubeconfig (default out/kind/kubeconfig)
+      (default cpaas-system), load the local Docker images given with --load
+      into the node (kind load docker-image) and write the kubeconfig
+      (default out/kind/kubeconfig)
 down  delete the kind cluster N
 
-Needs the kind and kubectl CLIs ($KIND, $KUBECTL override) and a running Docker
-engine (\`docker info\`). Exit codes: 0 ok, 1 a command failed, 2 bad usage,
-3 kind/kubectl/Docker not available.
+Node image: --image, else $HCS_TESTBED_KIND_IMAGE, else the one
+tools/kind/build.sh built (hcs-testbed/kind-node:<version>) if Docker has it,
+else kind's default (kindest/node, from its registry).
+Needs the kind and kubectl CLIs ($KIND, $KUBECTL override; else PATH, else
+tools/kind/build.sh's cache) and a running Docker engine (\`docker info\`;
+tools/docker/start.sh starts one). Exit codes: 0 ok, 1 a step failed (named
+in the message), 2 bad usage, 3 kind/kubectl/Docker not available.
 `;
 
 const firstLines = (s: string, n = 3): string => s.trim().split('\n').slice(0, n).join('\n');
 
+function executable(p: string): boolean {
+  try {
+    accessSync(p, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The CLI to run: $ENV_VAR if set; else NAME when `NAME ...probe` starts (on
+ * PATH); else tools/kind/build.sh's copy when it is there; else NAME (whose
+ * failure kindUnavailable then reports).
+ */
+export function resolveTool(name: 'kind' | 'kubectl', run: Runner = spawnRunner, env: NodeJS.ProcessEnv = process.env): string {
+  const set = name === 'kind' ? env.KIND : env.KUBECTL;
+  if (set) return set;
+  const probe = run(name, name === 'kind' ? ['version'] : ['version', '--client']);
+  if (!probe.error) return name;
+  const cached = join(kindBinDir(env), name);
+  return executable(cached) ? cached : name;
+}
+
+/** The node image `kind up` uses when --image is not given (undefined: kind's default). */
+export function defaultNodeImage(run: Runner = spawnRunner, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.HCS_TESTBED_KIND_IMAGE) return env.HCS_TESTBED_KIND_IMAGE;
+  const image = kindNodeImage();
+  const r = run('docker', ['image', 'inspect', '--format', '{{.Id}}', image], { timeoutMs: 30_000 });
+  return r.status === 0 && !r.error ? image : undefined;
+}
+
 /** Why kind cannot run here, or undefined when kind, kubectl and Docker are usable. */
 export function kindUnavailable(run: Runner = spawnRunner, env: NodeJS.ProcessEnv = process.env, needKubectl = true): string | undefined {
-  const kind = env.KIND || 'kind';
+  const kind = resolveTool('kind', run, env);
   const kv = run(kind, ['version']);
-  if (kv.error || kv.status !== 0) return `the kind CLI is not available (\`${kind} version\`: ${kv.error ?? firstLines(kv.stderr || kv.stdout)}); install it from https://kind.sigs.k8s.io/ or set $KIND`;
+  if (kv.error || kv.status !== 0) return `the kind CLI is not available (\`${kind} version\`: ${kv.error ?? firstLines(kv.stderr || kv.stdout)}); install it from https://kind.sigs.k8s.io/, build it with tools/kind/build.sh, or set $KIND`;
   if (needKubectl) {
-    const kubectl = env.KUBECTL || 'kubectl';
+    const kubectl = resolveTool('kubectl', run, env);
     const k = run(kubectl, ['version', '--client']);
     if (k.error || k.status !== 0) return `kubectl is not available (\`${kubectl} version --client\`: ${k.error ?? firstLines(k.stderr || k.stdout)}); set $KUBECTL`;
   }
   const d = run('docker', ['info', '--format', '{{.ServerVersion}}'], { timeoutMs: 30_000 });
   if (d.error || d.status !== 0) {
-    return `no usable Docker engine (\`docker info\` failed: ${d.error ?? firstLines(d.stderr || d.stdout)}); kind runs Kubernetes nodes as Docker containers. Without Docker, use the real kube-apiserver: tools/kube/build.sh && npx tsx src/realcluster/serve.ts`;
+    return `no usable Docker engine (\`docker info\` failed: ${d.error ?? firstLines(d.stderr || d.stdout)}); kind runs Kubernetes nodes as Docker containers. Start one with tools/docker/start.sh (root; installs docker.io where missing), or without Docker use the real kube-apiserver: tools/kube/build.sh && npx tsx src/realcluster/serve.ts`;
   }
   return undefined;
 }
@@ -72,6 +115,7 @@ export async function kindMain(argv: string[], write: (s: string) => void = (s) 
         kubeconfig: { type: 'string', default: 'out/kind/kubeconfig' },
         image: { type: 'string' },
         namespace: { type: 'string', multiple: true, default: ['cpaas-system'] },
+        load: { type: 'string', multiple: true, default: [] },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }).values;
@@ -92,8 +136,8 @@ export async function kindMain(argv: string[], write: (s: string) => void = (s) 
     write(`error: hcs-testbed kind ${sub}: ${why}\n`);
     return 3;
   }
-  const kind = env.KIND || 'kind';
-  const kubectl = env.KUBECTL || 'kubectl';
+  const kind = resolveTool('kind', run, env);
+  const kubectl = resolveTool('kubectl', run, env);
   const name = values.name;
   const step = (what: string, cmd: string, args: string[]): boolean => {
     write(`${what}: ${cmd} ${args.join(' ')}\n`);
@@ -114,8 +158,10 @@ export async function kindMain(argv: string[], write: (s: string) => void = (s) 
   if (exists) {
     write(`cluster ${name} exists; reusing it\n`);
     if (!step('write kubeconfig', kind, ['export', 'kubeconfig', '--name', name, '--kubeconfig', kubeconfig])) return 1;
-  } else if (!step('create cluster', kind, ['create', 'cluster', '--name', name, '--kubeconfig', kubeconfig, '--wait', '120s', ...(values.image ? ['--image', values.image] : [])])) {
-    return 1;
+  } else {
+    const image = values.image ?? defaultNodeImage(run, env);
+    write(`node image: ${image ?? "kind's default (kindest/node)"}\n`);
+    if (!step('create cluster', kind, ['create', 'cluster', '--name', name, '--kubeconfig', kubeconfig, '--wait', '120s', ...(image ? ['--image', image] : [])])) return 1;
   }
   const tmp = mkdtempSync(join(tmpdir(), 'hcs-testbed-kind-'));
   try {
@@ -133,6 +179,9 @@ export async function kindMain(argv: string[], write: (s: string) => void = (s) 
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
+  }
+  for (const image of values.load) {
+    if (!step(`load image ${image}`, kind, ['load', 'docker-image', '--name', name, image])) return 1;
   }
   write(`kind cluster ${name} is ready with the hcs-testbed CRDs\nexport KUBECONFIG=${kubeconfig}\n`);
   return 0;

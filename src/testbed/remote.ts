@@ -20,7 +20,7 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ClientNodeKube, loadKubeconfig } from '../kube/client-node.js';
 import { tlsPairOf, type Secret } from '../api/core.js';
@@ -189,14 +189,16 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
   let kubeconfigForKubectl: string | undefined;
   const parts = await assembleTestbed(env, { ...opts, parts: { capi: (opts.capi ?? 'embedded') === 'embedded', provider: !externalProvider }, ...(externalProvider ? { cloudAuthNow: Date.now } : {}) }, {
     // The real kubectl gets the same cluster: with --context, a copy of the kubeconfig whose current context is that one.
-    kubeconfig: async () => (kubeconfigForKubectl ??= opts.context ? writeKubeconfigCopy(kc) : opts.kubeconfig),
+    // An absolute path: the real kubectl runs in the scenario's directory (a relative --kubeconfig pointed nowhere
+    // there, and kubectl fell back to localhost:8080).
+    kubeconfig: async () => (kubeconfigForKubectl ??= opts.context ? writeKubeconfigCopy(kc) : resolve(opts.kubeconfig)),
     sync: () => env.mgmt.sync(),
     keys: async (kind) => (await env.mgmt.list(kind)).map((o) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`),
     close: async () => {
       stopGc();
       await workloadFacade?.close();
       env.mgmt.close();
-      if (kubeconfigForKubectl && kubeconfigForKubectl !== opts.kubeconfig) rmSync(dirname(kubeconfigForKubectl), { recursive: true, force: true });
+      if (kubeconfigForKubectl && kubeconfigForKubectl !== resolve(opts.kubeconfig)) rmSync(dirname(kubeconfigForKubectl), { recursive: true, force: true });
     },
   });
   if (realCapi && workloadFacade) {

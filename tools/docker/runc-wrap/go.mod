@@ -1,0 +1,3 @@
+module hcs-testbed/tools/docker/runc-wrap
+
+go 1.24

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# CI step: the kind path, as far as this machine allows, each step timed.
+#   1. a Docker engine (tools/docker/start.sh: docker.io, the runtime wrapper where needed)
+#   2. kind and the node image from package registries (tools/kind/build.sh; cached)
+#   3. `hcs-testbed kind up` on that image: node Ready, CRDs, cpaas-system;
+#      the worker scenarios, control-plane-upgrade and rollback with kind as the
+#      management cluster (--backend kubeconfig; the testbed's own Cluster API
+#      and provider, in this process)
+#   4. test/realcluster/kind.test.ts against real kind (HCS_TESTBED_KIND=1):
+#      up/down, a failing step (exit 1 naming it), no Docker (exit 3)
+#   5. the project's Dockerfile on the locally built base image
+#      (tools/docker/base-image.sh), `docker-compose up mock-hcs` healthy,
+#      `docker-compose run --rm scenarios`
+# The cluster is deleted at the end (trap), and so are the compose services.
+#
+# Budget: $HCS_TESTBED_CI_SECONDS_LEFT (seconds CI has left). A step that
+# cannot fit (its estimate is above what is left) is skipped with the reason;
+# so is everything when a prerequisite is missing (not root, no Go, no
+# debootstrap). Exit non-zero only when a step that ran failed.
+#
+#   HCS_TESTBED_CI_SECONDS_LEFT=3000 tools/kind/ci-step.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root="$(pwd)"
+left_at_start="${HCS_TESTBED_CI_SECONDS_LEFT:-999999}"
+t_start=$(date +%s)
+name="hcs-testbed-ci-$$"
+kubeconfig="$root/out/kind-ci/kubeconfig"
+failed=0
+say() { echo "kind-step: $*"; }
+left() { echo $(( left_at_start - ($(date +%s) - t_start) )); }
+# fits SECONDS WHAT: is there time for a step estimated at SECONDS?
+fits() {
+  if [ "$(left)" -lt "$1" ]; then
+    say "SKIP $2: needs ~$1 s, $(left) s left in the CI budget"
+    return 1
+  fi
+}
+# timed NAME CMD...: run, print the time, remember a failure
+timed() {
+  local what="$1" t0 rc
+  shift
+  t0=$(date +%s)
+  say "== $what"
+  "$@"
+  rc=$?
+  say "== $what: $([ $rc = 0 ] && echo ok || echo "FAILED (exit $rc)") in $(( $(date +%s) - t0 )) s"
+  [ $rc = 0 ] || failed=1
+  return $rc
+}
+cleanup() {
+  if [ -n "${kind_bin:-}" ] && "$kind_bin" get clusters 2>/dev/null | grep -qx "$name"; then
+    say "deleting kind cluster $name"
+    timeout 180 "$kind_bin" delete cluster --name "$name" >/dev/null 2>&1 || say "warning: could not delete kind cluster $name"
+  fi
+  if [ "${compose_up:-0}" = 1 ]; then
+    timeout 120 docker-compose -p hcs-testbed-ci down -v >/dev/null 2>&1 || true
+  fi
+}
+trap cleanup EXIT
+
+mkdir -p out
+[ "$(id -u)" = 0 ] || { say "SKIP all: not root (tools/docker/start.sh installs and starts dockerd)"; exit 0; }
+for tool in go debootstrap; do
+  command -v "$tool" >/dev/null || { say "SKIP all: $tool is not installed"; exit 0; }
+done
+
+# Estimates (seconds) measured on 2 cores: cold build ~40 min, warm ~1 min.
+source tools/kube/versions.env
+source tools/kind/versions.env
+cache="${HCS_TESTBED_KIND_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hcs-testbed/kind}/${KIND_VERSION}-${KUBE_VERSION}"
+build_estimate=2700
+[ -f "$cache/node-image.stamp" ] && build_estimate=300
+
+fits 60 "Docker engine" || exit 0
+timed "Docker engine (tools/docker/start.sh)" tools/docker/start.sh --timeout 120 || exit 1
+
+fits "$build_estimate" "kind and node image build" || exit 0
+timed "kind + node image (tools/kind/build.sh)" bash -c 'tools/kind/build.sh > out/kind-ci-image.txt' || exit 1
+image="$(tail -n 1 out/kind-ci-image.txt)"
+kind_bin="$cache/bin/kind"
+kubectl_bin="$cache/bin/kubectl"
+export KIND="$kind_bin" KUBECTL="$kubectl_bin" HCS_TESTBED_KIND_IMAGE="$image"
+
+if fits 400 "kind up"; then
+  if timed "hcs-testbed kind up ($image)" node bin/hcs-testbed.mjs kind up --name "$name" --kubeconfig "$kubeconfig"; then
+    timed "node Ready" "$kubectl_bin" --kubeconfig "$kubeconfig" wait --for=condition=Ready node --all --timeout=240s
+    "$kubectl_bin" --kubeconfig "$kubeconfig" get nodes -o wide
+    "$kubectl_bin" --kubeconfig "$kubeconfig" get pods -A -o wide
+    if fits 600 "scenarios on kind"; then
+      # kind's Docker network gateway: this machine as the node sees it; the run's
+      # admission webhook listens there (a Docker network address, not a host interface).
+      gw="$(docker network inspect kind -f '{{range .IPAM.Config}}{{.Gateway}} {{end}}' | awk '{print $1}')"
+      timed "scenarios on kind (worker, control-plane-upgrade, rollback; --backend kubeconfig)" \
+        node bin/hcs-testbed.mjs run scenarios/scale-out-workers.yaml scenarios/worker-k8s-upgrade.yaml \
+          scenarios/worker-infra-upgrade.yaml scenarios/control-plane-upgrade.yaml scenarios/rollback.yaml \
+          --backend kubeconfig --kubeconfig "$kubeconfig" --webhook-host "$gw" --report console,junit --out out/kind-ci
+    fi
+    timed "hcs-testbed kind down" node bin/hcs-testbed.mjs kind down --name "$name"
+  fi
+fi
+
+if fits 900 "kind CLI tests on the real cluster"; then
+  timed "test/realcluster/kind.test.ts (HCS_TESTBED_KIND=1)" env HCS_TESTBED_KIND=1 npx vitest run test/realcluster/kind.test.ts
+fi
+
+if fits 900 "Dockerfile + docker-compose"; then
+  if ! command -v docker-compose >/dev/null; then
+    timed "install docker-compose (apt)" timeout 600 apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends docker-compose >/dev/null
+  fi
+  if timed "base image (tools/docker/base-image.sh)" bash -c 'tools/docker/base-image.sh > out/kind-ci-base.txt'; then
+    base="$(tail -n 1 out/kind-ci-base.txt)"
+    mkdir -p .kubectl && cp "$kubectl_bin" .kubectl/kubectl
+    export BASE_IMAGE="$base" KUBECTL_SOURCE=context
+    compose_up=1
+    if timed "docker-compose build (Dockerfile on $base)" nice -n 15 docker-compose -p hcs-testbed-ci build mock-hcs; then
+      timed "docker-compose up -d mock-hcs" docker-compose -p hcs-testbed-ci up -d mock-hcs
+      health=""
+      for _ in $(seq 1 60); do
+        health="$(docker inspect -f '{{.State.Health.Status}}' "$(docker-compose -p hcs-testbed-ci ps -q mock-hcs)" 2>/dev/null)"
+        [ "$health" = healthy ] && break
+        sleep 2
+      done
+      say "mock-hcs health: $health"
+      [ "$health" = healthy ] || { failed=1; docker-compose -p hcs-testbed-ci logs mock-hcs | tail -n 20; }
+      timed "docker-compose run --rm scenarios" docker-compose -p hcs-testbed-ci run --rm scenarios
+    fi
+  fi
+fi
+
+say "done in $(( $(date +%s) - t_start )) s"
+exit $failed

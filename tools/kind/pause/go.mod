@@ -1,0 +1,3 @@
+module hcs-testbed/tools/kind/pause
+
+go 1.24
