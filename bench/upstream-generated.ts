@@ -38,15 +38,15 @@ export async function benchUpstreamGenerated(): Promise<BenchResult[]> {
   try {
     for (let seed = seed0; seed < seed0 + n; seed++) {
       const g = generateRollout(seed);
-      const c = await compareRollout(g, dir, embeddedTestbedFactory(), other);
+      const c = await compareRollout(g, dir, embeddedTestbedFactory(), other, undefined, !backend);
       upstreamWall += c.other.result.wallMs;
       const verdict = c.model.result.ok ? 'pass' : 'FAIL';
       if (c.differences.length === 0) equal++;
-      let note = `${describeRollout(g)}; ${verdict} on both; groups ${c.model.shape.groups.join(' ')}`;
+      let note = `${describeRollout(g)}; ${verdict} on both; groups ${c.model.shape.groups.join(' ')}${c.notes.length ? `; ${c.notes.join('; ')}` : ''}`;
       if (c.differences.length) {
         note = `${describeRollout(g)}; DIFFERS: ${c.differences.join('; ')}`;
         if (backend && maxShrink > 0) {
-          const s = await shrinkDifference(c, dir, embeddedTestbedFactory(), other, maxShrink);
+          const s = await shrinkDifference(c, dir, embeddedTestbedFactory(), other, maxShrink, false);
           note += `; shrunk (${s.tests} runs) to ${describeRollout(s.rollout)}: ${s.file}`;
         }
       }

@@ -36,6 +36,8 @@ export interface Comparison {
   other: SideRun;
   /** Empty: the same verdict and shape. */
   differences: string[];
+  /** What was seen but not compared (the groups, when `groups` is false). */
+  notes: string[];
 }
 
 /** The scenario file of a rollout (YAML), in `dir`. The library's manifests are found through `library:` paths. */
@@ -61,7 +63,8 @@ function failures(r: ScenarioResult): string {
 }
 
 /** Run one rollout on the model and on `other`; compare verdicts and shapes. */
-export async function compareRollout(g: GeneratedRollout, dir: string, model: TestbedFactory, other: TestbedFactory, name?: string): Promise<Comparison> {
+export async function compareRollout(g: GeneratedRollout, dir: string, model: TestbedFactory, other: TestbedFactory, name?: string, groups = true): Promise<Comparison> {
+  const notes: string[] = [];
   let file = writeRolloutScenario(g, dir, name);
   let m = await runSide(file, model);
   // The invariants the model's run breaks (MD-3 when a surge Machine takes a spare entry) are expected of both sides:
@@ -80,8 +83,9 @@ export async function compareRollout(g: GeneratedRollout, dir: string, model: Te
   const vm = verdictOf(m.result);
   const vo = verdictOf(o.result);
   if (JSON.stringify(vm) !== JSON.stringify(vo)) differences.push(`verdict: model ${vm.ok ? 'pass' : `FAIL (${failures(m.result)})`}, other ${vo.ok ? 'pass' : `FAIL (${failures(o.result)})`}`);
-  differences.push(...compareShapes(m.shape, o.shape, { randomDeletion: true }));
-  return { rollout: g, model: m, other: o, differences };
+  differences.push(...compareShapes(m.shape, o.shape, { randomDeletion: true, groups }));
+  if (!groups && JSON.stringify(m.shape.groups) !== JSON.stringify(o.shape.groups)) notes.push(`groups differ (reported, not compared): model ${m.shape.groups.join(' ')}, other ${o.shape.groups.join(' ')}`);
+  return { rollout: g, model: m, other: o, differences, notes };
 }
 
 /**
@@ -89,7 +93,7 @@ export async function compareRollout(g: GeneratedRollout, dir: string, model: Te
  * still differs; written as `<dir>/generated-rollout-<seed>-shrunk.yaml`.
  * `maxTests` bounds the runs (each a model and an upstream run).
  */
-export async function shrinkDifference(c: Comparison, dir: string, model: TestbedFactory, other: TestbedFactory, maxTests = 12): Promise<{ file: string; rollout: GeneratedRollout; tests: number }> {
+export async function shrinkDifference(c: Comparison, dir: string, model: TestbedFactory, other: TestbedFactory, maxTests = 12, groups = true): Promise<{ file: string; rollout: GeneratedRollout; tests: number }> {
   const { ops } = flatten(c.rollout);
   const stats = { tests: 0 };
   const keep = await ddmin(
@@ -102,7 +106,7 @@ export async function shrinkDifference(c: Comparison, dir: string, model: Testbe
           continue;
         }
         const g = subset(c.rollout, cand);
-        const r = await compareRollout(g, join(dir, 'shrink'), model, other, `generated-rollout-${c.rollout.seed}-shrink-${stats.tests}`);
+        const r = await compareRollout(g, join(dir, 'shrink'), model, other, `generated-rollout-${c.rollout.seed}-shrink-${stats.tests}`, groups);
         out.push(r.differences.length > 0);
       }
       return out;

