@@ -4,15 +4,21 @@ import { parse } from 'yaml';
 import { main } from '../../src/cli/main.js';
 import { kubectlBinary } from '../../src/scenario/real-kubectl.js';
 
-// No Docker engine runs on CI machines: check what can be checked without one.
+// Checks that need no Docker engine; tools/kind/ci-step.sh builds and runs the services where one runs (issue 23).
 describe('docker-compose.yml', () => {
   const compose = parse(readFileSync('docker-compose.yml', 'utf8')) as {
-    services: Record<string, { build?: string; command?: string[]; ports?: string[]; volumes?: string[]; profiles?: string[] }>;
+    services: Record<string, { build?: { context: string; args?: Record<string, string> }; command?: string[]; ports?: string[]; volumes?: string[]; profiles?: string[] }>;
   };
 
   it('parses and defines the mock-hcs and scenarios services from the Dockerfile', () => {
     expect(Object.keys(compose.services).sort()).toEqual(['mock-hcs', 'scenarios', 'scenarios-kind']);
-    for (const s of Object.values(compose.services)) expect(s.build).toBe('.');
+    // One build for all: the Dockerfile in the context, on a base image chosen by BASE_IMAGE (a locally built one where
+    // no registry is reachable: tools/docker/base-image.sh), with kubectl downloaded or taken from the context.
+    for (const s of Object.values(compose.services)) {
+      expect(s.build?.context).toBe('.');
+      expect(Object.keys(s.build?.args ?? {}).sort()).toEqual(['BASE_IMAGE', 'KUBECTL_SOURCE']);
+    }
+    expect(readFileSync('Dockerfile', 'utf8')).toMatch(/^ARG BASE_IMAGE=/m);
     expect(existsSync('Dockerfile')).toBe(true);
   });
 
@@ -30,7 +36,8 @@ describe('docker-compose.yml', () => {
     const mock = compose.services['mock-hcs']!;
     expect(existsSync(mock.command![1]!)).toBe(true);
     const port = mock.command![mock.command!.indexOf('--port') + 1];
-    expect(mock.ports).toContain(`${port}:${port}`);
+    // Published on the host's loopback only (a server here listens on loopback or a Docker network).
+    expect(mock.ports).toContain(`127.0.0.1:${port}:${port}`);
     const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts;
     const sc = compose.services.scenarios!.command!;
     expect(sc.slice(0, 2)).toEqual(['npm', 'run']);
