@@ -79,7 +79,7 @@ export const providerMutants: Mutant[] = [
     rules: ['TPL-3'],
     patches: [{ file: HM, from: 'await this.cloud.deleteServers([server.id], { deleteVolume: true });', to: 'await this.cloud.deleteServers([server.id], { deleteVolume: false });' }],
     scenario: 'scenarios/worker-infra-upgrade.yaml',
-    equivalent: 'in mock-hcs today: its data volumes default to delete_on_termination=true, so they go with the server whatever delete_volume says. On ECS delete_volume defaults to false and keeps the data disks (https://support.huaweicloud.com/en-us/api-ecs/ecs_02_0103.html); once the cloud-semantics issue gives mock-hcs that default, the at-rest no-orphan-volumes invariant (TPL-3) kills it',
+    // Killed by the at-rest TPL-3 invariant since mock-hcs keeps data disks on delete_volume=false, as ECS documents (issue 24; ecs_02_0103).
   },
   // ---- pool entry release (POOL-4) ---------------------------------------------------------------
   {
