@@ -41,29 +41,9 @@ node_image="hcs-testbed/kind-node:${KUBE_VERSION}"
 gover="$(go env GOVERSION)"
 
 # ---- 1. Go binaries ---------------------------------------------------------
-# gobuild NAME MODULE_DIR PACKAGE STAMP LDFLAGS
-gobuild() {
-  local name="$1" dir="$2" pkg="$3" stamp="$4" ldflags="$5" t0
-  t0="$(now)"
-  if [ "$force" = 0 ] && [ -x "$bin/$name" ] && [ "$(cat "$bin/$name.stamp" 2>/dev/null)" = "$stamp" ]; then
-    echo "$name: cached ($(elapsed "$t0") s)" >&2
-    return
-  fi
-  echo "$name: building $pkg ($stamp) ..." >&2
-  local tmp="$bin/.$name.tmp.$$"
-  (cd "$dir" && nice -n 15 go build -ldflags="$ldflags" -o "$tmp" "$pkg")
-  mv -f "$tmp" "$bin/$name"
-  echo "$stamp" > "$bin/$name.stamp"
-  echo "$name: built in $(elapsed "$t0") s ($(du -h "$bin/$name" | cut -f1))" >&2
-}
-
-major="${KUBE_VERSION#v}"; major="${major%%.*}"
-minor="${KUBE_VERSION#v*.}"; minor="${minor%%.*}"
-kv=""
-for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  kv+=" -X $p.gitVersion=${KUBE_VERSION} -X $p.gitMajor=${major} -X $p.gitMinor=${minor}"
-  kv+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
-done
+# gobuild NAME MODULE_DIR PACKAGE STAMP LDFLAGS (tools/go-build-env.sh), niced: it shares 2 cores with everything else
+gobuild() { GO_BUILD_NICE="nice -n 15" go_cached_build "$bin" "$@"; }
+kv="$(kube_version_ldflags "$KUBE_VERSION")"
 for c in kubelet kubeadm kubectl kube-controller-manager kube-scheduler kube-proxy; do
   gobuild "$c" "$here/kubernetes" "k8s.io/kubernetes/cmd/$c" "k8s.io/kubernetes ${KUBE_VERSION} go ${gover}" "-s -w${kv}"
 done
