@@ -23,21 +23,27 @@ export interface KubeVersions {
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
+/** A pinned version from tools/<tool>/versions.env (tools/kube, tools/capi, tools/kind). */
+export function toolVersion(tool: 'kube' | 'capi' | 'kind', key: string): string {
+  const text = readFileSync(join(repoRoot, 'tools', tool, 'versions.env'), 'utf8');
+  const m = new RegExp(`^${key}=(\\S+)`, 'm').exec(text);
+  if (!m) throw new Error(`tools/${tool}/versions.env has no ${key}`);
+  return m[1]!;
+}
+
+/** Where tools/<tool>/build.sh caches its results: $HCS_TESTBED_<TOOL>_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/hcs-testbed/<tool>. */
+export function toolCacheRoot(tool: 'kube' | 'capi' | 'kind', env: NodeJS.ProcessEnv = process.env): string {
+  return env[`HCS_TESTBED_${tool.toUpperCase()}_CACHE`] || join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'hcs-testbed', tool);
+}
+
 /** The pinned versions (tools/kube/versions.env). */
 export function kubeVersions(): KubeVersions {
-  const text = readFileSync(join(repoRoot, 'tools', 'kube', 'versions.env'), 'utf8');
-  const get = (k: string): string => {
-    const m = new RegExp(`^${k}=(\\S+)`, 'm').exec(text);
-    if (!m) throw new Error(`tools/kube/versions.env has no ${k}`);
-    return m[1]!;
-  };
-  return { KUBE_VERSION: get('KUBE_VERSION'), ETCD_VERSION: get('ETCD_VERSION') };
+  return { KUBE_VERSION: toolVersion('kube', 'KUBE_VERSION'), ETCD_VERSION: toolVersion('kube', 'ETCD_VERSION') };
 }
 
 /** The build cache directory tools/kube/build.sh writes to. */
 export function kubeCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const root = env.HCS_TESTBED_KUBE_CACHE || join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'hcs-testbed', 'kube');
-  return join(root, kubeVersions().KUBE_VERSION);
+  return join(toolCacheRoot('kube', env), kubeVersions().KUBE_VERSION);
 }
 
 function executable(p: string): boolean {

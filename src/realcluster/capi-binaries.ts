@@ -6,10 +6,9 @@
  * 2. the build cache: `${HCS_TESTBED_CAPI_CACHE:-${XDG_CACHE_HOME:-~/.cache}/hcs-testbed/capi}/<CAPI_VERSION>/`
  *    with CAPI_VERSION from tools/capi/versions.env.
  */
-import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { accessSync, constants, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { toolCacheRoot, toolVersion } from './binaries.js';
 
 export interface CapiBinaries {
   dir: string;
@@ -24,20 +23,14 @@ export interface CapiBinaries {
   crds: string[];
 }
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-
 /** The pinned upstream version (tools/capi/versions.env). */
 export function capiVersion(): string {
-  const text = readFileSync(join(repoRoot, 'tools', 'capi', 'versions.env'), 'utf8');
-  const m = /^CAPI_VERSION=(\S+)/m.exec(text);
-  if (!m) throw new Error('tools/capi/versions.env has no CAPI_VERSION');
-  return m[1]!;
+  return toolVersion('capi', 'CAPI_VERSION');
 }
 
 /** The build cache directory tools/capi/build.sh writes to. */
 export function capiCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const root = env.HCS_TESTBED_CAPI_CACHE || join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'hcs-testbed', 'capi');
-  return join(root, capiVersion());
+  return join(toolCacheRoot('capi', env), capiVersion());
 }
 
 function executable(p: string): boolean {

@@ -4,26 +4,17 @@
  * and the Docker image `hcs-testbed/kind-node:<KUBE_VERSION>`, with the
  * versions from tools/kind/versions.env and tools/kube/versions.env.
  */
-import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { kubeVersions } from './binaries.js';
-
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+import { join } from 'node:path';
+import { kubeVersions, toolCacheRoot, toolVersion } from './binaries.js';
 
 /** KIND_VERSION of tools/kind/versions.env. */
 export function kindVersion(): string {
-  const text = readFileSync(join(repoRoot, 'tools', 'kind', 'versions.env'), 'utf8');
-  const m = /^KIND_VERSION=(\S+)/m.exec(text);
-  if (!m) throw new Error('tools/kind/versions.env has no KIND_VERSION');
-  return m[1]!;
+  return toolVersion('kind', 'KIND_VERSION');
 }
 
 /** The bin/ directory of tools/kind/build.sh's cache. */
 export function kindBinDir(env: NodeJS.ProcessEnv = process.env): string {
-  const root = env.HCS_TESTBED_KIND_CACHE || join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'hcs-testbed', 'kind');
-  return join(root, `${kindVersion()}-${kubeVersions().KUBE_VERSION}`, 'bin');
+  return join(toolCacheRoot('kind', env), `${kindVersion()}-${kubeVersions().KUBE_VERSION}`, 'bin');
 }
 
 /** The node image tools/kind/build.sh imports into Docker. */
