@@ -13,6 +13,7 @@ import { EvsDiskClaimer, type DiskClaimer } from '../../src/provider/index.js';
 import { loadScenario } from '../../src/scenario/parse.js';
 import { runScenario, type ScenarioResult, type TestbedFactory } from '../../src/scenario/runner.js';
 import { embeddedTestbedFactory, type Testbed, type TestbedOptions } from '../../src/testbed/index.js';
+import { overriding } from './mutants.js';
 
 const DIR = resolve('scenarios');
 const TIMEOUT = 120_000;
@@ -47,17 +48,6 @@ function claimerWith(change: (r: { hostname: string; slot: number }) => { hostna
       claim: (req) => real.claim({ ...req, ...change(req), knownVolumeId: undefined } as Parameters<DiskClaimer['claim']>[0]),
     };
   };
-}
-
-/** Delegate to `target`, overriding some members (methods stay bound to the target). */
-function overriding<T extends object>(target: T, overrides: Partial<T>): T {
-  return new Proxy(target, {
-    get(t, prop) {
-      if (prop in overrides) return (overrides as Record<string | symbol, unknown>)[prop];
-      const v = (t as Record<string | symbol, unknown>)[prop];
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
-    },
-  });
 }
 
 describe('disk-reuse contract invariants catch the bugs they state', () => {

@@ -21,3 +21,14 @@ export const forgetfulClaimer = (cloud: HcsClient): DiskClaimer => {
     },
   };
 };
+
+/** Delegate to `target`, overriding some members (methods stay bound to the target). */
+export function overriding<T extends object>(target: T, overrides: Partial<T>): T {
+  return new Proxy(target, {
+    get(t, prop) {
+      if (prop in overrides) return (overrides as Record<string | symbol, unknown>)[prop];
+      const v = (t as Record<string | symbol, unknown>)[prop];
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+    },
+  });
+}

@@ -14,7 +14,7 @@ import { defaultCloudConfig } from '../../mock-hcs/src/index.js';
 import { loadScenario } from '../../src/scenario/parse.js';
 import { runScenario, type ScenarioResult } from '../../src/scenario/runner.js';
 import { embeddedTestbedFactory, type TestbedOptions } from '../../src/testbed/index.js';
-import { forgetfulClaimer } from './mutants.js';
+import { forgetfulClaimer, overriding } from './mutants.js';
 
 const DIR = resolve('scenarios');
 
@@ -45,17 +45,6 @@ function mutatedManifest(rel: string, from: string, to: string): string {
   const out = join(dir, rel.split('/').pop()!);
   writeFileSync(out, text.replace(from, to));
   return out;
-}
-
-/** Delegate to `target`, overriding some members (methods stay bound to the target). */
-function overriding<T extends object>(target: T, overrides: Partial<T>): T {
-  return new Proxy(target, {
-    get(t, prop) {
-      if (prop in overrides) return (overrides as Record<string | symbol, unknown>)[prop];
-      const v = (t as Record<string | symbol, unknown>)[prop];
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
-    },
-  });
 }
 
 
