@@ -8,6 +8,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SeededRng, VirtualClock } from '../../src/core/index.js';
 import { createMockHcs, type MockHcs } from '../../mock-hcs/src/index.js';
+import { exchangeUntilClose, type Exchange } from '../support/socket-exchange.js';
 
 let m: MockHcs;
 let port: number;
@@ -19,25 +20,9 @@ afterAll(async () => {
   await m.close();
 });
 
-/** Write `text` (and optionally more later), collect everything until the server closes; bounded. */
-function exchange(text: string, boundMs = 5000): Promise<{ out: string; closedByServer: boolean; ms: number }> {
-  return new Promise((resolve) => {
-    const t0 = Date.now();
-    const s = connect(port, '127.0.0.1', () => s.write(text));
-    let out = '';
-    let done = false;
-    const finish = (closedByServer: boolean) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      s.destroy();
-      resolve({ out, closedByServer, ms: Date.now() - t0 });
-    };
-    const timer = setTimeout(() => finish(false), boundMs);
-    s.on('data', (d: Buffer) => (out += d.toString()));
-    s.on('close', () => finish(true));
-    s.on('error', () => finish(true));
-  });
+/** Write `text`, collect everything until the server closes; bounded. */
+function exchange(text: string, boundMs = 5000): Promise<Exchange> {
+  return exchangeUntilClose((onConnect) => connect(port, '127.0.0.1', onConnect), text, boundMs);
 }
 
 function parse(out: string): { status: number; headers: Record<string, string>; body: unknown } {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SeededRng, VirtualClock } from '../../src/core/index.js';
 import { createMockHcs, DEFAULT_MAX_CONNECTIONS, type MockHcs } from '../../mock-hcs/src/index.js';
 import { prepareTls } from '../../mock-hcs/src/tls.js';
+import { exchangeUntilClose, type Exchange } from '../support/socket-exchange.js';
 
 // Issue 24: mock-hcs kept idle connections open without limit (1,000 sockets, none closed after 130 s).
 // Over HTTPS the timeouts were not applied at all (fastify sets them only on a server it creates), and
@@ -36,26 +37,8 @@ afterAll(async () => {
 });
 
 /** A TLS connection that sends `text` (or nothing) and reports whether the server closed it within `boundMs`. */
-function tlsIdle(text: string | undefined, boundMs = 5000): Promise<{ out: string; closedByServer: boolean; ms: number }> {
-  return new Promise((resolve) => {
-    const t0 = Date.now();
-    const s = tlsConnect({ port, host: '127.0.0.1', ca, servername: 'localhost' }, () => {
-      if (text !== undefined) s.write(text);
-    });
-    let out = '';
-    let done = false;
-    const finish = (closedByServer: boolean) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      s.destroy();
-      resolve({ out, closedByServer, ms: Date.now() - t0 });
-    };
-    const timer = setTimeout(() => finish(false), boundMs);
-    s.on('data', (d: Buffer) => (out += d.toString()));
-    s.on('close', () => finish(true));
-    s.on('error', () => finish(true));
-  });
+function tlsIdle(text: string | undefined, boundMs = 5000): Promise<Exchange> {
+  return exchangeUntilClose((onConnect) => tlsConnect({ port, host: '127.0.0.1', ca, servername: 'localhost' }, onConnect), text, boundMs);
 }
 
 describe('idle connections are closed and open sockets bounded (HTTPS)', () => {
