@@ -106,3 +106,17 @@ def pytest_terminal_summary(terminalreporter):
         with open(path, "w") as f:
             f.write("".join(f"{s} {n}\n" for s, n in _results))
     terminalreporter.write_line(f"sdk-python: {passed} passed, {failed} failed ({len(_results)} SDK call checks)")
+
+
+@pytest.fixture(scope="module")
+def ecs():
+    """An ECS client for the module's tests (the official huaweicloudsdkecs v2)."""
+    from huaweicloudsdkecs.v2 import EcsClient
+    return build(EcsClient)
+
+
+@pytest.fixture(scope="module")
+def evs():
+    """An EVS client for the module's tests (the official huaweicloudsdkevs v2)."""
+    from huaweicloudsdkevs.v2 import EvsClient
+    return build(EvsClient)

@@ -3,25 +3,13 @@ lifecycle (server tags, metadata, interfaces, availability zones), paging by mar
 error codes the API references document (each assertion cites its page). Everything this
 file creates it deletes again, so test_lifecycle.py sees the cloud as before."""
 import pytest
-from huaweicloudsdkecs.v2 import EcsClient
 from huaweicloudsdkecs.v2 import model as ecsm
-from huaweicloudsdkevs.v2 import EvsClient
 from huaweicloudsdkevs.v2 import model as evsm
 
-from conftest import IMAGE_V131, VPC_ID, WORKER_NET, build, expect_error, poll
+from conftest import IMAGE_V131, VPC_ID, WORKER_NET, expect_error, poll
 
 call = pytest.mark.sdk_call
 X = {}
-
-
-@pytest.fixture(scope="module")
-def ecs():
-    return build(EcsClient)
-
-
-@pytest.fixture(scope="module")
-def evs():
-    return build(EvsClient)
 
 
 def server(name, ip):

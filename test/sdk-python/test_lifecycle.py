@@ -4,9 +4,7 @@ request_id in the SDK's exception) and the typed response fields a provider reli
 import base64
 
 import pytest
-from huaweicloudsdkecs.v2 import EcsClient
 from huaweicloudsdkecs.v2 import model as ecsm
-from huaweicloudsdkevs.v2 import EvsClient
 from huaweicloudsdkevs.v2 import model as evsm
 from huaweicloudsdkiam.v3 import IamClient
 from huaweicloudsdkiam.v3 import model as iamm
@@ -26,16 +24,6 @@ from conftest import (
 call = pytest.mark.sdk_call
 S = {}  # state carried along the lifecycle (tests run in file order)
 USER_DATA = base64.b64encode(b"#cloud-config\nhostname: py-0\n").decode()
-
-
-@pytest.fixture(scope="module")
-def ecs():
-    return build(EcsClient)
-
-
-@pytest.fixture(scope="module")
-def evs():
-    return build(EvsClient)
 
 
 @pytest.fixture(scope="module")
