@@ -11,6 +11,8 @@ import { verifyLeaf } from '../pki/index.js';
 
 const KUBELET_CERT = '/etc/kubernetes/pki/kubelet.crt';
 const KUBELET_KEY = '/etc/kubernetes/pki/kubelet.key';
+/** The kubelets' group (BOOT-2: the kubelet certificate's O). */
+const NODES_GROUP = 'system:nodes';
 import type { LogEvent } from '../core/events.js';
 import { getShared, listShared } from '../kube/client.js';
 import type { World } from './world.js';
@@ -140,7 +142,8 @@ export class InvariantMonitor {
   /**
    * BOOT-2/BOOT-3, at every instant (issue 22): every Running machine's node
    * holds a kubelet certificate signed by its cluster's CA, valid now, with
-   * the matching key, for `CN=system:node:<hostname>`, whose SANs carry the
+   * the matching key, for `CN=system:node:<hostname>` and exactly
+   * `O=system:nodes`, whose SANs carry the
    * hostname and every IP the cloud gave the node's server (docs/provider.md,
    * "Cloud-init format"). The chain is verified once per certificate
    * (verifyLeaf remembers it); a node's result is re-read only when its files
@@ -174,6 +177,22 @@ export class InvariantMonitor {
       }
       if (!r.subject?.includes(`CN=system:node:${host}`)) {
         out.push({ tier: CONTRACT, rule: 'BOOT-2', key: `BOOT-2/cn/${host}`, message: `kubelet certificate of node ${host} is for ${r.subject}, expected CN=system:node:${host}`, refs: [host] });
+        continue;
+      }
+      // O is exactly system:nodes: the group the Node authorizer authorizes kubelets by
+      // (https://kubernetes.io/docs/reference/access-authn-authz/node/: "group system:nodes, username
+      // system:node:<nodeName>"), and the only organization the kubelet-serving signer permits
+      // (https://kubernetes.io/docs/reference/access-authn-authz/certificate-signing-requests/#kubernetes-signers:
+      // "organizations are exactly ["system:nodes"]").
+      const orgs = r.organizations ?? [];
+      if (orgs.length !== 1 || orgs[0] !== NODES_GROUP) {
+        out.push({
+          tier: CONTRACT,
+          rule: 'BOOT-2',
+          key: `BOOT-2/o/${host}/${orgs.join(',')}`,
+          message: `kubelet certificate of node ${host} has ${orgs.length ? orgs.map((o) => `O=${o}`).join(', ') : 'no O'} (subject ${r.subject}), expected exactly O=${NODES_GROUP}: the Node authorizer's group`,
+          refs: [host],
+        });
         continue;
       }
       const serverId = m.spec.infrastructureRef?.name ? hcsMachines.get(`${m.metadata.namespace}/${m.spec.infrastructureRef.name}`)?.spec.serverId : undefined;
