@@ -3,7 +3,7 @@
  * its end). Each violation is reported once, with the event that most
  * recently touched the offending resource — the likely cause.
  */
-import type { HCSMachine } from '../api/hcs.js';
+import type { HCSMachine, HCSMachineConfigPool } from '../api/hcs.js';
 import { LABEL_DEPLOYMENT_NAME, type Machine, type MachineDeployment } from '../api/capi.js';
 import { maxSurge, maxUnavailable } from '../capi/mdutil.js';
 import { nodeReady, secretValue, type Node, type Secret } from '../api/core.js';
@@ -28,7 +28,7 @@ const SERVER_NAME_TIER = reference('the server name equal to the HCSMachine name
  * The rules the continuous invariants check, i.e. what `expectViolations` may
  * name (a bug-reproduction scenario expects them to break).
  */
-export const INVARIANT_RULES = ['DISK-3', 'DISK-6', 'DISK-8', 'DISK-9', 'POOL-4', 'TPL-3', 'TPL-4', 'BOOT-2', 'BOOT-3', 'BOOT-4', 'MD-1', 'MD-3', 'KCP-2', 'HCS-1'] as const;
+export const INVARIANT_RULES = ['DISK-3', 'DISK-6', 'DISK-8', 'DISK-9', 'POOL-4', 'TPL-3', 'TPL-4', 'BOOT-2', 'BOOT-3', 'BOOT-4', 'NET-7', 'MD-1', 'MD-3', 'KCP-2', 'HCS-1'] as const;
 
 export interface Violation {
   rule: string;
@@ -333,12 +333,22 @@ export class InvariantMonitor {
       }
     }
     out.push(...(await this.rolloutFindings([...machines.values()])));
-    // BOOT-4: a Node's kubelet version equals its Machine's version.
+    const hcsByKey = new Map(hcsMachines.map((hm) => [`${hm.metadata.namespace}/${hm.metadata.name}`, hm]));
+    let pools: Map<string, HCSMachineConfigPool> | undefined;
     for (const m of machines.values()) {
-      if (!m.status?.nodeRef || !m.spec.version || m.metadata.deletionTimestamp) continue;
+      if (!m.status?.nodeRef || m.metadata.deletionTimestamp) continue;
       const node = await getShared<Node>(this.world.workloads.client(m.metadata.namespace ?? 'default', m.spec.clusterName), { kind: 'Node', name: m.status.nodeRef.name });
-      const v = node?.status?.nodeInfo?.kubeletVersion;
-      if (v && v !== m.spec.version) out.push({ tier: CONTRACT, rule: 'BOOT-4', key: `BOOT-4/${m.metadata.name}`, message: `Node ${node!.metadata.name} runs kubelet ${v} but Machine ${m.metadata.name} asks for ${m.spec.version}`, refs: [m.metadata.name, node!.metadata.name] });
+      if (!node) continue;
+      // BOOT-4: a Node's kubelet version equals its Machine's version.
+      const v = node.status?.nodeInfo?.kubeletVersion;
+      if (m.spec.version && v && v !== m.spec.version) out.push({ tier: CONTRACT, rule: 'BOOT-4', key: `BOOT-4/${m.metadata.name}`, message: `Node ${node.metadata.name} runs kubelet ${v} but Machine ${m.metadata.name} asks for ${m.spec.version}`, refs: [m.metadata.name, node.metadata.name] });
+      // NET-7: a Ready Node carries its pool entry's static IPs as InternalIP addresses.
+      const ir = m.spec.infrastructureRef;
+      const hm = ir?.kind === 'HCSMachine' ? hcsByKey.get(`${ir.namespace ?? m.metadata.namespace}/${ir.name}`) : undefined;
+      if (!hm || hm.metadata.deletionTimestamp || !nodeReady(node as Node)) continue;
+      pools ??= new Map((await listShared<HCSMachineConfigPool>(this.world.mgmt, 'HCSMachineConfigPool')).map((p) => [`${p.metadata.namespace}/${p.metadata.name}`, p]));
+      const f = nodeAddressFinding(node as Node, m.metadata.name, hm, pools);
+      if (f) out.push(f);
     }
     return out;
   }
@@ -434,4 +444,29 @@ export class InvariantMonitor {
     }
     return out;
   }
+}
+
+/**
+ * NET-7 (static IPs come from the pool entry): the Node of a machine holding pool entry `hostname` lists every
+ * `networks[].ipAddress` of that entry as an `InternalIP` address — what the kubelet registers with `--node-ip`
+ * (Node status.addresses: https://kubernetes.io/docs/reference/node/node-status/#addresses) and what the cloud
+ * gave the server's ports. Read from the pool's spec and the Node only; an entry the pool no longer lists, or
+ * one without networks, asserts nothing (editing a held entry is outside POOL-3).
+ */
+function nodeAddressFinding(node: Node, machine: string, hm: HCSMachine, pools: ReadonlyMap<string, HCSMachineConfigPool>): Finding | undefined {
+  const host = hm.status?.hostname;
+  const poolRef = hm.spec.configPoolRef?.name;
+  if (!host || !poolRef) return undefined;
+  const pool = pools.get(`${hm.spec.configPoolRef?.namespace ?? hm.metadata.namespace}/${poolRef}`);
+  const want = (pool?.spec.configs.find((c) => c.hostname === host)?.networks ?? []).map((n) => n.ipAddress).filter(Boolean);
+  const have = (node.status?.addresses ?? []).filter((a) => a.type === 'InternalIP').map((a) => a.address);
+  const missing = want.filter((ip) => !have.includes(ip));
+  if (!missing.length) return undefined;
+  return {
+    tier: CONTRACT,
+    rule: 'NET-7',
+    key: `NET-7/node-ips/${node.metadata.name}/${missing.join(',')}`,
+    message: `Node ${node.metadata.name} (Machine ${machine}, pool ${poolRef} entry ${host}) is Ready without the entry's static IP${missing.length > 1 ? 's' : ''} ${missing.join(', ')} as InternalIP (its addresses: ${(node.status?.addresses ?? []).map((a) => `${a.type}=${a.address}`).join(', ') || 'none'})`,
+    refs: [node.metadata.name, machine],
+  };
 }

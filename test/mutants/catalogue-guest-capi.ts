@@ -71,7 +71,6 @@ export const guestMutants: Mutant[] = [
     rules: ['NET-7'],
     patches: [{ file: G, from: "const addresses = [...ips.map((a) => ({ type: 'InternalIP', address: a })), { type: 'Hostname', address: st.hostname }];", to: "const addresses = [{ type: 'Hostname', address: st.hostname }];" }],
     scenario: 'scenarios/network.yaml',
-    needs: 'a check that every Ready Node carries its pool entry\'s static IPs (networks[].ipAddress) as InternalIP addresses (NET-7: the static IPs come from the pool entry); the continuous certificate check compares the kubelet certificate\'s SANs with the server\'s IPs, not the Node\'s addresses',
   },
 ];
 
