@@ -19,6 +19,7 @@ import type { World } from './world.js';
 import { StrandedDataTracker } from './stranded.js';
 import { DiskReuseTracker } from './disk-reuse.js';
 import { KcpScaleDownTracker } from './kcp-scale-down.js';
+import { DrainOrderTracker } from './drain-order.js';
 import { CONTRACT, reference, type Classification } from './contract.js';
 
 /** The reference provider names each server after its HCSMachine; the contract identifies a server by spec.serverId only. */
@@ -28,7 +29,7 @@ const SERVER_NAME_TIER = reference('the server name equal to the HCSMachine name
  * The rules the continuous invariants check, i.e. what `expectViolations` may
  * name (a bug-reproduction scenario expects them to break).
  */
-export const INVARIANT_RULES = ['DISK-3', 'DISK-6', 'DISK-8', 'DISK-9', 'POOL-4', 'TPL-3', 'TPL-4', 'BOOT-2', 'BOOT-3', 'BOOT-4', 'NET-7', 'MD-1', 'MD-3', 'KCP-2', 'HCS-1'] as const;
+export const INVARIANT_RULES = ['DISK-3', 'DISK-6', 'DISK-8', 'DISK-9', 'POOL-4', 'TPL-3', 'TPL-4', 'BOOT-2', 'BOOT-3', 'BOOT-4', 'NET-7', 'MD-1', 'MD-3', 'MD-4', 'KCP-2', 'HCS-1'] as const;
 
 export interface Violation {
   rule: string;
@@ -86,6 +87,7 @@ export class InvariantMonitor {
   private readonly stranded: StrandedDataTracker;
   private readonly diskReuse: DiskReuseTracker;
   private readonly kcpScaleDown: KcpScaleDownTracker;
+  private readonly drainOrder: DrainOrderTracker;
 
   /** Reference findings a contract-only monitor did not count (by key): conformance mode marks them skipped. */
   private readonly skipped = new Map<string, SkippedFinding>();
@@ -99,6 +101,7 @@ export class InvariantMonitor {
     this.stranded = new StrandedDataTracker(world);
     this.diskReuse = new DiskReuseTracker(world);
     this.kcpScaleDown = new KcpScaleDownTracker(world, events);
+    this.drainOrder = new DrainOrderTracker(world);
   }
 
   all(): Violation[] {
@@ -128,6 +131,7 @@ export class InvariantMonitor {
       ...contract(await this.diskReuse.findings()),
       ...(await this.certificateFindings()),
       ...contract(await this.kcpScaleDown.findings()),
+      ...contract(await this.drainOrder.findings()),
     ]);
     this.checkedAt = rev;
     return fresh;

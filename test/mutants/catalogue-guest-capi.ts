@@ -172,7 +172,6 @@ export const capiMutants: Mutant[] = [
     bug: 'the Machine controller deletes the infrastructure without draining the Node first',
     rules: ['MD-4'],
     patches: [{ file: MACH, from: '          const drain = await drainNode(workload, nodeName);\n', to: '          const drain = { waiting: [] as string[], evicted: [] as string[], skipped: [] as string[], warnings: [] as string[] };\n' }],
-    scenario: 'scenarios/worker-infra-upgrade.yaml',
-    needs: 'a check that a Machine\'s Node is drained before its infrastructure goes (MD-4): at the instant the HCSMachine is marked for deletion, no evictable (non-DaemonSet, non-mirror) pod is still bound to its Node, or the Machine\'s DrainingSucceeded condition is True; nothing in the library reads the pods of a Node being deleted',
+    scenario: 'scenarios/control-plane-upgrade.yaml',
   },
 ];
