@@ -338,7 +338,8 @@ export class InvariantMonitor {
     }
     out.push(...(await this.rolloutFindings([...machines.values()])));
     const hcsByKey = new Map(hcsMachines.map((hm) => [`${hm.metadata.namespace}/${hm.metadata.name}`, hm]));
-    let pools: Map<string, HCSMachineConfigPool> | undefined;
+    /** "namespace/pool" -> hostname -> the entry's static IPs (read once per check, when a Ready Node needs it). */
+    let entryIps: Map<string, Map<string, string[]>> | undefined;
     for (const m of machines.values()) {
       if (!m.status?.nodeRef || m.metadata.deletionTimestamp) continue;
       const node = await getShared<Node>(this.world.workloads.client(m.metadata.namespace ?? 'default', m.spec.clusterName), { kind: 'Node', name: m.status.nodeRef.name });
@@ -350,8 +351,13 @@ export class InvariantMonitor {
       const ir = m.spec.infrastructureRef;
       const hm = ir?.kind === 'HCSMachine' ? hcsByKey.get(`${ir.namespace ?? m.metadata.namespace}/${ir.name}`) : undefined;
       if (!hm || hm.metadata.deletionTimestamp || !nodeReady(node as Node)) continue;
-      pools ??= new Map((await listShared<HCSMachineConfigPool>(this.world.mgmt, 'HCSMachineConfigPool')).map((p) => [`${p.metadata.namespace}/${p.metadata.name}`, p]));
-      const f = nodeAddressFinding(node as Node, m.metadata.name, hm, pools);
+      entryIps ??= new Map(
+        (await listShared<HCSMachineConfigPool>(this.world.mgmt, 'HCSMachineConfigPool')).map((p) => [
+          `${p.metadata.namespace}/${p.metadata.name}`,
+          new Map((p.spec.configs ?? []).map((c) => [c.hostname, (c.networks ?? []).map((n) => n.ipAddress).filter(Boolean)])),
+        ]),
+      );
+      const f = nodeAddressFinding(node as Node, m.metadata.name, hm, entryIps);
       if (f) out.push(f);
     }
     return out;
@@ -457,12 +463,11 @@ export class InvariantMonitor {
  * gave the server's ports. Read from the pool's spec and the Node only; an entry the pool no longer lists, or
  * one without networks, asserts nothing (editing a held entry is outside POOL-3).
  */
-function nodeAddressFinding(node: Node, machine: string, hm: HCSMachine, pools: ReadonlyMap<string, HCSMachineConfigPool>): Finding | undefined {
+function nodeAddressFinding(node: Node, machine: string, hm: HCSMachine, entryIps: ReadonlyMap<string, ReadonlyMap<string, string[]>>): Finding | undefined {
   const host = hm.status?.hostname;
   const poolRef = hm.spec.configPoolRef?.name;
   if (!host || !poolRef) return undefined;
-  const pool = pools.get(`${hm.spec.configPoolRef?.namespace ?? hm.metadata.namespace}/${poolRef}`);
-  const want = (pool?.spec.configs.find((c) => c.hostname === host)?.networks ?? []).map((n) => n.ipAddress).filter(Boolean);
+  const want = entryIps.get(`${hm.spec.configPoolRef?.namespace ?? hm.metadata.namespace}/${poolRef}`)?.get(host) ?? [];
   const have = (node.status?.addresses ?? []).filter((a) => a.type === 'InternalIP').map((a) => a.address);
   const missing = want.filter((ip) => !have.includes(ip));
   if (!missing.length) return undefined;
