@@ -437,6 +437,8 @@ export interface ChainCheck {
   ok: boolean;
   reason?: string;
   subject?: string;
+  /** The subject's organization (O) values, in order (one per RDN line of the parsed subject). */
+  organizations?: string[];
   dnsNames?: string[];
   ips?: string[];
 }
@@ -476,7 +478,7 @@ type LeafFacts =
   | { kind: 'final'; result: ChainCheck } // does not parse: the same answer at any time
   | {
       kind: 'checked';
-      base: { subject: string; dnsNames: string[]; ips: string[] };
+      base: { subject: string; organizations: string[]; dnsNames: string[]; ips: string[] };
       signedByCA: boolean;
       validFrom: string;
       validTo: string;
@@ -506,7 +508,9 @@ function computeLeafFacts(leafPem: string, keyPem: string, caPem: string): LeafF
   const san = leaf.subjectAltName ?? '';
   const dnsNames = [...san.matchAll(/DNS:([^,\s]+)/g)].map((m) => m[1]!);
   const ips = [...san.matchAll(/IP Address:([^,\s]+)/g)].map((m) => m[1]!);
-  const base = { subject: leaf.subject.replace(/\n/g, ', '), dnsNames, ips };
+  // X509Certificate.subject prints one attribute per line ("CN=...\nO=..."): the O lines, read before the join.
+  const organizations = leaf.subject.split('\n').filter((l) => l.startsWith('O=')).map((l) => l.slice(2));
+  const base = { subject: leaf.subject.replace(/\n/g, ', '), organizations, dnsNames, ips };
   const signedByCA = leaf.checkIssued(ca) && leaf.verify(ca.publicKey);
   let keyProblem: string | undefined;
   if (signedByCA) {
@@ -539,7 +543,7 @@ export function verifyLeaf(leafPem: string, keyPem: string, caPem: string, nowMs
   const f = entry.facts;
   if (f.kind === 'final') return { ...f.result };
   // Fresh arrays per answer: callers own what they are given.
-  const base = { subject: f.base.subject, dnsNames: [...f.base.dnsNames], ips: [...f.base.ips] };
+  const base = { subject: f.base.subject, organizations: [...f.base.organizations], dnsNames: [...f.base.dnsNames], ips: [...f.base.ips] };
   if (!f.signedByCA) return { ok: false, reason: 'certificate is not signed by the cluster CA', ...base };
   if (nowMs < f.fromMs || nowMs > f.toMs) {
     return { ok: false, reason: `certificate not valid at ${new Date(nowMs).toISOString()} (valid ${f.validFrom} .. ${f.validTo})`, ...base };

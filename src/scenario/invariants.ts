@@ -3,7 +3,7 @@
  * its end). Each violation is reported once, with the event that most
  * recently touched the offending resource — the likely cause.
  */
-import type { HCSMachine } from '../api/hcs.js';
+import type { HCSMachine, HCSMachineConfigPool } from '../api/hcs.js';
 import { LABEL_DEPLOYMENT_NAME, type Machine, type MachineDeployment } from '../api/capi.js';
 import { maxSurge, maxUnavailable } from '../capi/mdutil.js';
 import { nodeReady, secretValue, type Node, type Secret } from '../api/core.js';
@@ -11,12 +11,15 @@ import { verifyLeaf } from '../pki/index.js';
 
 const KUBELET_CERT = '/etc/kubernetes/pki/kubelet.crt';
 const KUBELET_KEY = '/etc/kubernetes/pki/kubelet.key';
+/** The kubelets' group (BOOT-2: the kubelet certificate's O). */
+const NODES_GROUP = 'system:nodes';
 import type { LogEvent } from '../core/events.js';
 import { getShared, listShared } from '../kube/client.js';
 import type { World } from './world.js';
 import { StrandedDataTracker } from './stranded.js';
 import { DiskReuseTracker } from './disk-reuse.js';
 import { KcpScaleDownTracker } from './kcp-scale-down.js';
+import { DrainOrderTracker } from './drain-order.js';
 import { CONTRACT, reference, type Classification } from './contract.js';
 
 /** The reference provider names each server after its HCSMachine; the contract identifies a server by spec.serverId only. */
@@ -26,7 +29,7 @@ const SERVER_NAME_TIER = reference('the server name equal to the HCSMachine name
  * The rules the continuous invariants check, i.e. what `expectViolations` may
  * name (a bug-reproduction scenario expects them to break).
  */
-export const INVARIANT_RULES = ['DISK-3', 'DISK-6', 'DISK-8', 'DISK-9', 'POOL-4', 'TPL-3', 'TPL-4', 'BOOT-2', 'BOOT-3', 'BOOT-4', 'MD-1', 'MD-3', 'KCP-2', 'HCS-1'] as const;
+export const INVARIANT_RULES = ['DISK-3', 'DISK-6', 'DISK-8', 'DISK-9', 'POOL-4', 'TPL-3', 'TPL-4', 'BOOT-2', 'BOOT-3', 'BOOT-4', 'NET-7', 'MD-1', 'MD-3', 'MD-4', 'KCP-2', 'HCS-1'] as const;
 
 export interface Violation {
   rule: string;
@@ -84,6 +87,7 @@ export class InvariantMonitor {
   private readonly stranded: StrandedDataTracker;
   private readonly diskReuse: DiskReuseTracker;
   private readonly kcpScaleDown: KcpScaleDownTracker;
+  private readonly drainOrder: DrainOrderTracker;
 
   /** Reference findings a contract-only monitor did not count (by key): conformance mode marks them skipped. */
   private readonly skipped = new Map<string, SkippedFinding>();
@@ -97,6 +101,7 @@ export class InvariantMonitor {
     this.stranded = new StrandedDataTracker(world);
     this.diskReuse = new DiskReuseTracker(world);
     this.kcpScaleDown = new KcpScaleDownTracker(world, events);
+    this.drainOrder = new DrainOrderTracker(world);
   }
 
   all(): Violation[] {
@@ -126,6 +131,7 @@ export class InvariantMonitor {
       ...contract(await this.diskReuse.findings()),
       ...(await this.certificateFindings()),
       ...contract(await this.kcpScaleDown.findings()),
+      ...contract(await this.drainOrder.findings()),
     ]);
     this.checkedAt = rev;
     return fresh;
@@ -140,7 +146,8 @@ export class InvariantMonitor {
   /**
    * BOOT-2/BOOT-3, at every instant (issue 22): every Running machine's node
    * holds a kubelet certificate signed by its cluster's CA, valid now, with
-   * the matching key, for `CN=system:node:<hostname>`, whose SANs carry the
+   * the matching key, for `CN=system:node:<hostname>` and exactly
+   * `O=system:nodes`, whose SANs carry the
    * hostname and every IP the cloud gave the node's server (docs/provider.md,
    * "Cloud-init format"). The chain is verified once per certificate
    * (verifyLeaf remembers it); a node's result is re-read only when its files
@@ -174,6 +181,22 @@ export class InvariantMonitor {
       }
       if (!r.subject?.includes(`CN=system:node:${host}`)) {
         out.push({ tier: CONTRACT, rule: 'BOOT-2', key: `BOOT-2/cn/${host}`, message: `kubelet certificate of node ${host} is for ${r.subject}, expected CN=system:node:${host}`, refs: [host] });
+        continue;
+      }
+      // O is exactly system:nodes: the group the Node authorizer authorizes kubelets by
+      // (https://kubernetes.io/docs/reference/access-authn-authz/node/: "group system:nodes, username
+      // system:node:<nodeName>"), and the only organization the kubelet-serving signer permits
+      // (https://kubernetes.io/docs/reference/access-authn-authz/certificate-signing-requests/#kubernetes-signers:
+      // "organizations are exactly ["system:nodes"]").
+      const orgs = r.organizations ?? [];
+      if (orgs.length !== 1 || orgs[0] !== NODES_GROUP) {
+        out.push({
+          tier: CONTRACT,
+          rule: 'BOOT-2',
+          key: `BOOT-2/o/${host}/${orgs.join(',')}`,
+          message: `kubelet certificate of node ${host} has ${orgs.length ? orgs.map((o) => `O=${o}`).join(', ') : 'no O'} (subject ${r.subject}), expected exactly O=${NODES_GROUP}: the Node authorizer's group`,
+          refs: [host],
+        });
         continue;
       }
       const serverId = m.spec.infrastructureRef?.name ? hcsMachines.get(`${m.metadata.namespace}/${m.spec.infrastructureRef.name}`)?.spec.serverId : undefined;
@@ -314,12 +337,28 @@ export class InvariantMonitor {
       }
     }
     out.push(...(await this.rolloutFindings([...machines.values()])));
-    // BOOT-4: a Node's kubelet version equals its Machine's version.
+    const hcsByKey = new Map(hcsMachines.map((hm) => [`${hm.metadata.namespace}/${hm.metadata.name}`, hm]));
+    /** "namespace/pool" -> hostname -> the entry's static IPs (read once per check, when a Ready Node needs it). */
+    let entryIps: Map<string, Map<string, string[]>> | undefined;
     for (const m of machines.values()) {
-      if (!m.status?.nodeRef || !m.spec.version || m.metadata.deletionTimestamp) continue;
+      if (!m.status?.nodeRef || m.metadata.deletionTimestamp) continue;
       const node = await getShared<Node>(this.world.workloads.client(m.metadata.namespace ?? 'default', m.spec.clusterName), { kind: 'Node', name: m.status.nodeRef.name });
-      const v = node?.status?.nodeInfo?.kubeletVersion;
-      if (v && v !== m.spec.version) out.push({ tier: CONTRACT, rule: 'BOOT-4', key: `BOOT-4/${m.metadata.name}`, message: `Node ${node!.metadata.name} runs kubelet ${v} but Machine ${m.metadata.name} asks for ${m.spec.version}`, refs: [m.metadata.name, node!.metadata.name] });
+      if (!node) continue;
+      // BOOT-4: a Node's kubelet version equals its Machine's version.
+      const v = node.status?.nodeInfo?.kubeletVersion;
+      if (m.spec.version && v && v !== m.spec.version) out.push({ tier: CONTRACT, rule: 'BOOT-4', key: `BOOT-4/${m.metadata.name}`, message: `Node ${node.metadata.name} runs kubelet ${v} but Machine ${m.metadata.name} asks for ${m.spec.version}`, refs: [m.metadata.name, node.metadata.name] });
+      // NET-7: a Ready Node carries its pool entry's static IPs as InternalIP addresses.
+      const ir = m.spec.infrastructureRef;
+      const hm = ir?.kind === 'HCSMachine' ? hcsByKey.get(`${ir.namespace ?? m.metadata.namespace}/${ir.name}`) : undefined;
+      if (!hm || hm.metadata.deletionTimestamp || !nodeReady(node as Node)) continue;
+      entryIps ??= new Map(
+        (await listShared<HCSMachineConfigPool>(this.world.mgmt, 'HCSMachineConfigPool')).map((p) => [
+          `${p.metadata.namespace}/${p.metadata.name}`,
+          new Map((p.spec.configs ?? []).map((c) => [c.hostname, (c.networks ?? []).map((n) => n.ipAddress).filter(Boolean)])),
+        ]),
+      );
+      const f = nodeAddressFinding(node as Node, m.metadata.name, hm, entryIps);
+      if (f) out.push(f);
     }
     return out;
   }
@@ -415,4 +454,28 @@ export class InvariantMonitor {
     }
     return out;
   }
+}
+
+/**
+ * NET-7 (static IPs come from the pool entry): the Node of a machine holding pool entry `hostname` lists every
+ * `networks[].ipAddress` of that entry as an `InternalIP` address — what the kubelet registers with `--node-ip`
+ * (Node status.addresses: https://kubernetes.io/docs/reference/node/node-status/#addresses) and what the cloud
+ * gave the server's ports. Read from the pool's spec and the Node only; an entry the pool no longer lists, or
+ * one without networks, asserts nothing (editing a held entry is outside POOL-3).
+ */
+function nodeAddressFinding(node: Node, machine: string, hm: HCSMachine, entryIps: ReadonlyMap<string, ReadonlyMap<string, string[]>>): Finding | undefined {
+  const host = hm.status?.hostname;
+  const poolRef = hm.spec.configPoolRef?.name;
+  if (!host || !poolRef) return undefined;
+  const want = entryIps.get(`${hm.spec.configPoolRef?.namespace ?? hm.metadata.namespace}/${poolRef}`)?.get(host) ?? [];
+  const have = (node.status?.addresses ?? []).filter((a) => a.type === 'InternalIP').map((a) => a.address);
+  const missing = want.filter((ip) => !have.includes(ip));
+  if (!missing.length) return undefined;
+  return {
+    tier: CONTRACT,
+    rule: 'NET-7',
+    key: `NET-7/node-ips/${node.metadata.name}/${missing.join(',')}`,
+    message: `Node ${node.metadata.name} (Machine ${machine}, pool ${poolRef} entry ${host}) is Ready without the entry's static IP${missing.length > 1 ? 's' : ''} ${missing.join(', ')} as InternalIP (its addresses: ${(node.status?.addresses ?? []).map((a) => `${a.type}=${a.address}`).join(', ') || 'none'})`,
+    refs: [node.metadata.name, machine],
+  };
 }

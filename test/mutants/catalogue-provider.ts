@@ -282,7 +282,6 @@ export const providerMutants: Mutant[] = [
     rules: ['BOOT-2'],
     patches: [{ file: SB, from: "organization: 'system:nodes', dnsNames", to: "organization: 'system:node', dnsNames" }],
     scenario: 'scenarios/scale-out-workers.yaml',
-    needs: 'a check of the kubelet certificate\'s subject organization: O=system:nodes, the group the Node authorizer requires (https://kubernetes.io/docs/reference/access-authn-authz/node/); the continuous BOOT-2/BOOT-3 certificate check reads the CA chain, the CN and the SANs, not O',
   },
   {
     id: 'provider/cert-not-injected',

@@ -142,6 +142,7 @@ describe('issued certificates as Node (OpenSSL) reads them', () => {
     expect(x.issuer).toBe('CN=hcs-testbed-ca');
     expect(x.subjectAltName).toBeUndefined();
     expect([...tbs(c.certPem).extensions.keys()]).toEqual([BASIC_CONSTRAINTS, KEY_USAGE, EXT_KEY_USAGE]);
+    expect(verifyLeaf(c.certPem, c.keyPem, ca.certPem, NOW + 1000)).toMatchObject({ ok: true, subject: 'CN=hcs-testbed-admin', organizations: [] });
   });
 
   it('names: PrintableString when the value allows it, UTF8String otherwise; the issuer is the CA subject byte for byte', async () => {
@@ -310,13 +311,14 @@ describe('caCertHash', () => {
 describe('verifyLeaf', () => {
   const at = NOW + 1000;
 
-  it('accepts a leaf with its key under its CA, with subject and SANs, on first and cached calls', async () => {
+  it('accepts a leaf with its key under its CA, with subject, organizations and SANs, on first and cached calls', async () => {
     const { ca, leaf } = await fixture();
-    const expected = { ok: true, subject: 'CN=system:node:w-1, O=system:nodes', dnsNames: ['w-1', 'w-1.cluster.local'], ips: ['10.0.0.5', 'FD00:0:0:0:0:0:0:1'] };
+    const expected = { ok: true, subject: 'CN=system:node:w-1, O=system:nodes', organizations: ['system:nodes'], dnsNames: ['w-1', 'w-1.cluster.local'], ips: ['10.0.0.5', 'FD00:0:0:0:0:0:0:1'] };
     expect(verifyLeaf(leaf.certPem, leaf.keyPem, ca.certPem, at)).toEqual(expected);
     const second = verifyLeaf(leaf.certPem, leaf.keyPem, ca.certPem, at + 1);
     expect(second).toEqual(expected);
     second.dnsNames!.push('mutated'); // callers own their answer
+    second.organizations!.push('mutated');
     expect(verifyLeaf(leaf.certPem, leaf.keyPem, ca.certPem, at)).toEqual(expected);
   });
 
