@@ -11,8 +11,8 @@
  *   since the scenario deletes Oldest; the groups are reported);
  * - generated rollouts (src/explore/rollouts.ts), seeds from
  *   HCS_TESTBED_UPSTREAM_GENERATED_SEED (default 2601), as many as
- *   HCS_TESTBED_UPSTREAM_GENERATED says (default 0: .ci/run sets 3 when the
- *   time budget allows; bench/upstream-generated.ts runs 20 or more). A
+ *   HCS_TESTBED_UPSTREAM_GENERATED says (default 0; test/upstream/run-rollouts.sh
+ *   sets 2, fewer when its CI budget is short; bench/upstream-generated.ts runs 20 or more). A
  *   difference fails the test with the generated scenario's file and both
  *   sides' shapes (shrinking is the bench's job: it costs upstream runs).
  *
@@ -42,6 +42,8 @@ describe.skipIf(!!skip)(`issue 26 on upstream Cluster API v1.10.10 and on the mo
   let backend: OpenBackend | undefined;
   const dir = mkdtempSync(join(tmpdir(), 'hcs-upstream-rollouts-'));
   const lines: string[] = [];
+  /** Tests run and compared equal (verdict and shape), printed at the end. */
+  const tally = { run: 0, equal: 0 };
   beforeAll(async () => {
     const t0 = Date.now();
     backend = await openBackend({ backend: 'apiserver', capi: 'upstream', speed: SPEED });
@@ -49,10 +51,12 @@ describe.skipIf(!!skip)(`issue 26 on upstream Cluster API v1.10.10 and on the mo
   }, 300_000);
   afterAll(async () => {
     await backend?.close();
+    lines.push(`equal on upstream and on the model: ${tally.equal} of ${tally.run} (paused-scale + ${seeds.length} generated)`);
     process.stdout.write(`issue 26 rollouts, upstream vs model (speed ${SPEED}):\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
   }, 120_000);
 
   it('paused-scale: a paused MachineDeployment scales proportionally at once, as upstream (same verdict and shape)', async () => {
+    tally.run++;
     const scenario = loadScenario(join('test', 'upstream', 'scenarios', 'paused-scale.yaml'));
     const model = recordingStart(embeddedTestbedFactory());
     const m = await runScenario(scenario, model.factory);
@@ -69,13 +73,16 @@ describe.skipIf(!!skip)(`issue 26 on upstream Cluster API v1.10.10 and on the mo
     // deletePolicy Oldest (manifests/md-surge-1.yaml): which hostname each Machine takes no longer depends on the
     // random names, so each hostname's whole-run sequence is compared, not only the counts.
     expect(compareShapes(sm, su, { groups: false })).toEqual([]);
+    tally.equal++;
   }, 900_000);
 
   it.each(seeds)('generated rollout, seed %i: same verdict and shape on upstream and on the model', async (seed) => {
+    tally.run++;
     const g = generateRollout(seed);
     const t0 = Date.now();
     const c = await compareRollout(g, dir, embeddedTestbedFactory(), backend!.factory, undefined, false);
     lines.push(`seed ${seed} (${describeRollout(g)}): upstream ${(c.other.result.wallMs / 1000).toFixed(1)} s wall, ${((Date.now() - t0) / 1000).toFixed(1)} s in all; ${c.differences.length ? `DIFFERS: ${c.differences.join('; ')}` : `equal (${c.model.result.ok ? 'pass' : 'FAIL'}; groups ${c.model.shape.groups.join(' ')})${c.notes.length ? `; ${c.notes.join('; ')}` : ''}`}`);
     expect(c.differences, `scenario ${dir}/generated-rollout-${seed}.yaml`).toEqual([]);
+    tally.equal++;
   }, 1_800_000);
 });
