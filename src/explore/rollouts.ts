@@ -2,7 +2,7 @@
  * A generator of MachineDeployment rollouts (issue 26): seeded sequences of
  * operations on a worker pool with persistent disks, written as a scenario
  * that runs the same on the model and on the upstream managers
- * (test/upstream/generated.test.ts, bench/upstream-generated.ts).
+ * (test/upstream/rollouts.test.ts, bench/upstream-generated.ts).
  *
  * Operations: scale up / down, an infrastructure template change, a version
  * change (template with the new version's image and spec.version in one

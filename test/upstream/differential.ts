@@ -1,6 +1,6 @@
 /**
  * Generated rollouts (src/explore/rollouts.ts) on the model and on another
- * side (the upstream managers in test/upstream/generated.test.ts and
+ * side (the upstream managers in test/upstream/rollouts.test.ts and
  * bench/upstream-generated.ts; a mutant of the model in
  * test/upstream/sequences.test.ts), compared by verdict and by the shape of
  * the run (test/upstream/sequences.ts). A difference is shrunk with the

@@ -1,7 +1,7 @@
 /**
  * Per-hostname replacement sequences of a scenario run, for comparing the
  * model with the upstream managers (test/upstream/scenarios.test.ts,
- * paused.test.ts, generated.test.ts, bench/upstream.ts).
+ * rollouts.test.ts, bench/upstream.ts, bench/upstream-generated.ts).
  *
  * A hostname (a pool entry, with its persistent disks) is held by one
  * Machine at a time: the provider records `hcsmachine.entry-bound` when a
