@@ -2,7 +2,7 @@
  * A generator of MachineDeployment rollouts (issue 26): seeded sequences of
  * operations on a worker pool with persistent disks, written as a scenario
  * that runs the same on the model and on the upstream managers
- * (test/upstream/generated.test.ts, bench/upstream-generated.ts).
+ * (test/upstream/rollouts.test.ts, bench/upstream-generated.ts).
  *
  * Operations: scale up / down, an infrastructure template change, a version
  * change (template with the new version's image and spec.version in one
@@ -156,6 +156,38 @@ export function subset(g: GeneratedRollout, keep: readonly number[]): GeneratedR
   }
   if (paused) phases.push([{ op: 'resume' }]);
   return { ...g, phases };
+}
+
+/**
+ * What the scenario declares in force during each of its waits (the initial
+ * settle, then one per phase), for the causal entry bounds of
+ * test/upstream/sequences.ts (`entryBounds`): every replicas and
+ * maxSurge / maxUnavailable value that holds at some time between the
+ * previous wait and this one (the operations of a phase land while the
+ * controllers act, so the values before and after each change count).
+ */
+export interface DeclaredPhase {
+  replicas: number[];
+  maxSurge: number[];
+  maxUnavailable: number[];
+}
+
+export function declaredPhases(g: GeneratedRollout): DeclaredPhase[] {
+  let cur = { replicas: g.initial.replicas, maxSurge: g.initial.maxSurge, maxUnavailable: g.initial.maxUnavailable };
+  const out: DeclaredPhase[] = [{ replicas: [cur.replicas], maxSurge: [cur.maxSurge], maxUnavailable: [cur.maxUnavailable] }];
+  for (const phase of g.phases) {
+    const d: DeclaredPhase = { replicas: [cur.replicas], maxSurge: [cur.maxSurge], maxUnavailable: [cur.maxUnavailable] };
+    for (const o of phase) {
+      if (o.op === 'scale') cur = { ...cur, replicas: o.replicas };
+      else if (o.op === 'strategy') cur = { ...cur, maxSurge: o.maxSurge, maxUnavailable: o.maxUnavailable };
+      else continue;
+      d.replicas.push(cur.replicas);
+      d.maxSurge.push(cur.maxSurge);
+      d.maxUnavailable.push(cur.maxUnavailable);
+    }
+    out.push(d);
+  }
+  return out;
 }
 
 // ---- the scenario ----------------------------------------------------------------

@@ -1,6 +1,6 @@
 /**
  * Generated rollouts (src/explore/rollouts.ts) on the model and on another
- * side (the upstream managers in test/upstream/generated.test.ts and
+ * side (the upstream managers in test/upstream/rollouts.test.ts and
  * bench/upstream-generated.ts; a mutant of the model in
  * test/upstream/sequences.test.ts), compared by verdict and by the shape of
  * the run (test/upstream/sequences.ts). A difference is shrunk with the
@@ -10,11 +10,18 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { dump } from 'js-yaml';
-import { describeRollout, flatten, rolloutScenario, subset, type GeneratedRollout } from '../../src/explore/rollouts.js';
+import { declaredPhases, describeRollout, flatten, rolloutScenario, subset, type DeclaredPhase, type GeneratedRollout } from '../../src/explore/rollouts.js';
 import { ddmin } from '../../src/explore/shrink.js';
 import { loadScenario } from '../../src/scenario/parse.js';
 import { runScenario, type ScenarioResult, type TestbedFactory } from '../../src/scenario/runner.js';
-import { compareShapes, recordingStart, runShape, type RunShape } from './sequences.js';
+import { compareShapes, entryBounds, recordingStart, runShape, type RunShape } from './sequences.js';
+
+/**
+ * test/upstream/scenarios/paused-scale.yaml's values in force up to each of its six waits (sequences.ts
+ * entryBounds): maxSurge 1 / maxUnavailable 0 throughout; 3 replicas, scaled to 5 while paused (third wait),
+ * back to 3 while paused again (fifth).
+ */
+export const PAUSED_SCALE_DECLARED: readonly DeclaredPhase[] = [[3], [3], [3, 5], [5], [5, 3], [3]].map((replicas) => ({ replicas, maxSurge: [1], maxUnavailable: [0] }));
 
 export interface Verdict {
   ok: boolean;
@@ -28,6 +35,8 @@ export function verdictOf(r: ScenarioResult): Verdict {
 export interface SideRun {
   result: ScenarioResult;
   shape: RunShape;
+  /** The virtual time the runner counted step times from. */
+  t0: number;
 }
 
 export interface Comparison {
@@ -52,7 +61,8 @@ export function writeRolloutScenario(g: GeneratedRollout, dir: string, name?: st
 async function runSide(file: string, factory: TestbedFactory): Promise<SideRun> {
   const rec = recordingStart(factory);
   const result = await runScenario(loadScenario(file), rec.factory);
-  return { result, shape: runShape(result, rec.starts[0] ?? 0, { randomDeletion: true }) };
+  const t0 = rec.starts[0] ?? 0;
+  return { result, shape: runShape(result, t0, { randomDeletion: true }), t0 };
 }
 
 function failures(r: ScenarioResult): string {
@@ -84,6 +94,9 @@ export async function compareRollout(g: GeneratedRollout, dir: string, model: Te
   const vo = verdictOf(o.result);
   if (JSON.stringify(vm) !== JSON.stringify(vo)) differences.push(`verdict: model ${vm.ok ? 'pass' : `FAIL (${failures(m.result)})`}, other ${vo.ok ? 'pass' : `FAIL (${failures(o.result)})`}`);
   differences.push(...compareShapes(m.shape, o.shape, { randomDeletion: true, groups }));
+  // The causal entry bounds (sequences.ts entryBounds): they hold under any pacing, so they are asserted on both sides.
+  const declared = declaredPhases(g);
+  differences.push(...entryBounds(m.result, m.t0, declared).map((x) => `model: ${x}`), ...entryBounds(o.result, o.t0, declared).map((x) => `other: ${x}`));
   if (!groups && JSON.stringify(m.shape.groups) !== JSON.stringify(o.shape.groups)) notes.push(`groups differ (reported, not compared): model ${m.shape.groups.join(' ')}, other ${o.shape.groups.join(' ')}`);
   return { rollout: g, model: m, other: o, differences, notes };
 }

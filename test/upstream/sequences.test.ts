@@ -14,7 +14,7 @@ import { generateRollout, type GeneratedRollout } from '../../src/explore/rollou
 import type { ScenarioResult, StepResult, TestbedFactory } from '../../src/scenario/runner.js';
 import { embeddedTestbedFactory } from '../../src/testbed/index.js';
 import { compareRollout } from './differential.js';
-import { compareShapes, groupOps, rolloutSequences, runShape } from './sequences.js';
+import { compareShapes, entryBounds, groupOps, rolloutSequences, runShape } from './sequences.js';
 
 const S = 1000;
 /** A run with these operations ("+h1@10" = bound hostname h1 at 10 s; "-h1@70") and waits ending at the given seconds. */
@@ -66,19 +66,21 @@ describe('relaxation 2: concurrent operations compared as sets', () => {
   });
 });
 
-/** A mutant of the model: its MachineDeployment controller treats every rolling update as maxSurge 1 / maxUnavailable 0 (an MD-1 rule difference). */
-function surgeMutant(): TestbedFactory {
+/** A mutant of the model: its MachineDeployment controller treats every rolling update as maxSurge `surge` / maxUnavailable `unavailable` (an MD-1 rule difference). */
+function strategyMutant(surge: number, unavailable: number): TestbedFactory {
   const base = embeddedTestbedFactory();
   return async (seed) => {
     const tb = await base(seed);
     tb.world.mgmt.watch<MachineDeployment>('MachineDeployment', (e) => {
       const ru = e.object.spec.strategy?.rollingUpdate;
-      if (e.type === 'DELETED' || (ru?.maxSurge === 1 && ru.maxUnavailable === 0)) return;
-      void tb.world.mgmt.patch({ kind: 'MachineDeployment', namespace: e.object.metadata.namespace, name: e.object.metadata.name }, 'merge', { spec: { strategy: { rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } } }).catch(() => undefined);
+      if (e.type === 'DELETED' || (ru?.maxSurge === surge && ru.maxUnavailable === unavailable)) return;
+      void tb.world.mgmt.patch({ kind: 'MachineDeployment', namespace: e.object.metadata.namespace, name: e.object.metadata.name }, 'merge', { spec: { strategy: { rollingUpdate: { maxSurge: surge, maxUnavailable: unavailable } } } }).catch(() => undefined);
     });
     return tb;
   };
 }
+/** The surge mutant: every rolling update as maxSurge 1 / maxUnavailable 0. */
+const surgeMutant = (): TestbedFactory => strategyMutant(1, 0);
 
 describe('relaxation 3: Random deletion compared by counts, on real model runs of generated rollouts', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hcs-sequences-'));
@@ -102,5 +104,48 @@ describe('relaxation 3: Random deletion compared by counts, on real model runs o
     const seed = [2, 7, 9].find((s) => generateRollout(s).initial.maxSurge === 0 || generateRollout(s).phases.flat().some((o) => o.op === 'strategy'))!;
     const c = await compareRollout(generateRollout(seed), dir, embeddedTestbedFactory(), surgeMutant());
     expect(c.differences.length, `seed ${seed}`).toBeGreaterThan(0);
+  }, 60_000);
+});
+
+describe('the causal entry bounds (asserted on upstream instead of the groups)', () => {
+  /** replicas 3, maxSurge 1 / maxUnavailable 1 declared for both waits. */
+  const declared = [{ replicas: [3], maxSurge: [1], maxUnavailable: [1] }, { replicas: [3], maxSurge: [1], maxUnavailable: [1] }];
+  const start = ['+h1@0', '+h2@0', '+h3@0'];
+  it('hold in either order of a creation and a deletion issued together (what pacing changes on upstream)', () => {
+    const surgeFirst = run([...start, '+h4@100', '-h1@110', '+h1@200', '-h2@210', '+h2@300', '-h3@310'], [50, 400]);
+    const deleteFirst = run([...start, '-h1@100', '+h4@110', '-h2@200', '+h1@210', '-h3@300', '+h2@310'], [50, 400]);
+    expect(entryBounds(surgeFirst, 0, declared)).toEqual([]);
+    expect(entryBounds(deleteFirst, 0, declared)).toEqual([]);
+    // The groups tell them apart only by time: with a window below the 10 s between them they differ.
+    expect(compareShapes(runShape(surgeFirst, 0, { windowMs: 5 * S }), runShape(deleteFirst, 0, { windowMs: 5 * S }), { randomDeletion: true })).not.toEqual([]);
+  });
+  it('negative: two surge Machines at once (above replicas + maxSurge) and two deletions at once (below replicas - maxUnavailable) are reported, naming the phase and MD-1', () => {
+    const twoSurge = run([...start, '+h4@100', '+h5@101', '-h1@110', '-h2@111'], [50, 400]);
+    const twoDown = run([...start, '-h1@100', '-h2@101', '+h1@110', '+h2@111'], [50, 400]);
+    expect(entryBounds(twoSurge, 0, declared)).toEqual(['entry bounds, phase 2 (wait 2): 5 pool entries held after +h5 at 101 s, above 4 (replicas 3 + maxSurge 1 declared; MD-1)']);
+    expect(entryBounds(twoDown, 0, declared)).toEqual(['entry bounds, phase 2 (wait 2): 1 pool entries held after -h2 at 101 s, below 2 (replicas 3 - maxUnavailable 1 declared; MD-1)']);
+  });
+  it('widen for what the phase declares: a scale-in phase may fall to the new replicas - maxUnavailable, a scale-out phase may start below', () => {
+    const scaleIn = run([...start, '-h1@100', '-h2@101'], [50, 400]);
+    expect(entryBounds(scaleIn, 0, [declared[0]!, { replicas: [3, 1], maxSurge: [1], maxUnavailable: [0] }])).toEqual([]);
+    expect(entryBounds(scaleIn, 0, [declared[0]!, { replicas: [3], maxSurge: [1], maxUnavailable: [0] }])).not.toEqual([]);
+  });
+
+  const dir = mkdtempSync(join(tmpdir(), 'hcs-bounds-'));
+  it('on generated rollouts: the model with other names stays within them; the surge mutant breaks them where nothing else differs', async () => {
+    // Seed 2612: maxSurge 0 / maxUnavailable 1, scale to 3 + template, pause + scale to 4, resume. With the groups
+    // off (as on upstream), the surge mutant has the model's verdict and counts: only the bounds see it.
+    const g = generateRollout(2612);
+    const self = await compareRollout(g, dir, embeddedTestbedFactory(), (seed) => embeddedTestbedFactory()(seed + 7), undefined, false);
+    expect(self.differences).toEqual([]);
+    const c = await compareRollout(g, dir, embeddedTestbedFactory(), surgeMutant(), undefined, false);
+    expect(c.differences.length, 'the mutant must differ').toBeGreaterThan(0);
+    expect(c.differences.filter((d) => !d.startsWith('other: entry bounds')), 'only the bounds see it').toEqual([]);
+    expect(c.differences[0]).toMatch(/above 3 \(replicas 3 \+ maxSurge 0 declared; MD-1\)/);
+  }, 60_000);
+  it('negative: a mutant that rolls with maxSurge 0 / maxUnavailable 1 where 1 / 0 is declared falls below the lower bound', async () => {
+    // Seed 2614: its last rollout (the version change, resumed) is declared maxSurge 1 / maxUnavailable 0.
+    const c = await compareRollout(generateRollout(2614), dir, embeddedTestbedFactory(), strategyMutant(0, 1), undefined, false);
+    expect(c.differences.filter((d) => d.startsWith('other: entry bounds')).join('\n')).toMatch(/below 2 \(replicas 2 - maxUnavailable 0 declared; MD-1\)/);
   }, 60_000);
 });
