@@ -13,7 +13,7 @@
  * (server-side apply), wait until every Deployment is Available.
  */
 import { createServer } from 'node:net';
-import { randomInt } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -110,6 +110,7 @@ export async function installInCluster(o: InClusterOptions, write: (s: string) =
   const cloudServing = await issueCertificate(cloudCa, { commonName: 'hcs-testbed-cloud', ips: [gw], days: 365 }, rng, now);
   const provider = providerManifests({ image: providerImage, cloudUrl, cloudCa, cloudServing, project: defaultProject(), ...(o.speed ? { speed: o.speed } : {}) });
   const objects: Manifest[] = [...rendered.flatMap((r) => r.objects), ...provider];
+  stampConfigHashes(objects);
   const tmp = mkdtempSync(join(tmpdir(), 'hcs-testbed-kind-managers-'));
   try {
     const file = join(tmp, 'managers.yaml');
@@ -121,15 +122,39 @@ export async function installInCluster(o: InClusterOptions, write: (s: string) =
     rmSync(tmp, { recursive: true, force: true });
   }
   const wait = `${o.waitSeconds ?? 300}s`;
-  for (const ns of [...rendered.map((r) => r.namespace), PROVIDER_NAMESPACE]) {
-    write(`wait for deployments: ${o.kubectl} -n ${ns} wait --for=condition=Available deployment --all --timeout=${wait}\n`);
-    const r = run(o.kubectl, ['--kubeconfig', o.kubeconfig, '-n', ns, 'wait', '--for=condition=Available', 'deployment', '--all', `--timeout=${wait}`], { timeoutMs: ((o.waitSeconds ?? 300) + 30) * 1000 });
+  for (const [ns, deployment] of [...rendered.map((r) => [r.namespace, r.deployment] as const), [PROVIDER_NAMESPACE, PROVIDER_DEPLOYMENT_NAME] as const]) {
+    // rollout status, not wait --for=Available: after a re-install the old pod is still Available while the new one starts.
+    write(`wait for deployment: ${o.kubectl} -n ${ns} rollout status deployment/${deployment} --timeout=${wait}\n`);
+    const r = run(o.kubectl, ['--kubeconfig', o.kubeconfig, '-n', ns, 'rollout', 'status', `deployment/${deployment}`, `--timeout=${wait}`], { timeoutMs: ((o.waitSeconds ?? 300) + 30) * 1000 });
     if (r.status !== 0 || r.error) {
       const pods = run(o.kubectl, ['--kubeconfig', o.kubeconfig, '-n', ns, 'get', 'pods', '-o', 'wide']);
       const logs = run(o.kubectl, ['--kubeconfig', o.kubeconfig, '-n', ns, 'logs', '--all-containers', '--tail=15', '-l', 'control-plane=controller-manager']);
-      return fail(`wait for deployments in ${ns} (exit ${r.status ?? r.error})`, `${r.stderr || r.stdout}\n${pods.stdout}${logs.stdout}`);
+      return fail(`wait for deployment ${ns}/${deployment} (exit ${r.status ?? r.error})`, `${r.stderr || r.stdout}\n${pods.stdout}${logs.stdout}`);
     }
   }
   write(`in-cluster: Cluster API ${version} managers and ${PROVIDER_DEPLOYMENT_NAME} Available; the provider expects the HCS endpoint at ${cloudUrl} (hcs-testbed run --provider in-cluster serves it)\n`);
   return 0;
+}
+
+/**
+ * A Deployment reads its Secrets and ConfigMaps when its pod starts (envFrom) or reloads them late (mounted
+ * certificates): each pod template gets the hash of the Secrets and ConfigMaps of its namespace
+ * (`hcs-testbed.io/config-hash`), so that a re-install with new certificates or a new endpoint rolls the pods.
+ */
+export function stampConfigHashes(objects: Manifest[]): void {
+  const byNs = new Map<string, ReturnType<typeof createHash>>();
+  for (const x of objects) {
+    if (x.kind !== 'Secret' && x.kind !== 'ConfigMap') continue;
+    const ns = x.metadata.namespace ?? 'default';
+    if (!byNs.has(ns)) byNs.set(ns, createHash('sha256'));
+    byNs.get(ns)!.update(JSON.stringify([x.kind, x.metadata.name, x.data ?? null]));
+  }
+  const hashes = new Map([...byNs].map(([ns, h]) => [ns, h.digest('hex').slice(0, 16)]));
+  for (const x of objects) {
+    if (x.kind !== 'Deployment') continue;
+    const h = hashes.get(x.metadata.namespace ?? 'default');
+    if (!h) continue;
+    const tpl = (x as Manifest & { spec: { template: { metadata?: { annotations?: Record<string, string> } } } }).spec.template;
+    tpl.metadata = { ...(tpl.metadata ?? {}), annotations: { ...(tpl.metadata?.annotations ?? {}), 'hcs-testbed.io/config-hash': h } };
+  }
 }
