@@ -67,12 +67,12 @@ export interface InClusterOptions {
 }
 
 /** Returns 0, or 1 after writing `error: <step> failed …`. */
-export async function installInCluster(o: InClusterOptions, write: (s: string) => void, run: Runner): Promise<number> {
+export async function installInCluster(o: InClusterOptions, write: (s: string) => void, run: Runner, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const fail = (step: string, detail: string): number => {
     write(`error: ${step} failed: ${detail.trim()}\n`);
     return 1;
   };
-  const capi = findCapiBinaries();
+  const capi = findCapiBinaries(env);
   if ('missing' in capi) return fail('find the Cluster API managers', `${capi.missing} (build them with tools/capi/build.sh)`);
   const script = join(repoRootDir(), 'tools', 'kind', 'images.sh');
   write(`build images: ${script}\n`);

@@ -216,7 +216,7 @@ export async function kindMain(argv: string[], write: (s: string) => void = (s) 
     if (!step(`load image ${image}`, kind, ['load', 'docker-image', '--name', name, image])) return 1;
   }
   if (managers === 'in-cluster') {
-    const rc = await installInCluster({ kind, kubectl, name, kubeconfig, ...(speed !== undefined ? { speed } : {}) }, write, run);
+    const rc = await installInCluster({ kind, kubectl, name, kubeconfig, ...(speed !== undefined ? { speed } : {}) }, write, run, env);
     if (rc !== 0) return rc;
   }
   write(`kind cluster ${name} is ready with the hcs-testbed CRDs${managers === 'in-cluster' ? ', the Cluster API managers and the HCS provider' : ''}\nexport KUBECONFIG=${kubeconfig}\n`);
