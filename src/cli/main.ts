@@ -80,7 +80,7 @@ Run options:
                            or in-cluster (--backend kubeconfig: deployment/hcs-controller-manager of
                            \`hcs-testbed kind up --managers in-cluster\`; the run serves mock-hcs where that
                            Deployment expects it and follows its log into --provider-log, default
-                           <external-dir>/provider.log; docs/real-clusters.md §4.4)
+                           <external-dir>/provider.log; docs/real-clusters.md §4.3)
   --external-dir DIR       --provider external: where provider.env/provider.json/cloud-ca.pem and a copy of
                            the apiserver's kubeconfig go (default out/external); provider.env also names the
                            provider's health address (HCS_HEALTH_ADDR: a free port outside the ephemeral range,

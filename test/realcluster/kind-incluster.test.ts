@@ -4,7 +4,7 @@
  * (issue 23): `hcs-testbed kind up --managers in-cluster` (images built
  * without a registry, manifests as `clusterctl init` lays them out,
  * certificates in cert-manager's place), then `run --backend kubeconfig
- * --capi external --provider in-cluster` (docs/real-clusters.md §4.4).
+ * --capi external --provider in-cluster` (docs/real-clusters.md §4.3).
  *
  * Shows: the node Ready; `kubectl get deployments -A` with the three
  * managers and hcs-controller-manager Available; `kubectl logs -n
@@ -17,7 +17,9 @@
  * tools/capi managers are there (tools/kind/ci-step.sh sets it); every wait
  * is bounded; the cluster is deleted in teardown.
  * HCS_TESTBED_KIND_SCENARIOS (comma-separated) picks the scenarios;
- * HCS_TESTBED_KIND_SPEED the speed (default 20).
+ * HCS_TESTBED_KIND_SPEED the speed (default 20); HCS_TESTBED_KIND_CLUSTER
+ * names an existing kind cluster to install into and use (tools/kind/ci-step.sh
+ * passes its own, which it deletes itself) instead of a new one.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -53,7 +55,8 @@ function failures(r: ScenarioResult): string {
 }
 
 describe.skipIf(!!skip)(`the scenario library on kind with the Cluster API managers and hcs-controller-manager as Deployments${skip ? ` [skipped: ${skip}]` : ''}`, () => {
-  const name = `hcs-incluster-${process.pid}`;
+  const given = process.env.HCS_TESTBED_KIND_CLUSTER;
+  const name = given || `hcs-incluster-${process.pid}`;
   const dir = mkdtempSync(join(tmpdir(), 'hcs-kind-incluster-'));
   const kubeconfig = resolve(join(dir, 'kubeconfig'));
   const providerLog = join(dir, 'provider.log');
@@ -77,8 +80,9 @@ describe.skipIf(!!skip)(`the scenario library on kind with the Cluster API manag
 
   afterAll(async () => {
     await backend?.close();
-    const down = spawnRunner(resolveTool('kind'), ['delete', 'cluster', '--name', name], { timeoutMs: 240_000 });
     process.stdout.write(`kind, in-cluster managers and provider vs model (speed ${SPEED}):\n${times.map((t) => `  ${t}`).join('\n')}\n`);
+    if (given) return; // the caller's cluster: the caller deletes it
+    const down = spawnRunner(resolveTool('kind'), ['delete', 'cluster', '--name', name], { timeoutMs: 240_000 });
     expect(down.status, down.stderr).toBe(0);
   }, 300_000);
 
