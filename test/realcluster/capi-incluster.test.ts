@@ -16,6 +16,9 @@ import { KEEP_LABEL, managerImage, renderManager, substituteVariables, type Mani
 import { PROVIDER_DEPLOYMENT_NAME, providerClusterRole, providerManifests } from '../../src/realcluster/provider-incluster.js';
 import { parseLoopbackAddr } from '../../src/testbed/provider-process.js';
 import { providerOptions } from '../../src/cli/provider.js';
+import { request as httpsRequest } from 'node:https';
+import { loopbackTls } from '../../src/facade/auth.js';
+import { CloudFront } from '../../src/testbed/external.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const KUSTOMIZED = `apiVersion: v1
@@ -175,3 +178,40 @@ describe('the HCS provider as deployment/hcs-controller-manager', () => {
     expect(() => parseLoopbackAddr('--health-addr', '0.0.0.0:8081', '10.244.0.7')).toThrow(/loopback only/);
   });
 });
+
+describe('what the run serves to the cluster\'s pods (--provider in-cluster, --capi external on kind)', () => {
+  it('the workload clusters\' certificate names the address they are served on besides loopback (without it the managers\' TLS check fails)', () => {
+    const withHost = new X509Certificate(loopbackTls(NOW, '172.18.0.1').server.certPem);
+    expect(withHost.subjectAltName).toContain('IP Address:172.18.0.1');
+    expect(withHost.subjectAltName).toContain('IP Address:127.0.0.1');
+    expect(new X509Certificate(loopbackTls(NOW).server.certPem).subjectAltName).not.toContain('172.18.0.1');
+    expect(new X509Certificate(loopbackTls(NOW, 'host.docker.internal').server.certPem).subjectAltName).toContain('DNS:host.docker.internal');
+  });
+
+  it('the cloud front serves with the certificate kind up gave the provider\'s CA, at the given address', { timeout: 20_000 }, async () => {
+    const rng = new SeededRng(8);
+    const now = Date.now();
+    const ca = await generateCA(rng, now, 'cloud-ca');
+    const serving = await issueCertificate(ca, { commonName: 'cloud', ips: ['127.0.0.1'] }, rng, now);
+    const front = await CloudFront.start({ host: '127.0.0.1', tls: { certPem: serving.certPem, keyPem: serving.keyPem, caPem: ca.certPem } });
+    try {
+      expect(front.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      expect(front.caPem).toBe(ca.certPem);
+      const status = await new Promise<number>((ok, fail) => {
+        const req = httpsRequest(`${front.url}/v3/projects`, { ca: ca.certPem }, (res) => {
+          res.resume();
+          ok(res.statusCode ?? 0);
+        });
+        req.on('error', fail);
+        req.end();
+      });
+      expect(status, 'TLS verified against the given CA; no scenario attached: 503').toBe(503);
+      // Another CA does not verify it.
+      const other = await generateCA(rng, now, 'other-ca');
+      await expect(new Promise((ok, fail) => httpsRequest(`${front.url}/`, { ca: other.certPem }, ok).on('error', fail).end())).rejects.toThrow(/self.signed|unable to verify|certificate/i);
+    } finally {
+      await front.close();
+    }
+  });
+});
+
