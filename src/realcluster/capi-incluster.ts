@@ -8,7 +8,8 @@
  * here:
  *
  * - clusterctl's variable processing: every `${VAR:=default}` takes its
- *   default (cmd/clusterctl/client/yamlprocessor/simple_processor.go; the
+ *   default, a variable without one (or with an empty one) is an error
+ *   (cmd/clusterctl/client/yamlprocessor/simple_processor.go Process; the
  *   manifests' feature gates are the release's defaults), unless `vars`
  *   names the variable;
  * - clusterctl's image overrides: the kustomization's staging image
@@ -69,7 +70,8 @@ const VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::=([^}]*))?\}/g;
 export function substituteVariables(text: string, vars: Record<string, string> = {}, where = 'manifest'): string {
   return text.replace(VAR, (_m, name: string, def: string | undefined) => {
     if (vars[name] !== undefined) return vars[name]!;
-    if (def !== undefined) return def;
+    // clusterctl takes an empty default for none (simple_processor.go Process: `defaultValue == ""` is missing).
+    if (def) return def;
     throw new Error(`${where}: variable \${${name}} has no value and no default (clusterctl would refuse it too)`);
   });
 }

@@ -119,6 +119,7 @@ describe('Cluster API managers in the cluster, as clusterctl init + cert-manager
 
   it('refuses what it cannot complete, naming it (negative cases)', { timeout: 20_000 }, async () => {
     expect(() => substituteVariables('--x=${NO_DEFAULT}', {}, 'core manifests')).toThrow(/core manifests: variable \$\{NO_DEFAULT\} has no value and no default/);
+    expect(() => substituteVariables('--x=${EMPTY:=}', {}, 'core manifests')).toThrow(/variable \$\{EMPTY\}/);
     // A webhook configuration without the CA injection annotation would be installed without a caBundle: refused.
     const noInject = KUSTOMIZED.replace(/ {2}annotations:\n {4}cert-manager.io\/inject-ca-from: capi-system\/capi-serving-cert\n {2}name: capi-validating/, '  name: capi-validating');
     await expect(renderManager('core', noInject, { version: 'v1', rng: new SeededRng(3), nowMs: NOW })).rejects.toThrow(/ValidatingWebhookConfiguration capi-validating-webhook-configuration has no cert-manager.io\/inject-ca-from/);
