@@ -108,8 +108,8 @@ in_cluster() {
   say "kubectl logs -n cpaas-system deployment/hcs-controller-manager (first lines):"
   "${k[@]}" logs -n cpaas-system deployment/hcs-controller-manager | head -n 5
   say "== kubectl get nodes / deployments / logs: $(( $(date +%s) - t0 )) s"
-  # Estimates at speed 20 on 2 busy cores: the five worker/control plane scenarios ~12 min with the model's runs,
-  # rollback ~8 min more.
+  # Measured at speed 20 on 2 busy cores (warm): the five worker/control plane scenarios ~10 min with the
+  # model's runs and a second kind up, rollback ~8.5 min more (1129 s for all six).
   scen="scale-out-workers,worker-infra-upgrade,worker-k8s-upgrade,maxsurge-disk-reuse,control-plane-upgrade"
   if [ "$(left)" -ge 1500 ]; then scen="$scen,rollback"; else say "SKIP rollback on the in-cluster managers: needs ~1500 s with the others, $(left) s left"; fi
   if fits 900 "scenarios on the in-cluster managers and provider"; then
@@ -117,7 +117,7 @@ in_cluster() {
       env HCS_TESTBED_KIND=1 HCS_TESTBED_KIND_CLUSTER="$name" HCS_TESTBED_KIND_SCENARIOS="$scen" \
       npx vitest run test/realcluster/kind-incluster.test.ts
     say "kubectl logs -n cpaas-system deployment/hcs-controller-manager (the provider's decisions, first lines):"
-    "${k[@]}" logs -n cpaas-system deployment/hcs-controller-manager | grep '"event":"hcsmachine\.' | head -n 10
+    "${k[@]}" logs -n cpaas-system deployment/hcs-controller-manager | grep -E '"event":"hcsmachine\.(entry-bound|server-created|disk-attach|entry-released)"' | head -n 8
   fi
 }
 
