@@ -16,8 +16,11 @@ import { accessSync, constants, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
 import { crdsYaml } from '../kube/crds/dump.js';
 import { kindBinDir, kindNodeImage } from '../realcluster/kind-binaries.js';
+import { testbedCrdsForUpstream } from '../testbed/upstream.js';
+import { installInCluster, MANAGERS_MODES, type ManagersMode } from './kind-incluster.js';
 
 export interface RunResult {
   status: number | null;
@@ -36,6 +39,7 @@ export const spawnRunner: Runner = (cmd, args, opts = {}) => {
 
 export const KIND_HELP = `Usage:
   hcs-testbed kind up [--name N] [--kubeconfig FILE] [--image IMAGE] [--namespace NS]... [--load IMAGE]...
+                     [--managers none|in-cluster] [--speed X]
   hcs-testbed kind down [--name N]
 
 up    create the kind cluster N (default hcs-testbed) unless it exists, install
@@ -44,6 +48,16 @@ up    create the kind cluster N (default hcs-testbed) unless it exists, install
       into the node (kind load docker-image) and write the kubeconfig
       (default out/kind/kubeconfig)
 down  delete the kind cluster N
+
+--managers in-cluster: also run the upstream Cluster API managers (core, kubeadm
+      bootstrap, kubeadm control plane; tools/capi) and the HCS provider as
+      Deployments, laid out as clusterctl init does (upstream's config/default
+      kustomizations; certificates generated in cert-manager's place): images
+      built by tools/kind/images.sh and loaded into the node; the provider
+      (deployment/hcs-controller-manager in cpaas-system) reaches the HCS
+      endpoint that \`hcs-testbed run --provider in-cluster\` serves on this
+      machine's address on the kind network. --speed X: the provider's
+      --speed (match the run's; default 1, a real deployment).
 
 Node image: --image, else $HCS_TESTBED_KIND_IMAGE, else the one
 tools/kind/build.sh built (hcs-testbed/kind-node:<version>) if Docker has it,
@@ -116,6 +130,8 @@ export async function kindMain(argv: string[], write: (s: string) => void = (s) 
         image: { type: 'string' },
         namespace: { type: 'string', multiple: true, default: ['cpaas-system'] },
         load: { type: 'string', multiple: true, default: [] },
+        managers: { type: 'string', default: 'none' },
+        speed: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }).values;
@@ -129,6 +145,20 @@ export async function kindMain(argv: string[], write: (s: string) => void = (s) 
   }
   if (sub !== 'up' && sub !== 'down') {
     write(`error: unknown kind command "${sub}"\n\n${KIND_HELP}`);
+    return 2;
+  }
+  if (!(MANAGERS_MODES as readonly string[]).includes(values.managers)) {
+    write(`error: --managers: unknown mode "${values.managers}" (known: ${MANAGERS_MODES.join(', ')})\n`);
+    return 2;
+  }
+  const managers = values.managers as ManagersMode;
+  const speed = values.speed === undefined ? undefined : Number(values.speed);
+  if (speed !== undefined && (!Number.isFinite(speed) || speed <= 0 || speed > 10_000)) {
+    write(`error: --speed must be a number above 0 and at most 10000, got "${values.speed}"\n`);
+    return 2;
+  }
+  if (speed !== undefined && managers !== 'in-cluster') {
+    write('error: --speed goes with --managers in-cluster (it is the in-cluster provider\'s --speed)\n');
     return 2;
   }
   const why = kindUnavailable(run, env, sub === 'up');
@@ -166,7 +196,9 @@ export async function kindMain(argv: string[], write: (s: string) => void = (s) 
   const tmp = mkdtempSync(join(tmpdir(), 'hcs-testbed-kind-'));
   try {
     const crds = join(tmp, 'crds.yaml');
-    writeFileSync(crds, crdsYaml());
+    // In-cluster managers: upstream's Cluster API CRDs come with their manifests; the testbed's stay beside them
+    // (HCS infrastructure kinds with the v1beta1 contract label, AppRelease), as with --capi upstream.
+    writeFileSync(crds, managers === 'in-cluster' ? testbedCrdsForUpstream().map((c) => stringify(c, { lineWidth: 0 })).join('---\n') : crdsYaml());
     // Server-side apply: no last-applied annotation (large CRDs exceed its 256 KiB limit client-side).
     if (!step('install CRDs', kubectl, ['--kubeconfig', kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', crds])) return 1;
     if (!step('wait for CRDs', kubectl, ['--kubeconfig', kubeconfig, 'wait', '--for=condition=Established', 'crd', '-l', 'hcs-testbed.io/generated=true', '--timeout=120s'])) return 1;
@@ -183,6 +215,10 @@ export async function kindMain(argv: string[], write: (s: string) => void = (s) 
   for (const image of values.load) {
     if (!step(`load image ${image}`, kind, ['load', 'docker-image', '--name', name, image])) return 1;
   }
-  write(`kind cluster ${name} is ready with the hcs-testbed CRDs\nexport KUBECONFIG=${kubeconfig}\n`);
+  if (managers === 'in-cluster') {
+    const rc = await installInCluster({ kind, kubectl, name, kubeconfig, ...(speed !== undefined ? { speed } : {}) }, write, run, env);
+    if (rc !== 0) return rc;
+  }
+  write(`kind cluster ${name} is ready with the hcs-testbed CRDs${managers === 'in-cluster' ? ', the Cluster API managers and the HCS provider' : ''}\nexport KUBECONFIG=${kubeconfig}\n`);
   return 0;
 }

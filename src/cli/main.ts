@@ -65,7 +65,9 @@ Run options:
   --context NAME           kubeconfig backend: the context (default: the current one)
   --webhook-host HOST      serve the testbed's admission webhook to the cluster at HOST (an
                            address the apiserver can reach: kind needs the Docker gateway);
-                           on by default (127.0.0.1) for --backend apiserver
+                           on by default (127.0.0.1) for --backend apiserver; with --backend kubeconfig
+                           and --capi external or --provider in-cluster the workload clusters are
+                           served there too (the cluster's pods reach them)
   --no-webhook             do not serve the admission webhook (only the CRDs' CEL rules hold)
   --capi MODE              the Cluster API: embedded (default: the testbed's, in this process),
                            upstream (the v1.10.10 managers of tools/capi/build.sh; --backend apiserver
@@ -74,7 +76,11 @@ Run options:
                            init); not with --backend embedded
   --provider MODE          the HCS provider: embedded (default, in this process) or external (none
                            started: your provider reconciles against this run's mock-hcs; its URL, AK/SK,
-                           CA and the kubeconfig are written to --external-dir; docs/real-clusters.md §7)
+                           CA and the kubeconfig are written to --external-dir; docs/real-clusters.md §7),
+                           or in-cluster (--backend kubeconfig: deployment/hcs-controller-manager of
+                           \`hcs-testbed kind up --managers in-cluster\`; the run serves mock-hcs where that
+                           Deployment expects it and follows its log into --provider-log, default
+                           <external-dir>/provider.log; docs/real-clusters.md §4.3)
   --external-dir DIR       --provider external: where provider.env/provider.json/cloud-ca.pem and a copy of
                            the apiserver's kubeconfig go (default out/external); provider.env also names the
                            provider's health address (HCS_HEALTH_ADDR: a free port outside the ephemeral range,
@@ -86,7 +92,7 @@ Run options:
                            by controllerLog checks and kubectl logs deployment/hcs-controller-manager
   --provider-health URL    --provider external: wait until URL answers 200 before the first scenario
                            (auto: http://$HCS_HEALTH_ADDR/readyz; a port of the run's own is refused)
-  --provider-wait DUR      how long to wait for it (default 2m)
+  --provider-wait DUR      how long to wait for it (default 2m; in-cluster: for the Deployment, default 5m)
   --provider-stop-wait DUR --provider external: at the end the run creates HCS_STOP_FILE and waits this long
                            (default 15s) for the provider's health endpoint to go before it stops the apiserver
   --speed X                with anything external: virtual seconds per wall second (default 10); time is
@@ -275,8 +281,15 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
   }
   const externalOnly = ['external-dir', 'cloud-port', 'provider-log', 'provider-health', 'provider-wait', 'external-ready-file', 'provider-stop-wait'] as const;
   const misplaced = externalOnly.filter((f) => o[f] !== undefined);
-  if (provider !== 'external' && misplaced.length) {
-    write(`error: --${misplaced[0]} goes with --provider external\n`);
+  // --provider in-cluster: the run follows the Deployment's log into --provider-log and waits --provider-wait for it.
+  const inClusterToo: readonly string[] = ['provider-log', 'provider-wait'];
+  const wrong = misplaced.filter((f) => !(provider === 'external' || (provider === 'in-cluster' && inClusterToo.includes(f))));
+  if (wrong.length) {
+    write(`error: --${wrong[0]} goes with --provider external${inClusterToo.includes(wrong[0]!) ? ' or in-cluster' : ''}\n`);
+    return 2;
+  }
+  if (provider === 'in-cluster' && backendName !== 'kubeconfig') {
+    write(`error: --provider in-cluster goes with --backend kubeconfig (the provider is a Deployment in that cluster: hcs-testbed kind up --managers in-cluster)\n`);
     return 2;
   }
   let speed: number | undefined;
@@ -388,7 +401,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
         ...(providerWaitMs !== undefined ? { providerWaitMs } : {}),
         ...(providerStopWaitMs !== undefined ? { providerStopWaitMs } : {}),
         ...(o['external-ready-file'] !== undefined ? { externalReadyFile: o['external-ready-file'] } : {}),
-        ...(provider === 'external' ? { log: (line: string) => write(`${line}\n`) } : {}),
+        ...(provider !== 'embedded' ? { log: (line: string) => write(`${line}\n`) } : {}),
       });
     } catch (e) {
       write(`error: --backend ${backendName}: ${errorMessage(e)}\n`);

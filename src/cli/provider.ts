@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { errorMessage } from '../core/errors.js';
-import { DEFAULT_CREDENTIALS_SECRET, parseLoopbackAddr, startProviderProcess, type ProviderProcessOptions } from '../testbed/provider-process.js';
+import { DEFAULT_CREDENTIALS_SECRET, IN_CLUSTER, inClusterAvailable, parseLoopbackAddr, startProviderProcess, type ProviderProcessOptions } from '../testbed/provider-process.js';
 
 export const PROVIDER_HELP = `hcs-testbed provider — the HCS Cluster API provider as a standalone controller process
 
@@ -21,7 +21,8 @@ workload clusters through their <cluster>-kubeconfig Secrets), calling the HCS A
 HTTP(S), AK/SK-signed. Wall clock; one JSON log line per decision on stdout.
 
 Options (a flag wins over its environment variable):
-  --kubeconfig FILE        management cluster ($KUBECONFIG)
+  --kubeconfig FILE        management cluster ($KUBECONFIG; neither, in a pod: its service account,
+                           the in-cluster config, as a Deployment in the management cluster runs)
   --context NAME           kubeconfig context ($KUBE_CONTEXT; default: the current one)
   --cloud-url URL          HCS endpoint, e.g. https://127.0.0.1:8443 ($HCS_CLOUD_URL)
   --cloud-ak AK            access key ($HCS_AK)
@@ -31,7 +32,8 @@ Options (a flag wins over its environment variable):
   --ca-file FILE           CA bundle for an https cloud URL ($HCS_CA_FILE; default: the system's)
   --namespace NS           reconcile only this namespace ($HCS_NAMESPACE; default: all)
   --credentials-secret NS/NAME   follow this Secret's ak/sk keys (HCS-5; default ${DEFAULT_CREDENTIALS_SECRET}; "" = off)
-  --health-addr ADDR       /healthz and /readyz ($HCS_HEALTH_ADDR, default 127.0.0.1:8081; port 0 = a free one, logged)
+  --health-addr ADDR       /healthz and /readyz ($HCS_HEALTH_ADDR, default 127.0.0.1:8081; port 0 = a free one, logged;
+                           loopback, or in a pod its own $POD_IP:PORT, for the kubelet's probes)
   --stop-file FILE         stop (as on SIGTERM) once FILE exists ($HCS_STOP_FILE: the run creates it when it ends)
   --metrics-addr ADDR      /metrics (Prometheus text; default: served on the health address)
   --speed X                testbed runs only: requeue and backoff delays X times shorter, to match
@@ -85,7 +87,8 @@ export function providerOptions(argv: string[], env: NodeJS.ProcessEnv = process
     if (!v) throw new UsageError(`--${flag} is required (or $${envName})`);
     return v;
   };
-  const kubeconfig = required('kubeconfig', 'KUBECONFIG').split(':')[0]!;
+  // Neither --kubeconfig nor $KUBECONFIG: in a pod, its service account (controller-runtime's GetConfig order).
+  const kubeconfig = pick('kubeconfig', 'KUBECONFIG') === undefined && inClusterAvailable(env) ? IN_CLUSTER : required('kubeconfig', 'KUBECONFIG').split(':')[0]!;
   const cloudUrl = required('cloud-url', 'HCS_CLOUD_URL');
   let url: URL;
   try {
@@ -108,7 +111,7 @@ export function providerOptions(argv: string[], env: NodeJS.ProcessEnv = process
     if (!caPem.includes('-----BEGIN CERTIFICATE-----')) throw new UsageError(`--ca-file: "${caFile}" holds no PEM certificate`);
   }
   try {
-    readFileSync(kubeconfig);
+    if (kubeconfig !== IN_CLUSTER) readFileSync(kubeconfig);
   } catch (e) {
     throw new UsageError(`--kubeconfig: cannot read "${kubeconfig}": ${errorMessage(e)}`);
   }
@@ -117,9 +120,10 @@ export function providerOptions(argv: string[], env: NodeJS.ProcessEnv = process
   const healthAddr = pick('health-addr', 'HCS_HEALTH_ADDR') ?? '127.0.0.1:8081';
   const stopFile = pick('stop-file', 'HCS_STOP_FILE');
   const metricsAddr = values['metrics-addr'];
+  const podIp = env.POD_IP || undefined;
   try {
-    parseLoopbackAddr('--health-addr', healthAddr);
-    if (metricsAddr !== undefined) parseLoopbackAddr('--metrics-addr', metricsAddr);
+    parseLoopbackAddr('--health-addr', healthAddr, podIp);
+    if (metricsAddr !== undefined) parseLoopbackAddr('--metrics-addr', metricsAddr, podIp);
   } catch (e) {
     throw new UsageError(errorMessage(e));
   }
@@ -138,6 +142,7 @@ export function providerOptions(argv: string[], env: NodeJS.ProcessEnv = process
     sk,
     projectId,
     healthAddr,
+    ...(podIp ? { podIp } : {}),
     ...(context ? { context } : {}),
     ...(namespace ? { namespace } : {}),
     ...(region ? { region } : {}),

@@ -145,11 +145,16 @@ export interface ServingTls {
   server: CertKeyPair;
 }
 
-/** A fresh CA and a loopback serving certificate (wall-clock validity, 1 year). */
-export function loopbackTls(nowMs: number = Date.now()): ServingTls {
+/**
+ * A fresh CA and a loopback serving certificate (wall-clock validity, 1 year); `host` (an address the server
+ * also listens on, e.g. the gateway of kind's Docker network) is added to its names.
+ */
+export function loopbackTls(nowMs: number = Date.now(), host?: string): ServingTls {
   const rng = new SeededRng(randomInt(2 ** 31 - 1));
   const ca = generateCASync(rng, nowMs, 'hcs-testbed-facade-ca');
-  const server = issueCertificateSync(ca, { commonName: 'hcs-testbed-facade', dnsNames: ['localhost'], ips: ['127.0.0.1'], days: 365 }, rng, nowMs);
+  const extra = host && host !== '127.0.0.1' && host !== 'localhost' ? host : undefined;
+  const isIp = !!extra && /^[\d.]+$|:/.test(extra);
+  const server = issueCertificateSync(ca, { commonName: 'hcs-testbed-facade', dnsNames: ['localhost', ...(extra && !isIp ? [extra] : [])], ips: ['127.0.0.1', ...(extra && isIp ? [extra] : [])], days: 365 }, rng, nowMs);
   return { ca, server };
 }
 

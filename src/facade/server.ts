@@ -208,7 +208,7 @@ function parseBody(req: FastifyRequest): unknown {
 
 export async function startFacade(opts: FacadeOptions): Promise<Facade> {
   const token = opts.token ?? newToken();
-  const tls = opts.tls === false ? undefined : loopbackTls();
+  const tls = opts.tls === false ? undefined : loopbackTls(Date.now(), opts.host);
   // Client certificates are asked for, not required: a client without one (or with one from another CA) may
   // still authenticate with the token. They are checked against the facade's CA in src/facade/auth.ts
   // (signedBy), not by OpenSSL: no `ca` here (why: auth.ts).

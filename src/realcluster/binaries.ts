@@ -22,6 +22,10 @@ export interface KubeVersions {
 }
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The repository (tools/ and the sources), found from this module. */
+export function repoRootDir(): string {
+  return repoRoot;
+}
 
 /** A pinned version from tools/<tool>/versions.env (tools/kube, tools/capi, tools/kind). */
 export function toolVersion(tool: 'kube' | 'capi' | 'kind', key: string): string {

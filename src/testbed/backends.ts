@@ -24,7 +24,9 @@ import { startControlPlane, type ControlPlane } from '../realcluster/apiserver.j
 import { findKubeBinaries } from '../realcluster/binaries.js';
 import { installWebhookConfigurations, removeWebhookConfigurations, startAdmissionWebhook, type AdmissionWebhook } from '../realcluster/webhook.js';
 import type { TestbedFactory } from '../scenario/runner.js';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { followProviderPodLog, startInClusterCloudFront, waitProviderAvailable, type LogFollower } from './incluster.js';
 import { CloudFront, clearExternalMarkers, ephemeralPortRange, pickHealthPort, writeExternalInfo, type CapiMode, type ExternalInfo, type ProviderMode } from './external.js';
 import { loadKubeConfig, prepareCluster, remoteTestbedFactory } from './remote.js';
 import { embeddedTestbedFactory } from './testbed.js';
@@ -102,6 +104,7 @@ export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
     const problem = upstreamProblem();
     if (problem) throw new InputError(`--capi upstream cannot run here: ${problem}`, 'capi');
   }
+  if (provider === 'in-cluster' && o.backend !== 'kubeconfig') throw new InputError(`--provider in-cluster goes with --backend kubeconfig: the provider runs as a Deployment in that cluster (hcs-testbed kind up --managers in-cluster); got --backend ${o.backend}`, 'provider');
   const externalDir = o.externalDir ?? 'out/external';
   // Nobody may start from a previous run's files: they go before anything starts; the new ones come once all is in place.
   if (provider === 'external') clearExternalMarkers(externalDir, o.externalReadyFile);
@@ -132,6 +135,7 @@ export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
     // An orderly end: the outside provider stops first (the stop file, then its health endpoint going away), while
     // the apiserver and the cloud still answer, so its last reconciles end cleanly instead of in connection errors.
     if (external) await stopExternal(external.info, healthUrl, o.providerStopWaitMs ?? 15_000, o.log);
+    await follower?.stop();
     await managers?.stop();
     await front?.close();
     if (webhook) {
@@ -141,6 +145,8 @@ export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
     await cp?.stop();
   };
   let managers: UpstreamManagers | undefined;
+  let follower: LogFollower | undefined;
+  let providerLog = o.providerLog;
   try {
     if (capi === 'upstream') {
       // The upstream CRDs instead of the testbed's Cluster API ones, the testbed's webhook, then the managers (upstream.ts).
@@ -148,13 +154,24 @@ export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
       webhook = up.webhook;
       managers = up.managers;
       description += `, admission webhook at ${webhook.url}; Cluster API: upstream v1.10.10 managers (logs in ${managers.dir})`;
-    } else await prepareCluster(remote);
+    } else await prepareCluster({ ...remote, capi });
     if (capi !== 'upstream' && (o.webhook ?? (o.backend === 'apiserver' || o.webhookHost !== undefined))) {
       webhook = await startAdmissionWebhook({ ...(o.webhookHost ? { host: o.webhookHost } : {}) });
       await installWebhookConfigurations(loadKubeConfig(remote), webhook);
       description += `, admission webhook at ${webhook.url}`;
     }
     if (capi === 'external') description += '; Cluster API: external (none started here)';
+    if (provider === 'in-cluster') {
+      // The Deployment's own endpoint (address on the kind network, certificate its CA signed), its log into a file.
+      const kc = loadKubeConfig(remote);
+      front = await startInClusterCloudFront(kc);
+      const selector = await waitProviderAvailable(kc, o.providerWaitMs ?? 300_000);
+      providerLog ??= join(externalDir, 'provider.log');
+      mkdirSync(dirname(providerLog), { recursive: true });
+      follower = await followProviderPodLog(kc, selector, providerLog, (m) => o.log?.(m));
+      description += `; provider: in-cluster deployment/hcs-controller-manager — mock-hcs served at ${front.url}, its log followed into ${providerLog}`;
+      o.log?.(`in-cluster provider: Available; mock-hcs at ${front.url}; log → ${providerLog}`);
+    }
     if (provider === 'external') {
       front = await CloudFront.start({ ...(o.cloudPort !== undefined ? { port: o.cloudPort } : {}) });
       const healthPort = await pickHealthPort();
@@ -179,7 +196,9 @@ export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
     provider,
     ...(o.speed !== undefined ? { speed: o.speed } : {}),
     ...(front ? { cloudFront: front } : {}),
-    ...(o.providerLog ? { providerLog: o.providerLog } : {}),
+    ...(providerLog ? { providerLog } : {}),
+    // Served workload clusters where the cluster's pods reach them, when the Cluster API or the provider runs there.
+    ...(o.webhookHost && o.backend === 'kubeconfig' && (capi !== 'embedded' || provider === 'in-cluster') ? { serveHost: o.webhookHost } : {}),
   });
   return { factory, description, ...(external ? { external } : {}), ...(managers ? { managersDir: managers.dir } : {}), close };
 }

@@ -28,7 +28,8 @@ import { writeSecretFile } from '../core/secret-file.js';
 
 export const CAPI_MODES = ['embedded', 'upstream', 'external'] as const;
 export type CapiMode = (typeof CAPI_MODES)[number];
-export const PROVIDER_MODES = ['embedded', 'external'] as const;
+/** in-cluster: the provider runs as deployment/hcs-controller-manager in the cluster (`hcs-testbed kind up --managers in-cluster`). */
+export const PROVIDER_MODES = ['embedded', 'external', 'in-cluster'] as const;
 export type ProviderMode = (typeof PROVIDER_MODES)[number];
 
 /** The deployment name the scenario checks read the provider's log of (OPS-3). */
@@ -61,17 +62,21 @@ export class CloudFront {
     readonly caPem: string,
   ) {}
 
-  /** Listen on 127.0.0.1 (`port` 0: a free one). */
-  static async start(opts: { port?: number } = {}): Promise<CloudFront> {
-    const tls = loopbackTls();
+  /**
+   * Listen on 127.0.0.1 (`port` 0: a free one), or on `host` with a given certificate (`--provider in-cluster`:
+   * the address on the kind network and the certificate `kind up` gave the in-cluster provider's CA).
+   */
+  static async start(opts: { port?: number; host?: string; tls?: { certPem: string; keyPem: string; caPem: string } } = {}): Promise<CloudFront> {
+    const tls = opts.tls ? { server: { certPem: opts.tls.certPem, keyPem: opts.tls.keyPem }, ca: { certPem: opts.tls.caPem } } : loopbackTls();
+    const host = opts.host ?? '127.0.0.1';
     const holder: { front?: CloudFront } = {};
     const server = createServer({ key: tls.server.keyPem, cert: tls.server.certPem }, (req, res) => void holder.front!.handle(req, res));
     await new Promise<void>((ok, fail) => {
       server.once('error', fail);
-      server.listen(opts.port ?? 0, '127.0.0.1', () => ok());
+      server.listen(opts.port ?? 0, host, () => ok());
     });
     const port = (server.address() as AddressInfo).port;
-    holder.front = new CloudFront(server, `https://127.0.0.1:${port}`, tls.ca.certPem);
+    holder.front = new CloudFront(server, `https://${host.includes(':') ? `[${host}]` : host}:${port}`, tls.ca.certPem);
     return holder.front;
   }
 

@@ -22,7 +22,7 @@
  * Also here: what a run with `--provider external` reads of such a process
  * (its log file, its Kubernetes Events).
  */
-import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
 import { request as httpRequest, Agent as HttpAgent } from 'node:http';
@@ -52,6 +52,11 @@ export const DEFAULT_CREDENTIALS_SECRET = 'cpaas-system/hcs-cloud-credentials';
 export interface ProviderProcessOptions {
   /** `hcs-testbed provider --stop-file`: the CLI stops the process once this file exists (not read here). */
   stopFile?: string;
+  /**
+   * The management cluster's kubeconfig; IN_CLUSTER: the pod's service account (in-cluster config, as
+   * controller-runtime's GetConfig falls back to it in a pod: /var/run/secrets/kubernetes.io/serviceaccount
+   * and $KUBERNETES_SERVICE_HOST/PORT).
+   */
   kubeconfig: string;
   context?: string;
   cloudUrl: string;
@@ -65,8 +70,10 @@ export interface ProviderProcessOptions {
   namespace?: string;
   /** "ns/name" of the credentials Secret to follow (HCS-5); "" for none. */
   credentialsSecret?: string;
-  /** host:port for /healthz and /readyz (127.0.0.1 only; port 0: a free one). */
+  /** host:port for /healthz and /readyz (127.0.0.1 only, or `podIp`; port 0: a free one). */
   healthAddr?: string;
+  /** In a pod: its own address ($POD_IP), which the health and metrics addresses may name besides loopback. */
+  podIp?: string;
   /** host:port for /metrics (127.0.0.1 only); undefined: the health address serves it too. */
   metricsAddr?: string;
   /** Testbed runs only: requeue and backoff delays are this many times shorter (default 1); time itself stays the wall clock. */
@@ -294,10 +301,27 @@ export function cloudTransport(endpoint: string, caPem?: string): HcsTransport {
   };
 }
 
-/** "127.0.0.1:8081" → [host, port]; only loopback hosts (nothing of the testbed listens beyond loopback). */
-export function parseLoopbackAddr(flag: string, value: string): { host: string; port: number } {
+/** `kubeconfig` value of ProviderProcessOptions for the pod's own service account. */
+export const IN_CLUSTER = 'in-cluster';
+
+/** Whether this process runs in a pod with a service account (what in-cluster config needs). */
+export function inClusterAvailable(env: NodeJS.ProcessEnv = process.env, exists: (f: string) => boolean = existsSync): boolean {
+  return !!env.KUBERNETES_SERVICE_HOST && !!env.KUBERNETES_SERVICE_PORT && exists('/var/run/secrets/kubernetes.io/serviceaccount/token');
+}
+
+/**
+ * "127.0.0.1:8081" → [host, port]; only loopback hosts (nothing of the testbed listens beyond loopback), or, in a
+ * pod, exactly the pod's own address (`podIp`: $POD_IP from the downward API), which the kubelet's probes reach:
+ * the pod network lives inside the kind node, on this machine.
+ */
+export function parseLoopbackAddr(flag: string, value: string, podIp?: string): { host: string; port: number } {
+  if (podIp && value.startsWith(`${podIp}:`)) {
+    const port = Number(value.slice(podIp.length + 1));
+    if (!/^\d{1,5}$/.test(value.slice(podIp.length + 1)) || port > 65535) throw new Error(`${flag}: bad port in "${value}"`);
+    return { host: podIp, port };
+  }
   const m = /^(127\.0\.0\.1|localhost|\[::1\]):(\d{1,5})$/.exec(value) ?? /^:(\d{1,5})$/.exec(value);
-  if (!m) throw new Error(`${flag} must be 127.0.0.1:PORT (loopback only; PORT 0 = a free one), got "${value}"`);
+  if (!m) throw new Error(`${flag} must be 127.0.0.1:PORT (loopback only; PORT 0 = a free one)${podIp ? ` or the pod's address ${podIp}:PORT` : ''}, got "${value}"`);
   const port = Number(m.length === 3 ? m[2] : m[1]);
   if (port > 65535) throw new Error(`${flag}: port out of range in "${value}"`);
   return { host: m.length === 3 && m[1] === '[::1]' ? '::1' : '127.0.0.1', port };
@@ -321,8 +345,11 @@ export async function startProviderProcess(o: ProviderProcessOptions): Promise<P
   const log = logs.logger(PROVIDER_DEPLOYMENT, 'manager');
   const events = new StreamEventLog(clock);
   const kc = new KubeConfig();
-  kc.loadFromFile(o.kubeconfig);
-  if (o.context) kc.setCurrentContext(o.context);
+  if (o.kubeconfig === IN_CLUSTER) kc.loadFromCluster();
+  else {
+    kc.loadFromFile(o.kubeconfig);
+    if (o.context) kc.setCurrentContext(o.context);
+  }
   const raw = new ClientNodeKube(kc, { cacheReads: true });
   const mgmt = o.namespace ? namespaced(raw, o.namespace) : raw;
   const manager = new Manager({ clock, events });
@@ -375,13 +402,13 @@ export async function startProviderProcess(o: ProviderProcessOptions): Promise<P
     if (withMetrics && path === '/metrics') return void res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metrics());
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
   });
-  const h = parseLoopbackAddr('--health-addr', o.healthAddr ?? '127.0.0.1:8081');
+  const h = parseLoopbackAddr('--health-addr', o.healthAddr ?? '127.0.0.1:8081', o.podIp);
   const healthServer = handler(o.metricsAddr === undefined, true);
   const healthUrl = await listen(healthServer, h.host, h.port);
   let metricsServer: Server | undefined;
   let metricsUrl = healthUrl;
   if (o.metricsAddr !== undefined) {
-    const m = parseLoopbackAddr('--metrics-addr', o.metricsAddr);
+    const m = parseLoopbackAddr('--metrics-addr', o.metricsAddr, o.podIp);
     metricsServer = handler(true, false);
     metricsUrl = await listen(metricsServer, m.host, m.port);
   }

@@ -22,7 +22,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ClientNodeKube, loadKubeconfig } from '../kube/client-node.js';
+import { ClientNodeKube, kubeRequest, loadKubeconfig } from '../kube/client-node.js';
+import { CRDS, type CustomResourceDefinition } from '../kube/crds/index.js';
+import { testbedCrdsForUpstream } from './upstream.js';
 import { tlsPairOf, type Secret } from '../api/core.js';
 import { KubeApiError } from '../kube/errors.js';
 import { BUILTIN_GROUPS, RESOURCES } from '../kube/resources.js';
@@ -43,6 +45,7 @@ import { followProviderLog, readProviderLog, mirrorProviderEvents } from './prov
 import { setupServedEtcdFaults } from './etcd-faults.js';
 import { setupUpstreamHarness } from './upstream-harness.js';
 import { writeSecretFile } from '../core/secret-file.js';
+import { KEEP_LABEL } from '../realcluster/capi-incluster.js';
 
 /** Kinds the testbed's controllers create, own or read in the management cluster. */
 // Not the built-in groups (core, apps, RBAC, storage): a real cluster's own objects there are not the testbed's to watch or reset.
@@ -73,11 +76,16 @@ export interface RemoteOptions {
   cloudFront?: CloudFront;
   /** --provider external: the outside provider's log (JSON lines), read by the controllerLog check and kubectl logs (OPS-3). */
   providerLog?: string;
+  /**
+   * Where the served workload clusters listen (default 127.0.0.1): the address of this machine as the cluster's
+   * pods see it when the Cluster API or the provider runs in the cluster (kind: the gateway of its Docker network).
+   */
+  serveHost?: string;
 }
 
 /** Whether the run's time is paced by the wall clock (something outside reconciles). */
 export function isPaced(o: Pick<RemoteOptions, 'capi' | 'provider'>): boolean {
-  return (o.capi ?? 'embedded') !== 'embedded' || o.provider === 'external';
+  return (o.capi ?? 'embedded') !== 'embedded' || (o.provider ?? 'embedded') !== 'embedded';
 }
 
 export interface RemoteTestbed extends TestbedParts {
@@ -91,8 +99,29 @@ export function loadKubeConfig(o: RemoteOptions): KubeConfig {
 /** CRDs installed and established, the namespaces the scenarios use created. Once per cluster. */
 export async function prepareCluster(o: RemoteOptions): Promise<void> {
   const kc = loadKubeConfig(o);
-  await installCrds(kc);
+  await installCrds(kc, (o.capi ?? 'embedded') === 'external' ? await crdsBesideOwnClusterApi(kc) : CRDS);
   await ensureNamespaces(kc, DEFAULT_NAMESPACES);
+}
+
+/**
+ * `--capi external`: the cluster's own Cluster API (e.g. upstream's managers after `clusterctl init` or `kind up
+ * --managers in-cluster`) owns its CRDs, with their conversion webhooks and caBundles: the testbed installs its
+ * own Cluster API CRDs only where none exists (or where the existing one is the testbed's), and its HCS ones with
+ * the v1beta1 contract label the core controllers look the provider's version up by (as with --capi upstream).
+ */
+export async function crdsBesideOwnClusterApi(kc: KubeConfig): Promise<CustomResourceDefinition[]> {
+  const server = kc.getCurrentCluster()!.server.replace(/\/+$/, '');
+  const out: CustomResourceDefinition[] = [...testbedCrdsForUpstream()];
+  const kept = new Set(out.map((c) => c.metadata.name));
+  for (const crd of CRDS) {
+    if (kept.has(crd.metadata.name)) continue;
+    const r = await kubeRequest(kc, 'GET', new URL(`${server}/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`));
+    const labels = (r.body as { metadata?: { labels?: Record<string, string> } } | undefined)?.metadata?.labels ?? {};
+    // Upstream's kustomizations label their CRDs with the provider (cluster.x-k8s.io/provider: cluster-api, ...).
+    const theirs = labels['cluster.x-k8s.io/provider'] !== undefined || (r.status < 300 && labels['hcs-testbed.io/generated'] !== 'true');
+    if (r.status === 404 || !theirs) out.push(crd);
+  }
+  return out;
 }
 
 /**
@@ -109,6 +138,8 @@ export async function resetCluster(o: RemoteOptions, timeoutMs = 60_000): Promis
     for (const kind of [...TESTBED_KINDS, ...CORE_KINDS]) {
       for (const x of await client.list<KubeObject & { type?: string }>(kind)) {
         if (SYSTEM_NAMESPACE.test(x.metadata.namespace ?? '')) continue;
+        // What `kind up --managers in-cluster` installed for the cluster's own controllers (webhook certificates, the provider's configuration).
+        if (x.metadata.labels?.[KEEP_LABEL] === 'true') continue;
         if (kind === 'Secret' && x.type === 'kubernetes.io/service-account-token') continue;
         if (kind === 'ConfigMap' && x.metadata.name === 'kube-root-ca.crt') continue;
         out.push(x);
@@ -147,7 +178,8 @@ async function clusterCaOf(env: Env, namespace: string, cluster: string): Promis
 export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions): Promise<RemoteTestbed> {
   const kc = loadKubeConfig(opts);
   const paced = isPaced(opts);
-  const externalProvider = opts.provider === 'external';
+  // external (a process the user starts) or in-cluster (a Deployment in the cluster): not in this process.
+  const externalProvider = (opts.provider ?? 'embedded') !== 'embedded';
   // After every settle barrier: what an outside provider logged since (followProviderLog), into the event log.
   let afterBarrier: (() => void) | undefined;
   const env = createEnv(
@@ -160,7 +192,8 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
   if (paced) {
     // The upstream managers react in chains (Machine → MachineSet status → MachineDeployment status), each hop through
     // their caches and rate-limited queues: a longer quiet period before a step's checks (docs/real-clusters.md §6.2).
-    const quiet = opts.capi === 'upstream' ? { quietMs: 1000, maxQuietMs: 20_000 } : {};
+    // An external Cluster API (the cluster's own: upstream's managers in kind) reacts the same way.
+    const quiet = opts.capi === 'upstream' || opts.capi === 'external' ? { quietMs: 1000, maxQuietMs: 20_000 } : {};
     const barrier = async (): Promise<void> => {
       await env.mgmt.settled();
       afterBarrier?.();
@@ -177,6 +210,7 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
   const realCapi = (opts.capi ?? 'embedded') !== 'embedded';
   if (externalProvider || realCapi) {
     workloadFacade = await startFacade({
+      ...(opts.serveHost ? { host: opts.serveHost } : {}),
       mgmt: new EmbeddedStore({ clock: env.clock, rng: env.rng.fork('facade'), clusterName: 'unused' }),
       workloads: env.workloads,
       clock: env.clock,

@@ -10,6 +10,7 @@ import { kindMain, kindUnavailable, resolveTool, spawnRunner, type RunResult, ty
 import { main } from '../../src/cli/main.js';
 import { ClientNodeKube } from '../../src/kube/client-node.js';
 import { kindNodeImage } from '../../src/realcluster/kind-binaries.js';
+import { findCapiBinaries } from '../../src/realcluster/capi-binaries.js';
 
 const ok = (stdout = ''): RunResult => ({ status: 0, stdout, stderr: '' });
 
@@ -85,6 +86,31 @@ describe('hcs-testbed kind', () => {
     const d = fake({});
     expect(await kindMain(['down'], () => {}, d.run, ENV)).toBe(0);
     expect(d.calls).toContain('kind delete cluster --name hcs-testbed');
+    rmSync('out/test-kind', { recursive: true, force: true });
+  });
+
+  it('up --managers in-cluster: bad values exit 2; without the Cluster API managers, or when the image build fails, exit 1 naming the step', async () => {
+    let out = '';
+    expect(await kindMain(['up', '--managers', 'sideways'], (s) => (out += s), fake({}).run, ENV), out).toBe(2);
+    expect(out).toContain('--managers: unknown mode "sideways" (known: none, in-cluster)');
+    out = '';
+    expect(await kindMain(['up', '--speed', '20'], (s) => (out += s), fake({}).run, ENV), out).toBe(2);
+    expect(out).toContain('--speed goes with --managers in-cluster');
+    const noCapi = { ...ENV, HCS_TESTBED_CAPI_BIN: '/nonexistent/capi' };
+    const f = fake({ 'kind get clusters': ok('n2\n') });
+    out = '';
+    expect(await kindMain(['up', '--name', 'n2', '--kubeconfig', 'out/test-kind/kc2', '--managers', 'in-cluster'], (s) => (out += s), f.run, noCapi), out).toBe(1);
+    expect(out).toMatch(/error: find the Cluster API managers failed: .*\/nonexistent\/capi.*tools\/capi\/build\.sh/);
+    expect(f.calls.some((c) => c.includes('images.sh'))).toBe(false);
+    if (!('missing' in findCapiBinaries())) {
+      const g = fake({ 'kind get clusters': ok('n2\n'), bash: { status: 1, stdout: '', stderr: 'kind/images: no Docker engine; start one with tools/docker/start.sh' } });
+      out = '';
+      expect(await kindMain(['up', '--name', 'n2', '--kubeconfig', 'out/test-kind/kc2', '--managers', 'in-cluster'], (s) => (out += s), g.run, ENV), out).toBe(1);
+      expect(out).toContain('error: build images (exit 1) failed: kind/images: no Docker engine');
+      expect(g.calls.some((c) => c.includes('load docker-image'))).toBe(false);
+      // The CRDs (the testbed's HCS kinds; upstream's Cluster API CRDs come with the managers) went in before.
+      expect(out).toContain('install CRDs');
+    }
     rmSync('out/test-kind', { recursive: true, force: true });
   });
 

@@ -68,12 +68,15 @@ describe('hcs-testbed provider: flags (OPS-3 process, HCS-5 credentials)', () =>
 describe('hcs-testbed run --capi / --provider: validation (issue 16)', () => {
   it.each([
     [['--capi', 'kind'], '--capi: unknown mode "kind" (known: embedded, upstream, external)'],
-    [['--provider', 'go'], '--provider: unknown mode "go" (known: embedded, external)'],
+    [['--provider', 'go'], '--provider: unknown mode "go" (known: embedded, external, in-cluster)'],
+    [['--backend', 'apiserver', '--provider', 'in-cluster'], '--provider in-cluster goes with --backend kubeconfig'],
+    [['--provider', 'in-cluster'], '--provider in-cluster needs a real management cluster'],
+    [['--backend', 'kubeconfig', '--provider', 'in-cluster', '--cloud-port', '9'], '--cloud-port goes with --provider external\n'],
     [['--capi', 'external'], '--capi external needs a real management cluster'],
     [['--capi', 'external', '--backend', 'embedded'], '--capi external needs a real management cluster'],
     [['--capi', 'upstream'], '--capi upstream needs a real management cluster'],
     [['--provider', 'external'], '--provider external needs a real management cluster'],
-    [['--backend', 'apiserver', '--provider-log', 'x.log'], '--provider-log goes with --provider external'],
+    [['--backend', 'apiserver', '--provider-log', 'x.log'], '--provider-log goes with --provider external or in-cluster'],
     [['--backend', 'apiserver', '--cloud-port', '9'], '--cloud-port goes with --provider external'],
     [['--backend', 'apiserver', '--speed', '5'], '--speed goes with --capi external|upstream or --provider external'],
     [['--backend', 'apiserver', '--provider', 'external', '--speed', 'fast'], '--speed must be a number above 0'],

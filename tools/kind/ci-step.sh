@@ -6,6 +6,11 @@
 #      the worker scenarios, control-plane-upgrade and rollback with kind as the
 #      management cluster (--backend kubeconfig; the testbed's own Cluster API
 #      and provider, in this process)
+#      then the same cluster with `kind up --managers in-cluster` (the upstream Cluster
+#      API managers and the HCS provider as Deployments; images by tools/kind/images.sh):
+#      kubectl get nodes / deployments -A / logs deployment/hcs-controller-manager, and
+#      test/realcluster/kind-incluster.test.ts on it (the worker scenarios,
+#      control-plane-upgrade and, when the budget allows, rollback, compared with the model)
 #   4. test/realcluster/kind.test.ts against real kind (HCS_TESTBED_KIND=1):
 #      up/down, a failing step (exit 1 naming it), no Docker (exit 3)
 #   5. the project's Dockerfile on the locally built base image
@@ -68,6 +73,8 @@ done
 # Estimates (seconds) measured on 2 cores: cold build ~40 min, warm ~1 min.
 source tools/kube/versions.env
 source tools/kind/versions.env
+# shellcheck disable=SC1091
+source tools/capi/versions.env
 cache="${HCS_TESTBED_KIND_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hcs-testbed/kind}/${KIND_VERSION}-${KUBE_VERSION}"
 build_estimate=2700
 [ -f "$cache/node-image.stamp" ] && build_estimate=300
@@ -81,6 +88,38 @@ image="$(tail -n 1 out/kind-ci-image.txt)"
 kind_bin="$cache/bin/kind"
 kubectl_bin="$cache/bin/kubectl"
 export KIND="$kind_bin" KUBECTL="$kubectl_bin" HCS_TESTBED_KIND_IMAGE="$image"
+
+# The same cluster with the upstream Cluster API managers and the HCS provider as Deployments
+# (`kind up --managers in-cluster`): nodes, deployments, the provider's log, then the scenarios
+# against them compared with the model (test/realcluster/kind-incluster.test.ts on this cluster).
+in_cluster() {
+  local k=("$kubectl_bin" --kubeconfig "$kubeconfig") scen
+  if [ -z "${HCS_TESTBED_CAPI_BIN:-}" ] && [ ! -x "${HCS_TESTBED_CAPI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hcs-testbed/capi}/${CAPI_VERSION}/cluster-api-manager" ]; then
+    say "SKIP in-cluster managers: no tools/capi build (tools/capi/build.sh; .ci/run builds it before this step)"
+    return 0
+  fi
+  fits 420 "in-cluster managers and provider (images, kind up --managers in-cluster)" || return 0
+  timed "images: Cluster API managers + provider (tools/kind/images.sh)" bash -c 'tools/kind/images.sh > out/kind-ci-images.txt' || return 1
+  cat out/kind-ci-images.txt
+  timed "hcs-testbed kind up --managers in-cluster" node bin/hcs-testbed.mjs kind up --name "$name" --kubeconfig "$kubeconfig" --managers in-cluster --speed 20 || return 1
+  t0=$(date +%s)
+  "${k[@]}" get nodes
+  "${k[@]}" get deployments -A
+  say "kubectl logs -n cpaas-system deployment/hcs-controller-manager (first lines):"
+  "${k[@]}" logs -n cpaas-system deployment/hcs-controller-manager | head -n 5
+  say "== kubectl get nodes / deployments / logs: $(( $(date +%s) - t0 )) s"
+  # Measured at speed 20 on 2 busy cores (warm): the five worker/control plane scenarios ~10 min with the
+  # model's runs and a second kind up, rollback ~8.5 min more (1129 s for all six).
+  scen="scale-out-workers,worker-infra-upgrade,worker-k8s-upgrade,maxsurge-disk-reuse,control-plane-upgrade"
+  if [ "$(left)" -ge 1500 ]; then scen="$scen,rollback"; else say "SKIP rollback on the in-cluster managers: needs ~1500 s with the others, $(left) s left"; fi
+  if fits 900 "scenarios on the in-cluster managers and provider"; then
+    timed "scenarios on kind, in-cluster managers + provider, vs the model ($scen)" \
+      env HCS_TESTBED_KIND=1 HCS_TESTBED_KIND_CLUSTER="$name" HCS_TESTBED_KIND_SCENARIOS="$scen" \
+      npx vitest run test/realcluster/kind-incluster.test.ts
+    say "kubectl logs -n cpaas-system deployment/hcs-controller-manager (the provider's decisions, first lines):"
+    "${k[@]}" logs -n cpaas-system deployment/hcs-controller-manager | grep -E '"event":"hcsmachine\.(entry-bound|server-created|disk-attach|entry-released)"' | head -n 8
+  fi
+}
 
 if fits 400 "kind up"; then
   if timed "hcs-testbed kind up ($image)" node bin/hcs-testbed.mjs kind up --name "$name" --kubeconfig "$kubeconfig"; then
@@ -96,6 +135,7 @@ if fits 400 "kind up"; then
           scenarios/worker-infra-upgrade.yaml scenarios/control-plane-upgrade.yaml scenarios/rollback.yaml \
           --backend kubeconfig --kubeconfig "$kubeconfig" --webhook-host "$gw" --report console,junit --out out/kind-ci
     fi
+    in_cluster
     timed "hcs-testbed kind down" node bin/hcs-testbed.mjs kind down --name "$name"
   fi
 fi
