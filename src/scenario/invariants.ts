@@ -17,6 +17,7 @@ import type { World } from './world.js';
 import { StrandedDataTracker } from './stranded.js';
 import { DiskReuseTracker } from './disk-reuse.js';
 import { KcpScaleDownTracker } from './kcp-scale-down.js';
+import { MdRolloutPlanTracker } from './md-rollout-plan.js';
 import { CONTRACT, reference, type Classification } from './contract.js';
 
 /** The reference provider names each server after its HCSMachine; the contract identifies a server by spec.serverId only. */
@@ -84,6 +85,7 @@ export class InvariantMonitor {
   private readonly stranded: StrandedDataTracker;
   private readonly diskReuse: DiskReuseTracker;
   private readonly kcpScaleDown: KcpScaleDownTracker;
+  private readonly mdRolloutPlan: MdRolloutPlanTracker;
 
   /** Reference findings a contract-only monitor did not count (by key): conformance mode marks them skipped. */
   private readonly skipped = new Map<string, SkippedFinding>();
@@ -97,6 +99,7 @@ export class InvariantMonitor {
     this.stranded = new StrandedDataTracker(world);
     this.diskReuse = new DiskReuseTracker(world);
     this.kcpScaleDown = new KcpScaleDownTracker(world, events);
+    this.mdRolloutPlan = new MdRolloutPlanTracker(world.mgmt);
   }
 
   all(): Violation[] {
@@ -126,6 +129,7 @@ export class InvariantMonitor {
       ...contract(await this.diskReuse.findings()),
       ...(await this.certificateFindings()),
       ...contract(await this.kcpScaleDown.findings()),
+      ...contract(this.mdRolloutPlan.findings()),
     ]);
     this.checkedAt = rev;
     return fresh;

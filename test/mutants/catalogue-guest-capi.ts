@@ -124,8 +124,9 @@ export const capiMutants: Mutant[] = [
     bug: 'MachineDeployment rollout removes every unhealthy old machine at once, not capped by maxUnavailable',
     rules: ['MD-1'],
     patches: [{ file: RP, from: '    const n = Math.min(maxCleanup - total, replicas - ms.availableReplicas);\n', to: '    const n = replicas - ms.availableReplicas;\n' }],
+    // Killed by unhealthy-rollout (two unhealthy old machines, maxUnavailable 1) and the MD-1 check of the old
+    // MachineSets' spec.replicas against upstream's rolling-update plan (src/scenario/md-rollout-plan.ts).
     scenario: 'scenarios/unhealthy-rollout.yaml',
-    needs: 'a flow with two or more unhealthy old machines and maxUnavailable 1 during a rollout (unhealthy-rollout stops one, where the cap and the mutant remove the same one), and a check of the MachineSets\' spec.replicas against upstream\'s rolling-update plan (cleanupUnhealthyReplicas removes at most Σ spec − (replicas − maxUnavailable) − the new MachineSet\'s unavailable replicas): removing unhealthy machines does not lower the available count, so the MD-1 availability invariant alone cannot see it',
   },
   {
     id: 'capi/md-min-available-off-by-one',
