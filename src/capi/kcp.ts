@@ -125,7 +125,11 @@ function oldest(ms: KcpMachineView[]): KcpMachineView | undefined {
 
 /** selectMachineForScaleDown + MachineInFailureDomainWithMostMachines. */
 export function selectMachineForScaleDown(all: KcpMachineView[], outdated: KcpMachineView[]): KcpMachineView | undefined {
-  const unhealthy = (m: KcpMachineView): boolean => !m.componentsHealthy || m.etcdMemberHealthy === false || !m.hasNodeRef;
+  // collections.HasUnhealthyControlPlaneComponents: a component or etcd member condition False. A Machine without a
+  // Node has none of them set (KCP v1.10 UpdateStaticPodConditions / updateManagedEtcdConditions set only the v1beta2
+  // ones, Unknown, for provisioning Machines: "The machine without a node ... do not treat it as unhealthy"), so it is
+  // not unhealthy here; the preflight checks still wait for its Node.
+  const unhealthy = (m: KcpMachineView): boolean => m.hasNodeRef && (!m.componentsHealthy || m.etcdMemberHealthy === false);
   let candidates = all;
   if (outdated.some((m) => m.deleteAnnotation)) candidates = outdated.filter((m) => m.deleteAnnotation);
   else if (all.some((m) => m.deleteAnnotation)) candidates = all.filter((m) => m.deleteAnnotation);

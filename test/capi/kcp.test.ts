@@ -328,6 +328,15 @@ describe('KCP decisions (pure)', () => {
     const annotated = [v('a', 1), v('b', 2, { deleteAnnotation: true }), v('c', 3, { upToDate: false })];
     expect(selectMachineForScaleDown(annotated, [annotated[2]!])?.name).toBe('b');
   });
+  it('an outdated machine without a Node is not "unhealthy" for the choice (upstream sets no component condition on it): the oldest outdated one is picked, and the preflight waits for the Node', () => {
+    // util/collections HasUnhealthyControlPlaneComponents: "The machine without a node ... do not treat it as unhealthy".
+    const ms = [v('x', 1, { upToDate: false }), v('y', 2, { upToDate: false, hasNodeRef: false, componentsHealthy: false }), v('z', 3)];
+    expect(selectMachineForScaleDown(ms, [ms[0]!, ms[1]!])?.name).toBe('x');
+    expect(decideKcp({ replicas: 2, maxSurge: 0, initialized: true, machines: ms })).toMatchObject({ type: 'blocked', operation: 'scaleDown', reason: 'PreflightFailed', machine: 'x' });
+    // With a Node, unhealthy components do make an outdated machine go first.
+    const sick = [v('x', 1, { upToDate: false }), v('y', 2, { upToDate: false, componentsHealthy: false }), v('z', 3)];
+    expect(selectMachineForScaleDown(sick, [sick[0]!, sick[1]!])?.name).toBe('y');
+  });
   it('rollout loop: scale up while machines < replicas + maxSurge, else scale down an outdated one', () => {
     const ms = [v('a', 1, { upToDate: false }), v('b', 2, { upToDate: false }), v('c', 3, { upToDate: false })];
     expect(decideKcp({ replicas: 3, maxSurge: 1, initialized: true, machines: ms }).type).toBe('scaleUp');

@@ -90,8 +90,9 @@ export const capiMutants: Mutant[] = [
     bug: 'KCP picks the machine to remove among all machines, not among those needing rollout',
     rules: ['KCP-1', 'KCP-3'],
     patches: [{ file: KCP, from: '  else if (outdated.length > 0) candidates = outdated;\n', to: '' }],
-    scenario: 'scenarios/control-plane-upgrade.yaml',
-    needs: 'a flow in which an up-to-date control-plane machine is older than an outdated one: a rollback started in the middle of a control-plane upgrade (the machines of the old template are then up to date again and the oldest); the KCP-2 invariant then sees the mutant remove an up-to-date machine. In the library the oldest machine is always an outdated one during a rollout',
+    // Killed by control-plane-rollback-midway (a rollback while the first replacement provisions: the old template's
+    // machines are up to date again and the oldest) and the KCP-2 invariant (src/scenario/kcp-scale-down.ts).
+    scenario: 'scenarios/control-plane-rollback-midway.yaml',
   },
   {
     id: 'capi/kcp-failure-domain-fewest',
