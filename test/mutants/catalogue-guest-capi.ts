@@ -7,6 +7,7 @@ import type { Mutant } from './types.js';
 
 const G = 'src/guest/index.ts';
 const KCP = 'src/capi/kcp.ts';
+const FD = 'src/capi/failure-domains.ts';
 const RP = 'src/capi/rollout-planner.ts';
 const DP = 'src/capi/delete-policy.ts';
 const MACH = 'src/capi/machine.ts';
@@ -98,10 +99,11 @@ export const capiMutants: Mutant[] = [
     id: 'capi/kcp-failure-domain-fewest',
     part: 'capi',
     bug: 'KCP removes from the failure domain with the fewest machines instead of the most',
-    rules: ['KCP-1'],
-    patches: [{ file: KCP, from: '.sort((a, b) => (count.get(b)! - count.get(a)! !== 0 ? count.get(b)! - count.get(a)! :', to: '.sort((a, b) => (count.get(b)! - count.get(a)! !== 0 ? count.get(a)! - count.get(b)! :' }],
-    scenario: 'scenarios/control-plane-upgrade.yaml',
-    needs: 'a control plane spread over failure domains (Cluster status.failureDomains, one machine per domain and a rollout); without failure domains every machine is in the same (empty) domain and the choice is the same. The KCP-2 invariant already states the rule (the failure domain with the most machines)',
+    rules: ['KCP-1', 'KCP-2'],
+    patches: [{ file: FD, from: '  return agg.sort((a, b) => b.priority - a.priority || b.all - a.all || byId(a, b))[0]?.id;', to: '  return agg.sort((a, b) => a.priority - b.priority || a.all - b.all || byId(a, b))[0]?.id;' }],
+    // Killed by control-plane-failure-domains (five machines over two failure domains, scaled in) and the KCP-2
+    // invariant (src/scenario/kcp-scale-down.ts).
+    scenario: 'scenarios/control-plane-failure-domains.yaml',
   },
   {
     id: 'capi/kcp-ignores-maxsurge',

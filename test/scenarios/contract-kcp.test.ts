@@ -5,7 +5,8 @@
  * is planted by redirecting, in this test's testbed only, the model's deletion of a control plane
  * Machine to the newest one. A KCP that removes the oldest machine whatever its template fails
  * control-plane-rollback-midway (a rollback started in the middle of a control plane upgrade: the old
- * template's machines are up to date again and the oldest) with KCP-2, planted the same way. The pure
+ * template's machines are up to date again and the oldest) with KCP-2, planted the same way; so does one
+ * that scales in from the failure domain with the fewest machines, on control-plane-failure-domains. The pure
  * choice is covered on hand-built machine sets below.
  */
 import { readFileSync } from 'node:fs';
@@ -67,6 +68,34 @@ describe('KCP-2: the control plane removes the machine upstream removes', () => 
     const r = await runScenario(loadScenario(path, readFileSync(path, 'utf8')), factory);
     expect(r.ok).toBe(false);
     expect(r.steps.find((s) => !s.ok)!.error).toMatch(/KCP-2: KubeadmControlPlane cpaas-system\/demo-control-plane removed control plane Machine \S+ \(created [^)]*, up to date\), but upstream removes \S+ \(created [^)]*, outdated\)/);
+  });
+
+  it('a KCP that scales in from the failure domain with the fewest machines fails control-plane-failure-domains', { timeout: 180_000 }, async () => {
+    // The bug: whatever the KCP picks, the oldest control plane Machine of the failure domain holding the fewest is deleted.
+    const base = embeddedTestbedFactory({});
+    const factory: TestbedFactory = async (seed) => {
+      const tb = (await base(seed)) as Testbed;
+      const mgmt = tb.env.mgmt as KubeClient;
+      const del = mgmt.delete.bind(mgmt);
+      mgmt.delete = (async (ref: Parameters<KubeClient['delete']>[0], opts?: Parameters<KubeClient['delete']>[1]) => {
+        const target = ref.kind === 'Machine' ? await mgmt.get<Machine>(ref) : undefined;
+        if (target?.metadata.labels?.[LABEL_CONTROL_PLANE] !== undefined && !target.metadata.deletionTimestamp) {
+          const cps = (await mgmt.list<Machine>('Machine', { namespace: ref.namespace })).filter((m) => m.metadata.labels?.[LABEL_CONTROL_PLANE] !== undefined && !m.metadata.deletionTimestamp);
+          const count = (fd: string | undefined): number => cps.filter((m) => m.spec.failureDomain === fd).length;
+          const fewest = [...new Set(cps.map((m) => m.spec.failureDomain))].sort((a, b) => count(a) - count(b))[0];
+          const victim = cps.filter((m) => m.spec.failureDomain === fewest).sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || a.metadata.name.localeCompare(b.metadata.name))[0];
+          if (victim) return del({ ...ref, name: victim.metadata.name }, opts);
+        }
+        return del(ref, opts);
+      }) as KubeClient['delete'];
+      return tb;
+    };
+    const path = join(resolve('scenarios'), 'control-plane-failure-domains.yaml');
+    const clean = await runScenario(loadScenario(path, readFileSync(path, 'utf8')), embeddedTestbedFactory({}));
+    expect(clean.steps.filter((s) => !s.ok).map((s) => `${s.title}: ${s.error}`)).toEqual([]);
+    const r = await runScenario(loadScenario(path, readFileSync(path, 'utf8')), factory);
+    expect(r.ok).toBe(false);
+    expect(r.steps.find((s) => !s.ok)!.error).toMatch(/KCP-2: KubeadmControlPlane cpaas-system\/demo-control-plane removed control plane Machine \S+ \(created [^)]*, failure domain az2, up to date\), but upstream removes \S+ \(created [^)]*, failure domain az1, up to date\)/);
   });
 
   it('the choice: delete annotation, then outdated, then the failure domain with the most machines, then the oldest', { timeout: 10_000 }, () => {
