@@ -7,6 +7,7 @@
  *   unshare -n sh -c 'ip link set lo up && exec npm run bench -- upstream'   # the upstream managers' rollout (bench/upstream.ts)
  *   BENCH_SCALE_N=200 npm run bench -- scale
  *   npm run bench -- mutants       # the mutant catalogue's kill table (bench/mutants.ts; several minutes)
+ *   npm run bench -- stryker       # StrykerJS on one provider module, the library as its test runner (bench/stryker.ts; opt-in, not in a plain run)
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,7 @@ import { benchLibrary } from './library.js';
 import { benchMockHcs } from './mock-hcs.js';
 import { benchMockHcsGrowth } from './mock-hcs-growth.js';
 import { benchMutants } from './mutants.js';
+import { benchStryker } from './stryker.js';
 import { benchUpstream } from './upstream.js';
 import { benchUpstreamGenerated } from './upstream-generated.js';
 import { benchYaml } from './yaml.js';
@@ -60,7 +62,10 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   upstream: () => benchUpstream(),
   'upstream-generated': () => benchUpstreamGenerated(),
   mutants: () => benchMutants(),
+  stryker: () => benchStryker(),
 };
+/** Groups run only when named (they fetch a tool from the registry, or take long). */
+const OPT_IN = new Set(['stryker']);
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const unknown = wanted.filter((w) => !groups[w]);
@@ -69,7 +74,7 @@ if (unknown.length) {
   process.exit(2);
 }
 console.log(`node ${process.version}, ${new Date().toISOString()}`);
-for (const name of wanted.length ? wanted : Object.keys(groups)) {
+for (const name of wanted.length ? wanted : Object.keys(groups).filter((g) => !OPT_IN.has(g))) {
   console.log(`\n== ${name}`);
   const t0 = performance.now();
   try {

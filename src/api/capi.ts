@@ -52,10 +52,19 @@ export interface ClusterSpec {
   controlPlaneRef?: ObjectReference;
   infrastructureRef?: ObjectReference;
 }
+/** v1beta1 FailureDomainSpec: whether control plane Machines may be placed there, and provider attributes. */
+export interface FailureDomainSpec {
+  controlPlane?: boolean;
+  attributes?: Record<string, string>;
+}
+/** v1beta1 FailureDomains: failure domain name -> spec (Cluster.status.failureDomains, copied from the infrastructure cluster's). */
+export type FailureDomains = Record<string, FailureDomainSpec>;
+
 export interface ClusterStatus {
   phase?: 'Pending' | 'Provisioning' | 'Provisioned' | 'Deleting' | 'Failed' | 'Unknown';
   infrastructureReady?: boolean;
   controlPlaneReady?: boolean;
+  failureDomains?: FailureDomains;
   conditions?: Condition[];
   observedGeneration?: number;
 }

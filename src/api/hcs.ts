@@ -21,9 +21,17 @@ export interface HCSClusterSpec {
   identityRef?: { kind?: string; name: string };
   project?: string;
   region?: string;
+  /**
+   * The availability zones control plane Machines are spread over (as CAPO's OpenStackCluster
+   * spec.controlPlaneAvailabilityZones): each one that the cloud lists as available
+   * (NovaListAvailabilityZones) becomes a failure domain in status.failureDomains. Unset: no failure domains.
+   */
+  controlPlaneAvailabilityZones?: string[];
 }
 export interface HCSClusterStatus {
   ready?: boolean;
+  /** Cluster API infrastructure contract: copied to Cluster.status.failureDomains. */
+  failureDomains?: Record<string, { controlPlane?: boolean; attributes?: Record<string, string> }>;
   network?: { subnets?: HCSSubnet[] };
   failureReason?: string;
   failureMessage?: string;

@@ -6,7 +6,8 @@
  * - reconcileExternal: the infrastructure cluster and the control plane get an
  *   ownerReference to the Cluster and the cluster-name label;
  * - infrastructureReady from the infra cluster's status.ready, and
- *   spec.controlPlaneEndpoint copied from it when unset;
+ *   spec.controlPlaneEndpoint copied from it when unset, status.failureDomains
+ *   copied from its status.failureDomains;
  * - controlPlaneReady / ControlPlaneInitialized from a KubeadmControlPlane's
  *   status.ready / status.initialized;
  * - phase Pending → Provisioning → Provisioned (→ Deleting).
@@ -16,7 +17,7 @@
  * Cluster without infrastructureRef counts as infrastructure-ready.
  */
 import { FINALIZER_CLUSTER, LABEL_CLUSTER_NAME } from '../api/capi.js';
-import type { Cluster, ClusterStatus, Machine, MachineDeployment, MachineSet, ObjectReference } from '../api/capi.js';
+import type { Cluster, ClusterStatus, FailureDomains, Machine, MachineDeployment, MachineSet, ObjectReference } from '../api/capi.js';
 import { getShared } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
 import { controllerOf, isDeleting, ownerRef } from '../kube/types.js';
@@ -29,7 +30,7 @@ import { CAPI_DEPLOYMENT, sameJson, ensureOwnerRef, getCondition, keyFor, markFa
 export const CLUSTER_CONTROLLER = 'capi-cluster';
 
 interface Readiness {
-  status?: { ready?: boolean; initialized?: boolean };
+  status?: { ready?: boolean; initialized?: boolean; failureDomains?: FailureDomains };
   spec?: { controlPlaneEndpoint?: { host: string; port: number } };
 }
 
@@ -77,6 +78,13 @@ export class ClusterReconciler implements Controller {
         if (ready && ep?.host && !cluster.spec.controlPlaneEndpoint?.host) {
           spec = { ...spec, controlPlaneEndpoint: { host: ep.host, port: ep.port } };
           specChanged = true;
+        }
+        // cluster_controller_phases.go reconcileInfrastructure (once the infrastructure is or was ready): status.failureDomains
+        // copied from the infrastructure cluster's (none there: an empty map, which the API omits).
+        if (ready || status.infrastructureReady) {
+          const fds = (infra as Readiness).status?.failureDomains;
+          if (fds && Object.keys(fds).length) status.failureDomains = structuredClone(fds);
+          else delete status.failureDomains;
         }
       }
     } else {

@@ -9,8 +9,10 @@
  *   no Machines and not initialized → create the first Machine (kubeadm init);
  *   fewer / more Machines than replicas → scale up / down;
  * - selectMachineForScaleDown: delete-annotated outdated > delete-annotated >
- *   unhealthy outdated > outdated > all; then the oldest in the failure domain
- *   with the most Machines;
+ *   unhealthy outdated > outdated > all; then the oldest in a failure domain
+ *   no longer in Cluster.status.failureDomains, else in PickMost's (most
+ *   eligible, then most Machines); new Machines go to PickFewest's failure
+ *   domain (fewest up-to-date, then fewest Machines): util/failuredomains;
  * - preflightChecks (scale up and scale down; the Machine being removed is
  *   excluded): no Machine being deleted, every Machine has a nodeRef, healthy
  *   control plane components, healthy etcd members;
@@ -53,6 +55,7 @@ import { controllerOf, isDeleting, ownerRef } from '../kube/types.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
 import type { Rng } from '../core/rng.js';
+import { pickFewestFailureDomain, pickMostFailureDomain } from './failure-domains.js';
 import { writeKubeadmConfig } from './kubeadm-config.js';
 import { reconcileCertificateExpiries } from './kcp-certificates.js';
 import { kubeconfigSecretName, reconcileKubeconfigSecret } from './kubeconfig.js';
@@ -100,6 +103,8 @@ export interface KcpDecisionInput {
   maxSurge: number;
   initialized: boolean;
   machines: KcpMachineView[];
+  /** The Cluster's status.failureDomains with controlPlane true (sorted); none: no failure domains. */
+  failureDomains?: readonly string[];
 }
 
 export type KcpAction =
@@ -123,20 +128,26 @@ function oldest(ms: KcpMachineView[]): KcpMachineView | undefined {
   return [...ms].sort((a, b) => (a.created !== b.created ? a.created - b.created : a.name < b.name ? -1 : 1))[0];
 }
 
-/** selectMachineForScaleDown + MachineInFailureDomainWithMostMachines. */
-export function selectMachineForScaleDown(all: KcpMachineView[], outdated: KcpMachineView[]): KcpMachineView | undefined {
-  const unhealthy = (m: KcpMachineView): boolean => !m.componentsHealthy || m.etcdMemberHealthy === false || !m.hasNodeRef;
+/**
+ * selectMachineForScaleDown + ControlPlane.MachineInFailureDomainWithMostMachines / FailureDomainWithMostMachines
+ * (controlplane/kubeadm/internal/control_plane.go, cluster-api v1.10): among the candidates, the oldest of a failure
+ * domain no longer in the Cluster's control plane failure domains (or none) if there is one, else of PickMost.
+ */
+export function selectMachineForScaleDown(all: KcpMachineView[], outdated: KcpMachineView[], controlPlaneFailureDomains: readonly string[] = []): KcpMachineView | undefined {
+  // collections.HasUnhealthyControlPlaneComponents: a component or etcd member condition False. A Machine without a
+  // Node has none of them set (KCP v1.10 UpdateStaticPodConditions / updateManagedEtcdConditions set only the v1beta2
+  // ones, Unknown, for provisioning Machines: "The machine without a node ... do not treat it as unhealthy"), so it is
+  // not unhealthy here; the preflight checks still wait for its Node.
+  const unhealthy = (m: KcpMachineView): boolean => m.hasNodeRef && (!m.componentsHealthy || m.etcdMemberHealthy === false);
   let candidates = all;
   if (outdated.some((m) => m.deleteAnnotation)) candidates = outdated.filter((m) => m.deleteAnnotation);
   else if (all.some((m) => m.deleteAnnotation)) candidates = all.filter((m) => m.deleteAnnotation);
   else if (outdated.some(unhealthy)) candidates = outdated.filter(unhealthy);
   else if (outdated.length > 0) candidates = outdated;
   if (candidates.length === 0) return undefined;
-  // The failure domain (among those of the candidates) with the most control plane Machines; ties by name.
-  const count = new Map<string, number>();
-  for (const m of all) count.set(m.failureDomain ?? '', (count.get(m.failureDomain ?? '') ?? 0) + 1);
-  const fds = [...new Set(candidates.map((m) => m.failureDomain ?? ''))].sort((a, b) => (count.get(b)! - count.get(a)! !== 0 ? count.get(b)! - count.get(a)! : a < b ? -1 : a > b ? 1 : 0));
-  return oldest(candidates.filter((m) => (m.failureDomain ?? '') === fds[0]));
+  const notIn = candidates.filter((m) => !m.failureDomain || !controlPlaneFailureDomains.includes(m.failureDomain));
+  const fd = notIn.length ? oldest(notIn)!.failureDomain : pickMostFailureDomain(controlPlaneFailureDomains, all, candidates);
+  return oldest(candidates.filter((m) => m.failureDomain === fd));
 }
 
 /** preflightChecks; `exclude` is the Machine a scale down removes. */
@@ -173,7 +184,7 @@ export function decideKcp(input: KcpDecisionInput): KcpAction {
     return { type: 'scaleUp', reason };
   };
   const scaleDown = (pool: KcpMachineView[], reason: string): KcpAction => {
-    const victim = selectMachineForScaleDown(ms, pool);
+    const victim = selectMachineForScaleDown(ms, pool, input.failureDomains ?? []);
     if (!victim) return { type: 'none' };
     const pf = preflightChecks(ms, victim.name);
     if (!pf.ok) return { type: 'blocked', operation: 'scaleDown', reason: pf.reason, messages: pf.messages, machine: victim.name };
@@ -392,6 +403,11 @@ export class KubeadmControlPlaneReconciler implements Controller {
       record.dnsImageTag = kcp.spec.kubeadmConfigSpec.clusterConfiguration?.dns?.imageTag ?? '';
     }
 
+    // The Cluster's control plane failure domains (Cluster.status.failureDomains, copied from the infrastructure cluster).
+    const failureDomains = Object.entries(cluster.status?.failureDomains ?? {}).filter(([, f]) => f.controlPlane).map(([id]) => id).sort();
+    // NextFailureDomainForScaleUp (initializeControlPlane, scaleUpControlPlane): none without failure domains.
+    const placement = (): string | undefined => (failureDomains.length ? pickFewestFailureDomain(failureDomains, views) : undefined);
+
     // UPG-3: refuse a skipped minor version.
     const currentVersion = machines.map((m) => normVersion(m.spec.version)).filter(Boolean).sort(compareVersions)[0];
     const skip = minorSkipError(currentVersion, wantVersion);
@@ -403,6 +419,7 @@ export class KubeadmControlPlaneReconciler implements Controller {
         maxSurge: Math.min(1, Math.max(0, Number(kcp.spec.rolloutStrategy?.rollingUpdate?.maxSurge ?? 1) || 0)),
         initialized,
         machines: views,
+        failureDomains,
       });
     }
     // KCP-3: at the start of an upgrade, the kubeadm-config and the CoreDNS deployment get the new values (UpdateCoreDNS).
@@ -416,11 +433,11 @@ export class KubeadmControlPlaneReconciler implements Controller {
     let result: Result | void = undefined;
     switch (action.type) {
       case 'initialize':
-        await this.createMachine(kcp, cluster, true);
+        await this.createMachine(kcp, cluster, true, placement());
         this.decision(kcp, 'initialize', 'creating the first control plane Machine (kubeadm init)');
         break;
       case 'scaleUp':
-        await this.createMachine(kcp, cluster, false);
+        await this.createMachine(kcp, cluster, false, placement());
         this.decision(kcp, 'scale-up', action.reason);
         break;
       case 'scaleDown': {
@@ -584,7 +601,7 @@ export class KubeadmControlPlaneReconciler implements Controller {
   }
 
   /** cloneConfigsAndGenerateMachine. */
-  private async createMachine(kcp: KubeadmControlPlane, cluster: Cluster, init: boolean): Promise<void> {
+  private async createMachine(kcp: KubeadmControlPlane, cluster: Cluster, init: boolean, failureDomain: string | undefined): Promise<void> {
     const namespace = kcp.metadata.namespace ?? 'default';
     const clusterName = cluster.metadata.name;
     const name = `${kcp.metadata.name}-${this.ctx.rng.string(5)}`;
@@ -651,6 +668,7 @@ export class KubeadmControlPlaneReconciler implements Controller {
           version: normVersion(kcp.spec.version),
           bootstrap: { configRef: { apiVersion: BOOTSTRAP_VERSION, kind: 'KubeadmConfig', name, namespace } },
           infrastructureRef: { apiVersion: infraApiVersion, kind: (tplRef.kind ?? 'HCSMachineTemplate').replace(/Template$/, ''), name, namespace },
+          ...(failureDomain ? { failureDomain } : {}),
           ...(kcp.spec.machineTemplate.nodeDrainTimeout ? { nodeDrainTimeout: kcp.spec.machineTemplate.nodeDrainTimeout } : {}),
           ...(kcp.spec.machineTemplate.nodeDeletionTimeout ? { nodeDeletionTimeout: kcp.spec.machineTemplate.nodeDeletionTimeout } : {}),
         },
@@ -660,7 +678,12 @@ export class KubeadmControlPlaneReconciler implements Controller {
       for (const o of created) await this.ctx.mgmt.delete({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name }, { ignoreNotFound: true });
       throw e;
     }
-    this.ctx.events.record({ source: 'capi', type: 'kcp.machine-created', message: `KubeadmControlPlane ${keyFor(kcp)} created ${init ? 'initial ' : ''}control plane Machine ${name} (${normVersion(kcp.spec.version)}, ${tplRef.name})`, data: { kcp: kcp.metadata.name, machine: name, init, version: normVersion(kcp.spec.version), template: tplRef.name } });
+    this.ctx.events.record({
+      source: 'capi',
+      type: 'kcp.machine-created',
+      message: `KubeadmControlPlane ${keyFor(kcp)} created ${init ? 'initial ' : ''}control plane Machine ${name} (${normVersion(kcp.spec.version)}, ${tplRef.name}${failureDomain ? `, failure domain ${failureDomain}` : ''})`,
+      data: { kcp: kcp.metadata.name, machine: name, init, version: normVersion(kcp.spec.version), template: tplRef.name, ...(failureDomain ? { failureDomain } : {}) },
+    });
     await this.ctx.recorder.record('capi', 'kubeadm-control-plane-controller', kcp, 'Normal', init ? 'Initialization' : 'ScaleUp', `Created control plane Machine ${name}`);
   }
 

@@ -199,6 +199,15 @@ export class HcsClient {
     return r.flavors;
   }
 
+  /**
+   * NovaListAvailabilityZones: GET /v2.1/{project_id}/os-availability-zone -> {availabilityZoneInfo: [{zoneName,
+   * zoneState: {available}, hosts}]} (https://support.huaweicloud.com/api-ecs/ecs_03_1801.html).
+   */
+  async listAvailabilityZones(): Promise<{ zoneName: string; zoneState: { available: boolean } }[]> {
+    const r = await this.call<{ availabilityZoneInfo: { zoneName: string; zoneState: { available: boolean } }[] }>('NovaListAvailabilityZones', 'GET', `/v2.1/${this.p}/os-availability-zone`);
+    return r.availabilityZoneInfo;
+  }
+
   /** os-stop (SOFT by default): ACTIVE -> SHUTOFF through a job. */
   stopServers(ids: string[], type: 'SOFT' | 'HARD' = 'SOFT'): Promise<{ job_id: string }> {
     return this.call('BatchStopServers', 'POST', `/v1/${this.p}/cloudservers/action`, { 'os-stop': { servers: ids.map((id) => ({ id })), type } });

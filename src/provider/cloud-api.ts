@@ -118,6 +118,14 @@ export interface CloudApi {
   listSubnets(q?: Record<string, string>): Promise<CloudSubnet[]>;
   listImages(q?: { name?: string }): Promise<CloudImage[]>;
   listFlavors(az?: string): Promise<CloudFlavor[]>;
+  /** NovaListAvailabilityZones (GET /v2.1/{project_id}/os-availability-zone); only needed for control plane failure domains. */
+  listAvailabilityZones?(): Promise<CloudAvailabilityZone[]>;
+}
+
+/** One entry of NovaListAvailabilityZones' availabilityZoneInfo. */
+export interface CloudAvailabilityZone {
+  zoneName: string;
+  zoneState: { available: boolean };
 }
 
 /** Errors of the cloud client: HcsApiError {status, code, message}. Matched structurally. */

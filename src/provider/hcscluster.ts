@@ -1,10 +1,11 @@
 /**
  * HCSCluster controller: resolves spec.network.subnets against the cloud
  * (names and IDs), publishes the resolved list in status.network.subnets and
- * sets status.ready (NET-4, NET-5).
+ * sets status.ready (NET-4, NET-5); with spec.controlPlaneAvailabilityZones,
+ * status.failureDomains from the available zones (NovaListAvailabilityZones).
  */
 import { LABEL_CLUSTER_NAME } from '../api/capi.js';
-import type { HCSCluster, HCSMachine, HCSSubnet } from '../api/hcs.js';
+import type { HCSCluster, HCSClusterStatus, HCSMachine, HCSSubnet } from '../api/hcs.js';
 import { FINALIZER_HCSCLUSTER } from '../api/hcs.js';
 import { errorMessage } from '../core/errors.js';
 import { hasFinalizer, isDeleting } from '../kube/types.js';
@@ -150,8 +151,42 @@ export class HCSClusterController implements Controller {
       }
     }
     setCondition(conds, { type: 'Ready', status: status.ready ? 'True' : 'False', ...(status.ready ? {} : { reason: 'NetworkNotReady', message: getCondition(conds, 'NetworkReady')?.message }) }, now);
+    const fdRetry = await this.failureDomains(hc, status);
     await this.save(hc, status);
-    return res.problems.length ? { requeueAfter: 30_000 } : undefined;
+    return res.problems.length || fdRetry ? { requeueAfter: 30_000 } : undefined;
+  }
+
+  /**
+   * Cluster API infrastructure contract, status.failureDomains (copied to Cluster.status.failureDomains, where the
+   * KubeadmControlPlane spreads its Machines): one control plane failure domain per zone of
+   * spec.controlPlaneAvailabilityZones that NovaListAvailabilityZones lists as available (as CAPO's
+   * OpenStackCluster controlPlaneAvailabilityZones). Unset: no failure domains and no call. Returns true to retry.
+   */
+  private async failureDomains(hc: HCSCluster, status: NonNullable<HCSCluster['status']>): Promise<boolean> {
+    const want = hc.spec.controlPlaneAvailabilityZones ?? [];
+    if (!want.length) {
+      delete status.failureDomains;
+      return false;
+    }
+    const key = `${hc.metadata.namespace ?? 'default'}/${hc.metadata.name}`;
+    let zones: { zoneName: string; zoneState: { available: boolean } }[];
+    try {
+      if (!this.cloud.listAvailabilityZones) throw new Error('the cloud client cannot list availability zones (NovaListAvailabilityZones)');
+      zones = await this.cloud.listAvailabilityZones();
+    } catch (e) {
+      const ce = asCloudError(e);
+      this.rep.error('hcscluster.availability-zones', `HCSCluster ${key}: cannot list availability zones: ${ce ? `${ce.code} ${ce.message}` : stableMessage(errorMessage(e))}`, { cluster: key }, ['TPL-2']);
+      return true; // status.failureDomains stays as it was
+    }
+    const available = new Set(zones.filter((z) => z.zoneState.available).map((z) => z.zoneName));
+    const missing = want.filter((z) => !available.has(z));
+    const fds: NonNullable<HCSClusterStatus['failureDomains']> = {};
+    for (const z of [...new Set(want)].filter((x) => available.has(x)).sort()) fds[z] = { controlPlane: true };
+    if (missing.length && JSON.stringify(Object.keys(status.failureDomains ?? {})) !== JSON.stringify(Object.keys(fds))) {
+      this.rep.error('hcscluster.availability-zones', `HCSCluster ${key}: TPL-2: spec.controlPlaneAvailabilityZones ${missing.join(', ')} not available in HCS (available: ${[...available].sort().join(', ') || 'none'}): not a failure domain`, { cluster: key }, ['TPL-2']);
+    }
+    status.failureDomains = fds;
+    return false;
   }
 
   /**
@@ -166,6 +201,8 @@ export class HCSClusterController implements Controller {
       const before = JSON.stringify(st);
       if (status.ready !== undefined) st.ready = status.ready;
       if (status.network !== undefined) st.network = status.network;
+      if (status.failureDomains !== undefined) st.failureDomains = status.failureDomains;
+      else delete st.failureDomains;
       const others = (st.conditions ?? []).filter((c) => !mine.has(c.type));
       st.conditions = [...(status.conditions ?? []).filter((c) => mine.has(c.type)), ...others];
       return JSON.stringify(st) !== before;

@@ -21,7 +21,7 @@ import { asCloudError, attachedServers, type CloudApi, type CloudServer, type Cl
 import { cloudErrorReason, ruleForCloudError } from './cloud-errors.js';
 import type { ClaimedDisk, DiskClaimer } from './disks.js';
 import { META_CLUSTER, META_MACHINE_UID, META_PERSISTENT, META_PERSISTENT_VOLUMES, providerIDFor } from './labels.js';
-import { COND_DISKS, COND_INSTANCE, COND_POOL, COND_READY, POLL, POLL_FAST, POLL_SLOW, STUCK_AFTER_MS, WaitSignal, wait, type Run, type Wait } from './machine-wait.js';
+import { COND_DISKS, COND_INSTANCE, COND_POOL, COND_READY, POLL, POLL_FAST, POLL_SLOW, STUCK_AFTER_MS, WaitSignal, azOf, wait, type Run, type Wait } from './machine-wait.js';
 import { createServer, validateTemplate } from './server-build.js';
 import { COND_DISK_REUSE, surgeContext, surgeMessage } from './surge.js';
 import { bindEntry, enqueuePoolRefresh, diskPhaseOf, effectiveDisks, poolRef, releaseEntry, sameJsonText, updateDiskStatus } from './pool.js';
@@ -137,6 +137,9 @@ export class HCSMachineController implements Controller {
     if (!ownerRef) wait({ condition: COND_INSTANCE, reason: 'WaitingForOwner', message: 'waiting for the owning Machine to set an ownerReference' });
     const machine = await getShared<Machine>(this.ctx.mgmt, { kind: 'Machine', namespace: ns, name: ownerRef!.name });
     if (!machine) wait({ condition: COND_INSTANCE, reason: 'WaitingForOwner', message: `owner Machine ${ownerRef!.name} not found`, requeueAfter: POLL });
+    // Infrastructure providers place the server in the Machine's failure domain (Cluster API contract; CAPO maps it to
+    // the availability zone the same way): here an HCS availability zone.
+    if (machine!.spec.failureDomain) run.az = machine!.spec.failureDomain;
     const clusterName = hm.metadata.labels?.[LABEL_CLUSTER_NAME] ?? machine!.spec.clusterName;
     if (!clusterName) wait({ condition: COND_INSTANCE, reason: 'WaitingForCluster', message: `no ${LABEL_CLUSTER_NAME} label and no Machine.spec.clusterName` });
     const cluster = await getShared<Cluster>(this.ctx.mgmt, { kind: 'Cluster', namespace: ns, name: clusterName });
@@ -240,7 +243,7 @@ export class HCSMachineController implements Controller {
           slot: d.slot,
           size: d.size,
           type: d.type,
-          availabilityZone: hm.spec.availabilityZone,
+          availabilityZone: azOf(run),
           ...(known ? { knownVolumeId: known } : {}),
         });
       } catch (e) {

@@ -47,6 +47,16 @@ export interface Run {
   hm: HCSMachine;
   status: HCSMachineStatus;
   conds: Condition[];
+  /**
+   * The availability zone of the server and its new volumes: the Machine's spec.failureDomain (Cluster API places
+   * control plane Machines over the HCSCluster's failure domains) when set, else the template's spec.availabilityZone.
+   */
+  az?: string;
+}
+
+/** The availability zone a machine's server and volumes go to (Run.az, else the template's). */
+export function azOf(run: Pick<Run, 'hm' | 'az'>): string {
+  return run.az || run.hm.spec.availabilityZone;
 }
 
 /** Stop this reconcile: `reconcile()` turns the Wait into conditions, events and a requeue. */

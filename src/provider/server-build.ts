@@ -15,7 +15,7 @@ import { asCloudError, type CloudApi, type CloudImage, type CloudServer, type Cl
 import { cloudErrorReason, ruleForCloudError } from './cloud-errors.js';
 import { CloudInitError, injectCloudInit } from './cloudinit.js';
 import { META_CLUSTER, META_HOSTNAME, META_K8S_VERSION, META_MACHINE, META_MACHINE_UID, META_NAMESPACE, META_PERSISTENT_VOLUMES, META_POOL } from './labels.js';
-import { COND_INSTANCE, POLL, POLL_FAST, POLL_SLOW, wait, type Run } from './machine-wait.js';
+import { COND_INSTANCE, POLL, POLL_FAST, POLL_SLOW, azOf, wait, type Run } from './machine-wait.js';
 import { ipInCidr, type Reporter } from './util.js';
 
 /** Image metadata key with the image's Kubernetes version, for the guest (BOOT-4). */
@@ -113,7 +113,7 @@ export async function createServer(
           name: hm.metadata.name,
           imageRef: image.id,
           flavorRef: spec.flavorName,
-          availability_zone: spec.availabilityZone,
+          availability_zone: azOf(run),
           vpcid: nics[0]!.vpcId,
           nics: nics.map((n) => ({ subnet_id: n.subnetId, ip_address: n.ip })),
           root_volume: { volumetype: spec.rootVolume?.type ?? 'SSD', size: spec.rootVolume?.size ?? 40 },
@@ -140,7 +140,7 @@ export async function createServer(
   }
   deps.rep.info(
     'hcsmachine.server-created',
-    `HCSMachine ${run.key}: requested server ${hm.metadata.name} (image ${image.name}, flavor ${spec.flavorName}, az ${spec.availabilityZone}, ips ${ips.join(',')}, persistent disks ${p.disks.map((x) => `pd${x.d.slot}=${x.volumeId}`).join(',') || 'none'}), job ${res!.job_id}`,
+    `HCSMachine ${run.key}: requested server ${hm.metadata.name} (image ${image.name}, flavor ${spec.flavorName}, az ${azOf(run)}, ips ${ips.join(',')}, persistent disks ${p.disks.map((x) => `pd${x.d.slot}=${x.volumeId}`).join(',') || 'none'}), job ${res!.job_id}`,
     { machine: run.key, job: res!.job_id, serverIds: res!.serverIds, clientToken: token },
     ['BOOT-2', 'TPL-3'],
   );
@@ -154,7 +154,7 @@ export async function createServer(
 }
 
 /** Image (TPL-6), flavor and availability zone (TPL-2): checked before anything is created for the machine. */
-export async function validateTemplate(cloud: CloudApi, run: Pick<Run, 'hm'>): Promise<CloudImage> {
+export async function validateTemplate(cloud: CloudApi, run: Pick<Run, 'hm' | 'az'>): Promise<CloudImage> {
   const spec = run.hm.spec;
   const images = (await cloud.listImages({ name: spec.imageName })).filter((i) => i.name === spec.imageName);
   if (images.length === 0) {
@@ -171,7 +171,7 @@ export async function validateTemplate(cloud: CloudApi, run: Pick<Run, 'hm'>): P
   let flavorOk = false;
   let flavorList: string[] = [];
   try {
-    flavorList = (await cloud.listFlavors(spec.availabilityZone)).map((f) => f.id);
+    flavorList = (await cloud.listFlavors(azOf(run))).map((f) => f.id);
     flavorOk = flavorList.includes(spec.flavorName) || flavorList.length === 0;
   } catch (e) {
     const ce = asCloudError(e);
@@ -179,7 +179,7 @@ export async function validateTemplate(cloud: CloudApi, run: Pick<Run, 'hm'>): P
     wait({
       condition: COND_INSTANCE,
       reason: 'InvalidAvailabilityZone',
-      message: `TPL-2: spec.availabilityZone "${spec.availabilityZone}" is not a provider API value: ${ce.message}`,
+      message: `TPL-2: ${run.az ? 'Machine spec.failureDomain' : 'spec.availabilityZone'} "${azOf(run)}" is not a provider API value: ${ce.message}`,
       rules: ['TPL-2'],
       failure: 'InvalidConfiguration',
       warn: true,
@@ -189,7 +189,7 @@ export async function validateTemplate(cloud: CloudApi, run: Pick<Run, 'hm'>): P
     wait({
       condition: COND_INSTANCE,
       reason: 'InvalidFlavor',
-      message: `TPL-2: spec.flavorName "${spec.flavorName}" is not offered in availability zone ${spec.availabilityZone} (valid API values: ${flavorList.join(', ')}); UI display names are not accepted`,
+      message: `TPL-2: spec.flavorName "${spec.flavorName}" is not offered in availability zone ${azOf(run)} (valid API values: ${flavorList.join(', ')}); UI display names are not accepted`,
       rules: ['TPL-2'],
       failure: 'InvalidConfiguration',
       warn: true,

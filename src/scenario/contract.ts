@@ -88,6 +88,11 @@ export const CONTRACT_FIELDS: readonly { field: string; rules: readonly string[]
   { field: 'HCSMachineConfigPool.status.entries[].acceptedDisks', rules: ['DISK-4'], doc: 'the persistent disks as first accepted' },
   { field: 'HCSMachineConfigPool.status.entries[].persistentDisks[].phase', rules: ['POOL-5'], doc: 'Pending, Creating, Available, Attaching, Attached, Detaching, Error' },
   { field: 'HCSCluster.status.ready', rules: ['NET-4', 'UPG-1'], doc: 'Cluster API infrastructure contract' },
+  {
+    field: 'HCSCluster.status.failureDomains',
+    rules: ['KCP-2', 'TPL-2'],
+    doc: 'optional: one {controlPlane: true} entry per spec.controlPlaneAvailabilityZones zone HCS lists as available; copied to Cluster.status.failureDomains; servers and their disks go to Machine.spec.failureDomain',
+  },
 ];
 
 /** Metadata keys on cloud resources that contract checks and the guest read. */

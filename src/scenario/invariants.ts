@@ -20,6 +20,7 @@ import { StrandedDataTracker } from './stranded.js';
 import { DiskReuseTracker } from './disk-reuse.js';
 import { KcpScaleDownTracker } from './kcp-scale-down.js';
 import { DrainOrderTracker } from './drain-order.js';
+import { MdRolloutPlanTracker } from './md-rollout-plan.js';
 import { CONTRACT, reference, type Classification } from './contract.js';
 
 /** The reference provider names each server after its HCSMachine; the contract identifies a server by spec.serverId only. */
@@ -88,6 +89,7 @@ export class InvariantMonitor {
   private readonly diskReuse: DiskReuseTracker;
   private readonly kcpScaleDown: KcpScaleDownTracker;
   private readonly drainOrder: DrainOrderTracker;
+  private readonly mdRolloutPlan: MdRolloutPlanTracker;
 
   /** Reference findings a contract-only monitor did not count (by key): conformance mode marks them skipped. */
   private readonly skipped = new Map<string, SkippedFinding>();
@@ -102,6 +104,7 @@ export class InvariantMonitor {
     this.diskReuse = new DiskReuseTracker(world);
     this.kcpScaleDown = new KcpScaleDownTracker(world, events);
     this.drainOrder = new DrainOrderTracker(world);
+    this.mdRolloutPlan = new MdRolloutPlanTracker(world.mgmt);
   }
 
   all(): Violation[] {
@@ -132,6 +135,7 @@ export class InvariantMonitor {
       ...(await this.certificateFindings()),
       ...contract(await this.kcpScaleDown.findings()),
       ...contract(await this.drainOrder.findings()),
+      ...contract(this.mdRolloutPlan.findings()),
     ]);
     this.checkedAt = rev;
     return fresh;

@@ -23,8 +23,9 @@
  * the KCP spec, the Cluster's `status.failureDomains`, the Nodes. A Machine is
  * outdated when its version or template differs from the KCP's (the model
  * has no `rolloutAfter`). Where the choice
- * depends on what the objects do not show — a Machine that is not healthy
- * (upstream reads control plane component conditions), a deletion made by a
+ * depends on what the objects do not show — an outdated Machine whose Node
+ * is not Ready (upstream reads control plane component conditions; a Machine
+ * without a Node yet has none and is not unhealthy), a deletion made by a
  * scenario step — nothing is asserted.
  */
 import { ANNOTATION_CLONED_FROM_NAME, ANNOTATION_DELETE_MACHINE, LABEL_CLUSTER_NAME, type Cluster, type KubeadmControlPlane, type Machine } from '../api/capi.js';
@@ -65,7 +66,9 @@ export function scaleDownChoices(all: CpMachine[], controlPlaneFDs: string[] | u
   let candidates = all;
   if (outdated.some((m) => m.deleteAnnotation)) candidates = outdated.filter((m) => m.deleteAnnotation);
   else if (all.some((m) => m.deleteAnnotation)) candidates = all.filter((m) => m.deleteAnnotation);
-  else if (all.some((m) => !m.healthy)) return undefined; // upstream's "unhealthy components" is not visible here
+  // Upstream's "outdated machines with unhealthy components" (collections.HasUnhealthyControlPlaneComponents over the
+  // outdated ones only) is not visible in the objects: not asserted when an outdated machine's Node is not Ready.
+  else if (outdated.some((m) => !m.healthy)) return undefined;
   else if (outdated.length) candidates = outdated;
   if (!candidates.length) return undefined;
   const fds = controlPlaneFDs ?? [];
@@ -162,7 +165,11 @@ export class KcpScaleDownTracker {
       const infra = m.spec.infrastructureRef ? await getShared<KubeObject>(w.mgmt, { kind: m.spec.infrastructureRef.kind ?? 'HCSMachine', namespace: ns, name: m.spec.infrastructureRef.name }) : undefined;
       const clonedFrom = infra?.metadata.annotations?.[ANNOTATION_CLONED_FROM_NAME];
       const base = { name: m.metadata.name, version: m.spec.version ?? '', ...(clonedFrom !== undefined ? { clonedFrom } : {}) };
-      let healthy = false;
+      // A Machine without a Node yet is not unhealthy for the choice: upstream sets no v1beta1 component or etcd
+      // condition on it (controlplane/kubeadm/internal/workload_cluster_conditions.go, provisioning machines get only
+      // v1beta2 Unknown ones; util/collections HasUnhealthyControlPlaneComponents: "The machine without a node ...
+      // do not treat it as unhealthy").
+      let healthy = true;
       if (m.status?.nodeRef) {
         const node = await getShared<Node>(w.workloads.client(ns, m.spec.clusterName), { kind: 'Node', name: m.status.nodeRef.name });
         healthy = !!node && nodeReady(node as Node);

@@ -20,6 +20,7 @@ import {
   type KcpMachineView,
 } from '../../src/capi/index.js';
 import { CLUSTER, KCP, NS, createWorld, kubeadmControlPlane, machineTemplate, machines, type World } from './fixtures.js';
+import { pickFewestFailureDomain, pickMostFailureDomain } from '../../src/capi/failure-domains.js';
 
 const MIN = 60_000;
 
@@ -323,10 +324,36 @@ describe('KCP decisions (pure)', () => {
   });
   it('scale down picks the oldest machine in the failure domain with most machines', () => {
     const all = [v('a', 1, { failureDomain: 'az1' }), v('b', 2, { failureDomain: 'az2' }), v('c', 3, { failureDomain: 'az2' })];
-    expect(selectMachineForScaleDown(all, [])?.name).toBe('b');
-    expect(selectMachineForScaleDown(all, [all[0]!])?.name).toBe('a');
+    expect(selectMachineForScaleDown(all, [], ['az1', 'az2'])?.name).toBe('b');
+    expect(selectMachineForScaleDown(all, [all[0]!], ['az1', 'az2'])?.name).toBe('a');
+    // Without failure domains in the Cluster every machine is "not in a failure domain": the oldest goes.
+    expect(selectMachineForScaleDown(all, [])?.name).toBe('a');
+    // A machine in a failure domain the Cluster no longer lists goes first (FailureDomainWithMostMachines).
+    expect(selectMachineForScaleDown(all, [], ['az2', 'az3'])?.name).toBe('a');
+    // PickMost counts the eligible machines first: az1 has two outdated ones, az2 three machines but one outdated.
+    const mixed = [v('p', 1, { failureDomain: 'az1', upToDate: false }), v('q', 2, { failureDomain: 'az1', upToDate: false }), v('r', 3, { failureDomain: 'az2', upToDate: false }), v('s', 4, { failureDomain: 'az2' }), v('t', 5, { failureDomain: 'az2' })];
+    expect(selectMachineForScaleDown(mixed, mixed.filter((m) => !m.upToDate), ['az1', 'az2'])?.name).toBe('p');
+    expect(pickMostFailureDomain(['az1', 'az2'], mixed, mixed.filter((m) => !m.upToDate))).toBe('az1');
+  });
+  it('scale up places the machine in the failure domain with the fewest up-to-date machines, then the fewest machines (PickFewest)', () => {
+    const ms = [v('a', 1, { failureDomain: 'az1' }), v('b', 2, { failureDomain: 'az2' }), v('c', 3, { failureDomain: 'az1' })];
+    expect(pickFewestFailureDomain(['az1', 'az2'], ms)).toBe('az2');
+    // Outdated machines count only as machines: az1 holds two outdated ones, az2 one up-to-date one -> az1.
+    const rolling = [v('a', 1, { failureDomain: 'az1', upToDate: false }), v('b', 2, { failureDomain: 'az1', upToDate: false }), v('d', 4, { failureDomain: 'az2' })];
+    expect(pickFewestFailureDomain(['az1', 'az2'], rolling)).toBe('az1');
+    // A tie: the first by name (upstream: map order).
+    expect(pickFewestFailureDomain(['az2', 'az1'], [])).toBe('az1');
     const annotated = [v('a', 1), v('b', 2, { deleteAnnotation: true }), v('c', 3, { upToDate: false })];
     expect(selectMachineForScaleDown(annotated, [annotated[2]!])?.name).toBe('b');
+  });
+  it('an outdated machine without a Node is not "unhealthy" for the choice (upstream sets no component condition on it): the oldest outdated one is picked, and the preflight waits for the Node', () => {
+    // util/collections HasUnhealthyControlPlaneComponents: "The machine without a node ... do not treat it as unhealthy".
+    const ms = [v('x', 1, { upToDate: false }), v('y', 2, { upToDate: false, hasNodeRef: false, componentsHealthy: false }), v('z', 3)];
+    expect(selectMachineForScaleDown(ms, [ms[0]!, ms[1]!])?.name).toBe('x');
+    expect(decideKcp({ replicas: 2, maxSurge: 0, initialized: true, machines: ms })).toMatchObject({ type: 'blocked', operation: 'scaleDown', reason: 'PreflightFailed', machine: 'x' });
+    // With a Node, unhealthy components do make an outdated machine go first.
+    const sick = [v('x', 1, { upToDate: false }), v('y', 2, { upToDate: false, componentsHealthy: false }), v('z', 3)];
+    expect(selectMachineForScaleDown(sick, [sick[0]!, sick[1]!])?.name).toBe('y');
   });
   it('rollout loop: scale up while machines < replicas + maxSurge, else scale down an outdated one', () => {
     const ms = [v('a', 1, { upToDate: false }), v('b', 2, { upToDate: false }), v('c', 3, { upToDate: false })];

@@ -7,6 +7,7 @@ import type { Mutant } from './types.js';
 
 const G = 'src/guest/index.ts';
 const KCP = 'src/capi/kcp.ts';
+const FD = 'src/capi/failure-domains.ts';
 const RP = 'src/capi/rollout-planner.ts';
 const DP = 'src/capi/delete-policy.ts';
 const MACH = 'src/capi/machine.ts';
@@ -89,17 +90,19 @@ export const capiMutants: Mutant[] = [
     bug: 'KCP picks the machine to remove among all machines, not among those needing rollout',
     rules: ['KCP-1', 'KCP-3'],
     patches: [{ file: KCP, from: '  else if (outdated.length > 0) candidates = outdated;\n', to: '' }],
-    scenario: 'scenarios/control-plane-upgrade.yaml',
-    needs: 'a flow in which an up-to-date control-plane machine is older than an outdated one: a rollback started in the middle of a control-plane upgrade (the machines of the old template are then up to date again and the oldest); the KCP-2 invariant then sees the mutant remove an up-to-date machine. In the library the oldest machine is always an outdated one during a rollout',
+    // Killed by control-plane-rollback-midway (a rollback while the first replacement provisions: the old template's
+    // machines are up to date again and the oldest) and the KCP-2 invariant (src/scenario/kcp-scale-down.ts).
+    scenario: 'scenarios/control-plane-rollback-midway.yaml',
   },
   {
     id: 'capi/kcp-failure-domain-fewest',
     part: 'capi',
     bug: 'KCP removes from the failure domain with the fewest machines instead of the most',
-    rules: ['KCP-1'],
-    patches: [{ file: KCP, from: '.sort((a, b) => (count.get(b)! - count.get(a)! !== 0 ? count.get(b)! - count.get(a)! :', to: '.sort((a, b) => (count.get(b)! - count.get(a)! !== 0 ? count.get(a)! - count.get(b)! :' }],
-    scenario: 'scenarios/control-plane-upgrade.yaml',
-    needs: 'a control plane spread over failure domains (Cluster status.failureDomains, one machine per domain and a rollout); without failure domains every machine is in the same (empty) domain and the choice is the same. The KCP-2 invariant already states the rule (the failure domain with the most machines)',
+    rules: ['KCP-1', 'KCP-2'],
+    patches: [{ file: FD, from: '  return agg.sort((a, b) => b.priority - a.priority || b.all - a.all || byId(a, b))[0]?.id;', to: '  return agg.sort((a, b) => a.priority - b.priority || a.all - b.all || byId(a, b))[0]?.id;' }],
+    // Killed by control-plane-failure-domains (five machines over two failure domains, scaled in) and the KCP-2
+    // invariant (src/scenario/kcp-scale-down.ts).
+    scenario: 'scenarios/control-plane-failure-domains.yaml',
   },
   {
     id: 'capi/kcp-ignores-maxsurge',
@@ -123,8 +126,9 @@ export const capiMutants: Mutant[] = [
     bug: 'MachineDeployment rollout removes every unhealthy old machine at once, not capped by maxUnavailable',
     rules: ['MD-1'],
     patches: [{ file: RP, from: '    const n = Math.min(maxCleanup - total, replicas - ms.availableReplicas);\n', to: '    const n = replicas - ms.availableReplicas;\n' }],
+    // Killed by unhealthy-rollout (two unhealthy old machines, maxUnavailable 1) and the MD-1 check of the old
+    // MachineSets' spec.replicas against upstream's rolling-update plan (src/scenario/md-rollout-plan.ts).
     scenario: 'scenarios/unhealthy-rollout.yaml',
-    needs: 'a flow with two or more unhealthy old machines and maxUnavailable 1 during a rollout (unhealthy-rollout stops one, where the cap and the mutant remove the same one), and a check of the MachineSets\' spec.replicas against upstream\'s rolling-update plan (cleanupUnhealthyReplicas removes at most Σ spec − (replicas − maxUnavailable) − the new MachineSet\'s unavailable replicas): removing unhealthy machines does not lower the available count, so the MD-1 availability invariant alone cannot see it',
   },
   {
     id: 'capi/md-min-available-off-by-one',

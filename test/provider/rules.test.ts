@@ -162,6 +162,22 @@ describe('template and network', () => {
     expect(h.env.events.all().some((e) => e.type === 'hcscluster.subnets' && e.rules?.includes('NET-4'))).toBe(true);
   });
 
+  it('failure domains: spec.controlPlaneAvailabilityZones that HCS lists as available become status.failureDomains; an unknown zone is reported with TPL-2 and left out', { timeout: 30_000 }, async () => {
+    h = await createHarness();
+    await h.env.sim.settle();
+    const ref = { kind: 'HCSCluster', namespace: NS, name: CLUSTER };
+    expect((await h.env.mgmt.get<HCSCluster>(ref))!.status!.failureDomains).toBeUndefined();
+    await h.env.mgmt.patch(ref, 'merge', { spec: { controlPlaneAvailabilityZones: ['az2', 'az1', 'az9'] } });
+    await h.env.sim.settle();
+    const hc = (await h.env.mgmt.get<HCSCluster>(ref))!;
+    expect(hc.status!.failureDomains).toEqual({ az1: { controlPlane: true }, az2: { controlPlane: true } });
+    expect(h.env.events.all().some((e) => e.type === 'hcscluster.availability-zones' && e.rules?.includes('TPL-2') && e.message.includes('az9'))).toBe(true);
+    // Removing the zones removes the failure domains (the Cluster's copy: scenarios/control-plane-failure-domains.yaml).
+    await h.env.mgmt.patch(ref, 'merge', { spec: { controlPlaneAvailabilityZones: null } });
+    await h.env.sim.settle();
+    expect((await h.env.mgmt.get<HCSCluster>(ref))!.status!.failureDomains).toBeUndefined();
+  });
+
   it('NET-5: a name-only subnet appended to a Ready cluster is reported and not used', async () => {
     h = await createHarness({ subnets: [{ name: 'worker-subnet' }] });
     await h.env.sim.settle();

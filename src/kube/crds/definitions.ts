@@ -199,6 +199,13 @@ const poolDisks: JSONSchemaProps = {
   ],
 };
 
+/** v1beta1 FailureDomains: a map of failure domain name -> {controlPlane, attributes}. */
+const failureDomains: JSONSchemaProps = {
+  type: 'object',
+  description: 'FailureDomains is a slice of failure domain objects synced from the infrastructure provider.',
+  additionalProperties: obj({ controlPlane: bool('Determines if this failure domain is suitable for use by control plane machines.'), attributes: strMap('Arbitrary data for use by the infrastructure provider.') }),
+};
+
 const hcsCluster = crd(INFRA, 'HCSCluster', 'hcsclusters', {
   categories: ['cluster-api'],
   schema: root(
@@ -208,8 +215,9 @@ const hcsCluster = crd(INFRA, 'HCSCluster', 'hcsclusters', {
       identityRef: obj({ kind: str(), name: str() }, ['name']),
       project: str(),
       region: str(),
+      controlPlaneAvailabilityZones: arr(str(), 'Availability zones control plane Machines are spread over: each one the cloud lists as available becomes a failure domain (status.failureDomains). Unset: none.'),
     }),
-    obj({ ready: bool(), network: obj({ subnets: arr(subnet) }), failureReason: str(), failureMessage: str(), conditions }),
+    obj({ ready: bool(), network: obj({ subnets: arr(subnet) }), failureDomains, failureReason: str(), failureMessage: str(), conditions }),
   ),
   columns: [
     { name: 'Cluster', type: 'string', jsonPath: ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']", description: 'Cluster to which this HCSCluster belongs' },
@@ -349,6 +357,7 @@ const cluster = crd(CAPI, 'Cluster', 'clusters', {
       phase: str(),
       infrastructureReady: bool(),
       controlPlaneReady: bool(),
+      failureDomains,
       failureReason: str(),
       failureMessage: str(),
       observedGeneration: { type: 'integer', format: 'int64' },
