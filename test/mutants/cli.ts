@@ -39,6 +39,42 @@ function count(argv: string[], name: string, dflt: number): number {
   return n;
 }
 
+export const USAGE = `Usage: npx tsx test/mutants/cli.ts [--jobs N] [--only id,id] [--explore-runs N] [--seeds N] [--no-control] [--json FILE]
+
+Applies each catalogued mutant (a realistic provider, guest or Cluster API bug;
+test/mutants/catalogue*.ts) in its own worker, runs the scenario library and then an
+explore budget against it, and prints the kill table: mutant | killed by (scenario,
+step, rule) | stage | runs | time. First a control run (the unmutated library must pass).
+
+  --jobs N           mutants run at once (default 2)
+  --only id,id       only these mutants (ids as in the table, e.g. capi/machine-skips-drain)
+  --explore-runs N   explore runs after the library for a survivor (default 40; 0: none)
+  --seeds N          seeds per library scenario (default 1)
+  --no-control       skip the control run
+  --json FILE        also write the rows and totals as JSON
+  -h, --help         this text
+
+Exit codes: 0 every survivor documented, 1 an unexplained survivor, a broken
+mutant or a failing control run, 2 bad usage. A full pass is ~13 min with --jobs 2
+--explore-runs 15 on 2 cores (docs/scenarios.md "The kill table").`;
+
+const FLAGS = new Set(['--jobs', '--only', '--explore-runs', '--seeds', '--json']);
+
+/** The first argument that is no known flag (or value of one), for a usage error. */
+export function unknownArgument(argv: string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const name = a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
+    if (a === '--no-control') continue;
+    if (FLAGS.has(name)) {
+      if (!a.includes('=')) i++;
+      continue;
+    }
+    return a;
+  }
+  return undefined;
+}
+
 export async function runMutantsCli(argv: string[], log: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<CliResult> {
   const only = flag(argv, '--only');
   const mutants = only ? selectMutants(only.split(',').map((s) => s.trim()).filter(Boolean)) : [...CATALOGUE];
@@ -68,7 +104,17 @@ export async function runMutantsCli(argv: string[], log: (line: string) => void 
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const r = await runMutantsCli(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  if (argv.includes('-h') || argv.includes('--help')) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const bad = unknownArgument(argv);
+  if (bad !== undefined) {
+    console.error(`error: unknown argument ${JSON.stringify(bad)}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  const r = await runMutantsCli(argv);
   console.log(r.lines.join('\n'));
   process.exit(r.ok ? 0 : 1);
 }
