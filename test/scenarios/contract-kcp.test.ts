@@ -19,24 +19,35 @@ import { loadScenario } from '../../src/scenario/parse.js';
 import { runScenario, type TestbedFactory } from '../../src/scenario/runner.js';
 import { embeddedTestbedFactory, type Testbed } from '../../src/testbed/index.js';
 
+/** Live control plane Machines, oldest first (ties by name). */
+const byAge = (ms: Machine[]): Machine[] => [...ms].sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || a.metadata.name.localeCompare(b.metadata.name));
+
+/**
+ * A planted KCP bug: whenever a live control plane Machine is deleted, `pick` chooses among the live control
+ * plane Machines which one is deleted instead (the KCP's own choice is ignored).
+ */
+function kcpDeletes(pick: (liveControlPlane: Machine[]) => Machine | undefined): TestbedFactory {
+  const base = embeddedTestbedFactory({});
+  return async (seed) => {
+    const tb = (await base(seed)) as Testbed;
+    const mgmt = tb.env.mgmt as KubeClient;
+    const del = mgmt.delete.bind(mgmt);
+    mgmt.delete = (async (ref: Parameters<KubeClient['delete']>[0], opts?: Parameters<KubeClient['delete']>[1]) => {
+      const target = ref.kind === 'Machine' ? await mgmt.get<Machine>(ref) : undefined;
+      if (target?.metadata.labels?.[LABEL_CONTROL_PLANE] !== undefined && !target.metadata.deletionTimestamp) {
+        const cps = (await mgmt.list<Machine>('Machine', { namespace: ref.namespace })).filter((m) => m.metadata.labels?.[LABEL_CONTROL_PLANE] !== undefined && !m.metadata.deletionTimestamp);
+        const victim = pick(cps);
+        if (victim) return del({ ...ref, name: victim.metadata.name }, opts);
+      }
+      return del(ref, opts);
+    }) as KubeClient['delete'];
+    return tb;
+  };
+}
+
 describe('KCP-2: the control plane removes the machine upstream removes', () => {
   it('a KCP that deletes the newest control plane machine first fails control-plane-upgrade', { timeout: 180_000 }, async () => {
-    const base = embeddedTestbedFactory({});
-    const factory: TestbedFactory = async (seed) => {
-      const tb = (await base(seed)) as Testbed;
-      const mgmt = tb.env.mgmt as KubeClient;
-      const del = mgmt.delete.bind(mgmt);
-      mgmt.delete = (async (ref: Parameters<KubeClient['delete']>[0], opts?: Parameters<KubeClient['delete']>[1]) => {
-        const target = ref.kind === 'Machine' ? await mgmt.get<Machine>(ref) : undefined;
-        if (target?.metadata.labels?.[LABEL_CONTROL_PLANE] !== undefined && !target.metadata.deletionTimestamp) {
-          const cps = (await mgmt.list<Machine>('Machine', { namespace: ref.namespace })).filter((m) => m.metadata.labels?.[LABEL_CONTROL_PLANE] !== undefined && !m.metadata.deletionTimestamp);
-          const newest = cps.sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? '') || b.metadata.name.localeCompare(a.metadata.name))[0];
-          if (newest) return del({ ...ref, name: newest.metadata.name }, opts);
-        }
-        return del(ref, opts);
-      }) as KubeClient['delete'];
-      return tb;
-    };
+    const factory = kcpDeletes((cps) => byAge(cps).reverse()[0]);
     const path = join(resolve('scenarios'), 'control-plane-upgrade.yaml');
     const r = await runScenario(loadScenario(path, readFileSync(path, 'utf8')), factory);
     expect(r.ok).toBe(false);
@@ -46,22 +57,7 @@ describe('KCP-2: the control plane removes the machine upstream removes', () => 
   it('a KCP that removes the oldest machine, outdated or not, fails control-plane-rollback-midway', { timeout: 180_000 }, async () => {
     // The bug: whatever the KCP picks, the oldest live control plane Machine is deleted (outdatedness ignored). After the
     // rollback midway the old template's machines are up to date again and the oldest: the bug removes one of them.
-    const base = embeddedTestbedFactory({});
-    const factory: TestbedFactory = async (seed) => {
-      const tb = (await base(seed)) as Testbed;
-      const mgmt = tb.env.mgmt as KubeClient;
-      const del = mgmt.delete.bind(mgmt);
-      mgmt.delete = (async (ref: Parameters<KubeClient['delete']>[0], opts?: Parameters<KubeClient['delete']>[1]) => {
-        const target = ref.kind === 'Machine' ? await mgmt.get<Machine>(ref) : undefined;
-        if (target?.metadata.labels?.[LABEL_CONTROL_PLANE] !== undefined && !target.metadata.deletionTimestamp) {
-          const cps = (await mgmt.list<Machine>('Machine', { namespace: ref.namespace })).filter((m) => m.metadata.labels?.[LABEL_CONTROL_PLANE] !== undefined && !m.metadata.deletionTimestamp);
-          const oldest = cps.sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || a.metadata.name.localeCompare(b.metadata.name))[0];
-          if (oldest) return del({ ...ref, name: oldest.metadata.name }, opts);
-        }
-        return del(ref, opts);
-      }) as KubeClient['delete'];
-      return tb;
-    };
+    const factory = kcpDeletes((cps) => byAge(cps)[0]);
     const path = join(resolve('scenarios'), 'control-plane-rollback-midway.yaml');
     const clean = await runScenario(loadScenario(path, readFileSync(path, 'utf8')), embeddedTestbedFactory({}));
     expect(clean.steps.filter((s) => !s.ok).map((s) => `${s.title}: ${s.error}`)).toEqual([]);
@@ -72,24 +68,11 @@ describe('KCP-2: the control plane removes the machine upstream removes', () => 
 
   it('a KCP that scales in from the failure domain with the fewest machines fails control-plane-failure-domains', { timeout: 180_000 }, async () => {
     // The bug: whatever the KCP picks, the oldest control plane Machine of the failure domain holding the fewest is deleted.
-    const base = embeddedTestbedFactory({});
-    const factory: TestbedFactory = async (seed) => {
-      const tb = (await base(seed)) as Testbed;
-      const mgmt = tb.env.mgmt as KubeClient;
-      const del = mgmt.delete.bind(mgmt);
-      mgmt.delete = (async (ref: Parameters<KubeClient['delete']>[0], opts?: Parameters<KubeClient['delete']>[1]) => {
-        const target = ref.kind === 'Machine' ? await mgmt.get<Machine>(ref) : undefined;
-        if (target?.metadata.labels?.[LABEL_CONTROL_PLANE] !== undefined && !target.metadata.deletionTimestamp) {
-          const cps = (await mgmt.list<Machine>('Machine', { namespace: ref.namespace })).filter((m) => m.metadata.labels?.[LABEL_CONTROL_PLANE] !== undefined && !m.metadata.deletionTimestamp);
-          const count = (fd: string | undefined): number => cps.filter((m) => m.spec.failureDomain === fd).length;
-          const fewest = [...new Set(cps.map((m) => m.spec.failureDomain))].sort((a, b) => count(a) - count(b))[0];
-          const victim = cps.filter((m) => m.spec.failureDomain === fewest).sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || a.metadata.name.localeCompare(b.metadata.name))[0];
-          if (victim) return del({ ...ref, name: victim.metadata.name }, opts);
-        }
-        return del(ref, opts);
-      }) as KubeClient['delete'];
-      return tb;
-    };
+    const factory = kcpDeletes((cps) => {
+      const count = (fd: string | undefined): number => cps.filter((m) => m.spec.failureDomain === fd).length;
+      const fewest = [...new Set(cps.map((m) => m.spec.failureDomain))].sort((a, b) => count(a) - count(b))[0];
+      return byAge(cps.filter((m) => m.spec.failureDomain === fewest))[0];
+    });
     const path = join(resolve('scenarios'), 'control-plane-failure-domains.yaml');
     const clean = await runScenario(loadScenario(path, readFileSync(path, 'utf8')), embeddedTestbedFactory({}));
     expect(clean.steps.filter((s) => !s.ok).map((s) => `${s.title}: ${s.error}`)).toEqual([]);
