@@ -30,34 +30,35 @@ function plant<R extends { commonName?: string; organization?: string; ips?: str
   return { ...req, ...(planted.dropIpSans ? { ips: [] } : {}), ...(planted.organization !== undefined ? { organization: planted.organization } : {}) };
 }
 
+/**
+ * scale-out-workers with one planted bug (set by `plantBug`, undone afterwards); it must fail during the run,
+ * not only at rest. Returns the run and its failed step.
+ */
+async function runPlanted(plantBug: () => void): Promise<{ r: Awaited<ReturnType<typeof runScenario>>; failed: { title: string; error?: string } }> {
+  plantBug();
+  try {
+    const path = join(resolve('scenarios'), 'scale-out-workers.yaml');
+    const r = await runScenario(loadScenario(path, readFileSync(path, 'utf8')), embeddedTestbedFactory({}));
+    expect(r.ok).toBe(false);
+    const failed = r.steps.find((s) => !s.ok)!;
+    expect(failed.title).not.toContain('invariants at rest');
+    return { r, failed };
+  } finally {
+    planted.dropIpSans = false;
+    planted.organization = undefined;
+  }
+}
+
 describe('BOOT-2: the kubelet certificate carries the node hostname and IPs as SANs and O=system:nodes, at every instant', () => {
   it('a provider that leaves the IP SANs out fails while the nodes run', { timeout: 120_000 }, async () => {
-    planted.dropIpSans = true;
-    try {
-      const path = join(resolve('scenarios'), 'scale-out-workers.yaml');
-      const r = await runScenario(loadScenario(path, readFileSync(path, 'utf8')), embeddedTestbedFactory({}));
-      expect(r.ok).toBe(false);
-      const failed = r.steps.find((s) => !s.ok)!;
-      expect(failed.title).not.toContain('invariants at rest');
-      expect(failed.error).toMatch(/BOOT-2: kubelet certificate of node demo-worker-\d \(server \S+\) lacks the SAN IP:192\.168\.\d+\.\d+ \(it has DNS:demo-worker-\d\): the node's hostname and IPs/);
-    } finally {
-      planted.dropIpSans = false;
-    }
+    const { failed } = await runPlanted(() => (planted.dropIpSans = true));
+    expect(failed.error).toMatch(/BOOT-2: kubelet certificate of node demo-worker-\d \(server \S+\) lacks the SAN IP:192\.168\.\d+\.\d+ \(it has DNS:demo-worker-\d\): the node's hostname and IPs/);
   });
 
   it('a provider that writes O=system:node (not the Node authorizer\'s group system:nodes) fails while the nodes run', { timeout: 120_000 }, async () => {
     // The guest joins with it (the chain, the key and the CN are right: BOOT-3 holds), so only the O check sees it.
-    planted.organization = 'system:node';
-    try {
-      const path = join(resolve('scenarios'), 'scale-out-workers.yaml');
-      const r = await runScenario(loadScenario(path, readFileSync(path, 'utf8')), embeddedTestbedFactory({}));
-      expect(r.ok).toBe(false);
-      const failed = r.steps.find((s) => !s.ok)!;
-      expect(failed.title).not.toContain('invariants at rest');
-      expect(r.violations.map((v) => v.rule)).toEqual(expect.arrayContaining(['BOOT-2']));
-      expect(failed.error).toMatch(/BOOT-2: kubelet certificate of node demo-worker-\d has O=system:node \(subject CN=system:node:demo-worker-\d, O=system:node\), expected exactly O=system:nodes: the Node authorizer's group/);
-    } finally {
-      planted.organization = undefined;
-    }
+    const { r, failed } = await runPlanted(() => (planted.organization = 'system:node'));
+    expect(r.violations.map((v) => v.rule)).toEqual(expect.arrayContaining(['BOOT-2']));
+    expect(failed.error).toMatch(/BOOT-2: kubelet certificate of node demo-worker-\d has O=system:node \(subject CN=system:node:demo-worker-\d, O=system:node\), expected exactly O=system:nodes: the Node authorizer's group/);
   });
 });
