@@ -109,13 +109,19 @@ describe('Manager live mode: setYieldSlice / yieldIfDue (issue 24: serve stays r
     const m = new Manager({ clock: new VirtualClock(0) });
     expect(m.yieldIfDue()).toBeUndefined();
     m.setYieldSlice(1);
-    const until = performance.now() + 5;
+    // the slice runs from 0 (no drain has started one): burn past 1 ms, and past 1 s since the process started
+    const until = Math.max(performance.now() + 5, 1000);
     while (performance.now() < until) {
       /* burn */
     }
     const p = m.yieldIfDue();
     expect(p).toBeInstanceOf(Promise);
+    const ranBefore = performance.now();
     await p;
+    // The turn restarts the slice. Checked with a slice of half the time that had run before the turn, not
+    // with 1 ms: a process descheduled for a millisecond after the turn (a loaded CI machine) would make a
+    // 1 ms slice due again, while a turn that did not restart the slice stays due for any slice below ranBefore.
+    m.setYieldSlice(ranBefore / 2);
     expect(m.yieldIfDue()).toBeUndefined();
     expect(() => m.setYieldSlice(0)).toThrow(/positive/);
   }, 10_000);
