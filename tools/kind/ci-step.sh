@@ -117,6 +117,7 @@ in_cluster() {
   "${k[@]}" get deployments -A
   say "kubectl logs -n cpaas-system deployment/hcs-controller-manager (first lines):"
   "${k[@]}" logs -n cpaas-system deployment/hcs-controller-manager | head -n 5
+  say "(errors in these first lines are expected: they concern the objects the embedded run above left in the cluster, whose HCS endpoint nobody serves between runs; each scenario below empties the cluster first)"
   say "== kubectl get nodes / deployments / logs: $(( $(date +%s) - t0 )) s"
   # Measured at speed 20 on 2 busy cores (warm): the five worker/control plane scenarios ~10 min with the
   # model's runs and a second kind up, rollback ~8.5 min more (1129 s for all six).
