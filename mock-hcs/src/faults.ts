@@ -48,6 +48,7 @@ export const FAULT_OPERATIONS: Record<FaultService, readonly string[]> = {
     'showServerTags',
     'serverTagsAction',
     'updateServerMetadata',
+    'updateServerBlockDevice',
     'listServerInterfaces',
     'listAvailabilityZones',
   ],

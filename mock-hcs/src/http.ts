@@ -378,6 +378,7 @@ export function resourceFor(op: string, req: FastifyRequest, engine: CloudEngine
     case 'showServer':
     case 'attachVolume':
     case 'detachVolume':
+    case 'updateServerBlockDevice':
       addServer(params.server_id);
       addVolume(params.volume_id ?? strs(obj(body?.volumeAttachment)?.volumeId)[0]);
       break;

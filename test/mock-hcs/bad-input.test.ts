@@ -96,10 +96,13 @@ const MALFORMED = ['{', '{"server": ', '[', 'nul', '"just a string"', '123', 'tr
 describe('mock-hcs generated bad input', () => {
   it('POST bodies: malformed JSON, wrong types and missing fields on every mutating route', async () => {
     const p = env.client.projectId;
+    const devices = (await env.req('GET', `/v1/${p}/cloudservers/${serverId}/block_device`)).json as { volumeAttachments: { volumeId: string; bootIndex: number }[] };
+    const keeperData = devices.volumeAttachments.find((v) => v.bootIndex !== 0)!.volumeId;
     const routes: { label: string; method: string; path: string; valid: () => unknown }[] = [
       { label: 'CreateServers v1.1', method: 'POST', path: `/v1.1/${p}/cloudservers`, valid: () => serverBody(env, { name: 'gen' }) },
       { label: 'CreateServers v1', method: 'POST', path: `/v1/${p}/cloudservers`, valid: () => serverBody(env, { name: 'gen', data_volumes: [] }) },
       { label: 'DeleteServers', method: 'POST', path: `/v1/${p}/cloudservers/delete`, valid: () => ({ servers: [{ id: '00000000-0000-4000-8000-000000000000' }], delete_volume: false }) },
+      { label: 'UpdateServerBlockDevice', method: 'PUT', path: `/v1/${p}/cloudservers/${serverId}/block_device/${keeperData}`, valid: () => ({ block_device: { delete_on_termination: false } }) },
       { label: 'AttachVolume', method: 'POST', path: `/v1/${p}/cloudservers/${serverId}/attachvolume`, valid: () => ({ volumeAttachment: { volumeId: '00000000-0000-4000-8000-000000000000', device: '/dev/vdz' } }) },
       { label: 'CreateVolume v2.1', method: 'POST', path: `/v2.1/${p}/cloudvolumes`, valid: () => ({ volume: { name: 'gen', size: 10, volume_type: 'SSD', availability_zone: 'az1', metadata: { a: 'b' }, count: 1 } }) },
       { label: 'CreateVolume v2', method: 'POST', path: `/v2/${p}/cloudvolumes`, valid: () => ({ volume: { size: 10, volume_type: 'SSD', availability_zone: 'az2' } }) },

@@ -65,6 +65,47 @@ describe('ECS tags, metadata, interfaces and availability zones', () => {
     expect([badMeta.status, (badMeta.json as ErrJson).error.code]).toEqual([400, 'Ecs.0005']);
   });
 
+  it('UpdateServerBlockDevice (ecs_02_0607) sets a data disk\'s delete_on_termination, which DeleteServers then follows; refusals change nothing', { timeout: 30_000 }, async () => {
+    env = await setup();
+    const p = env.client.projectId;
+    const [a, b] = (await env.client.createServers(serverBody(env, { count: 2 }))).serverIds;
+    settle(env);
+    type Attached = { id: string; delete_on_termination: string; bootIndex: string };
+    const attached = async (id: string): Promise<Attached[]> =>
+      ((await env!.req('GET', `/v1/${p}/cloudservers/${id}`)).json as { server: { 'os-extended-volumes:volumes_attached': Attached[] } }).server['os-extended-volumes:volumes_attached'];
+    const dataOf = async (id: string) => (await attached(id)).find((v) => v.bootIndex !== '0')!;
+    const rootOf = async (id: string) => (await attached(id)).find((v) => v.bootIndex === '0')!;
+    const dataA = await dataOf(a!);
+    const dataB = await dataOf(b!);
+    expect([dataA.delete_on_termination, dataB.delete_on_termination]).toEqual(['false', 'false']);
+    const put = (server: string, volume: string, body: unknown) => env!.req('PUT', `/v1/${p}/cloudservers/${server}/block_device/${volume}`, body);
+
+    // Refusals: each names the field or the case, and no write is applied.
+    const rootA = await rootOf(a!);
+    const sys = await put(a!, rootA.id, { block_device: { delete_on_termination: false } });
+    expect([sys.status, (sys.json as ErrJson).error.code]).toEqual([400, 'Ecs.0005']);
+    expect((sys.json as ErrJson).error.message).toMatch(/system disk.*cannot be modified/);
+    const missing = await put(a!, dataA.id, { block_device: {} });
+    expect([missing.status, (missing.json as ErrJson).error.code]).toEqual([400, 'Ecs.0005']);
+    expect((missing.json as ErrJson).error.message).toContain('block_device.delete_on_termination');
+    const notBool = await put(a!, dataA.id, { block_device: { delete_on_termination: 'true' } });
+    expect(notBool.status).toBe(400);
+    const other = await put(a!, dataB.id, { block_device: { delete_on_termination: true } });
+    expect([other.status, (other.json as ErrJson).error.code]).toEqual([404, 'Ecs.0111']);
+    const noServer = await put('00000000-0000-4000-8000-000000000000', dataA.id, { block_device: { delete_on_termination: true } });
+    expect([noServer.status, (noServer.json as ErrJson).error.code]).toEqual([404, 'Ecs.0114']);
+    expect((await attached(a!)).map((v) => v.delete_on_termination)).toEqual(['true', 'false']);
+    expect((await dataOf(b!)).delete_on_termination).toBe('false');
+
+    // The change: 204 with no body, shown by ShowServer; deleting both servers then removes only a's data disk.
+    const ok = await put(a!, dataA.id, { block_device: { delete_on_termination: true } });
+    expect([ok.status, ok.body]).toEqual([204, '']);
+    expect((await dataOf(a!)).delete_on_termination).toBe('true');
+    await env.client.deleteServers([a!, b!]);
+    settle(env);
+    expect(env.hcs.hypervisor.listVolumes().map((v) => v.id)).toEqual([dataB.id]);
+  });
+
   it('ListServerInterfaces gives each NIC with its port, IP and MAC; NovaListAvailabilityZones the configured AZs', { timeout: 30_000 }, async () => {
     env = await setup();
     const p = env.client.projectId;

@@ -5,6 +5,8 @@ import (
 
 	"github.com/huaweicloud/huaweicloud-sdk-go-v3/core/auth/signer/algorithm"
 	ecsmodel "github.com/huaweicloud/huaweicloud-sdk-go-v3/services/ecs/v2/model"
+	evs "github.com/huaweicloud/huaweicloud-sdk-go-v3/services/evs/v2"
+	evsmodel "github.com/huaweicloud/huaweicloud-sdk-go-v3/services/evs/v2/model"
 )
 
 // TestExtras (issue 24): the ECS calls a provider commonly makes besides the lifecycle, paging by
@@ -70,6 +72,62 @@ func TestExtras(t *testing.T) {
 		eq(t, "zones", len(*r.AvailabilityZoneInfo), 2)
 		eq(t, "az1", (*r.AvailabilityZoneInfo)[0].ZoneName, "az1")
 		eq(t, "available", (*r.AvailabilityZoneInfo)[0].ZoneState.Available, true)
+	})
+
+	// ecs_02_0607: PUT .../block_device/{volume_id} changes only delete_on_termination, "system disks cannot be
+	// modified", and DeleteServers then removes the data disk with its server.
+	call(t, "ECS/UpdateServerBlockDevice", func(t *testing.T) {
+		body := srv("go-bd", "192.168.10.162")
+		body.DataVolumes = &[]ecsmodel.PrePaidServerDataVolume{{Volumetype: ecsmodel.GetPrePaidServerDataVolumeVolumetypeEnum().SSD, Size: 10}}
+		r, err := e.CreateServers(&ecsmodel.CreateServersRequest{Body: &ecsmodel.CreateServersRequestBody{Server: body}})
+		must(t, err, "CreateServers")
+		sid := (*r.ServerIds)[0]
+		poll(t, "go-bd ACTIVE", func() (bool, error) {
+			s, err := e.ShowServer(&ecsmodel.ShowServerRequest{ServerId: sid})
+			if err != nil {
+				return false, err
+			}
+			return s.Server.Status == "ACTIVE", nil
+		})
+		devs, err := e.ListServerBlockDevices(&ecsmodel.ListServerBlockDevicesRequest{ServerId: sid})
+		must(t, err, "ListServerBlockDevices")
+		var root, data string
+		for _, d := range *devs.VolumeAttachments {
+			if d.BootIndex != nil && *d.BootIndex == 0 {
+				root = str(d.VolumeId)
+			} else {
+				data = str(d.VolumeId)
+			}
+		}
+		update := func(volumeID string, value bool) error {
+			_, err := e.UpdateServerBlockDevice(&ecsmodel.UpdateServerBlockDeviceRequest{ServerId: sid, VolumeId: volumeID,
+				Body: &ecsmodel.UpdateServerBlockDeviceReq{BlockDevice: &ecsmodel.UpdateServerBlockDeviceOption{DeleteOnTermination: value}}})
+			return err
+		}
+		flag := func(volumeID string) string {
+			s, err := e.ShowServer(&ecsmodel.ShowServerRequest{ServerId: sid})
+			must(t, err, "ShowServer")
+			for _, v := range s.Server.OsExtendedVolumesvolumesAttached {
+				if v.Id == volumeID {
+					return v.DeleteOnTermination
+				}
+			}
+			return "(not attached)"
+		}
+		eq(t, "data disk delete_on_termination before", flag(data), "false")
+		// The system disk: no ECS code names the case, so Ecs.0005 "Invalid parameters" (ecs_07_0002).
+		wantErr(t, update(root, false), 400, "Ecs.0005")
+		must(t, update(data, true), "UpdateServerBlockDevice")
+		eq(t, "data disk delete_on_termination after", flag(data), "true")
+		_, err = e.DeleteServers(&ecsmodel.DeleteServersRequest{Body: &ecsmodel.DeleteServersRequestBody{Servers: []ecsmodel.ServerId{{Id: sid}}}})
+		must(t, err, "DeleteServers")
+		evsC, err := evs.EvsClientBuilder().WithEndpoints([]string{endpoint}).WithCredential(basicCred(t, ak, sk, projectID)).WithHttpConfig(httpConfig(algorithm.HmacSHA256)).SafeBuild()
+		must(t, err, "evs client")
+		v := evs.NewEvsClient(evsC)
+		poll(t, "go-bd's data disk deleted with its server (delete_volume unset)", func() (bool, error) {
+			_, err := v.ShowVolume(&evsmodel.ShowVolumeRequest{VolumeId: data})
+			return err != nil, nil
+		})
 	})
 
 	call(t, "ECS/ListServersDetails paging by marker", func(t *testing.T) {

@@ -1,7 +1,8 @@
 /**
  * ECS calls a provider commonly makes besides the lifecycle (issue 24): server
  * tags (ShowServerTags, BatchCreateServerTags, BatchDeleteServerTags), server
- * metadata (UpdateServerMetadata), NICs (ListServerInterfaces) and the AZ list
+ * metadata (UpdateServerMetadata), a data disk's delete_on_termination
+ * (UpdateServerBlockDevice), NICs (ListServerInterfaces) and the AZ list
  * (NovaListAvailabilityZones). Tags and metadata live on the server record, so
  * they are in the data file and survive restarts; ShowServer / ListServersDetails
  * show them. Paths and bodies as in the ECS API reference and the SDK models
@@ -100,6 +101,35 @@ export function ecsServerExtraRoutes(engine: CloudEngine) {
       const out: Record<string, string> = {};
       for (const k of Object.keys(s.metadata)) setOwn(out, k, own(s.metadata, k)!);
       return { metadata: out };
+    });
+
+    // UpdateServerBlockDevice (ecs_02_0607): PUT /v1/{project_id}/cloudservers/{server_id}/block_device/{volume_id}
+    // {block_device:{delete_on_termination}} -> no body (the SDKs' UpdateServerBlockDeviceResponse carries none;
+    // the page points to the common return values). Only delete_on_termination can change, and "system disks cannot
+    // be modified" (the page's constraints). No ECS code names that case: Ecs.0005, as for other invalid parameters.
+    // It decides whether DeleteServers removes the disk (DISK-9: a persistent disk must survive its server).
+    app.put('/v1/:project_id/cloudservers/:server_id/block_device/:volume_id', { config: { op: 'updateServerBlockDevice' } }, async (req, reply) => {
+      const { server_id, volume_id } = req.params as P & { volume_id?: string };
+      const s = server(engine, req.hcs.projectId, server_id!);
+      const root = ecsV.obj(req.hcs.json, 'body');
+      if (root.block_device === undefined) ecsV.fail('block_device', 'is required');
+      const bd = ecsV.obj(root.block_device, 'block_device');
+      if (typeof bd.delete_on_termination !== 'boolean') ecsV.fail('block_device.delete_on_termination', 'is required and must be a boolean');
+      const value = bd.delete_on_termination as boolean;
+      const sv = s.volumes.find((v) => v.volumeId === volume_id);
+      // As GET on the same path answers a volume that is not attached (Ecs.0111).
+      if (!sv) throw new CloudError(404, Codes.ecsVolumeNotAttached, `Volume ${volume_id} is not attached to server ${s.id}`);
+      if (sv.bootIndex === 0) ecsV.fail('volume_id', `${volume_id} is the system disk of server ${s.id}; system disks cannot be modified (ecs_02_0607)`);
+      const was = sv.deleteOnTermination;
+      sv.deleteOnTermination = value;
+      s.updated = engine.now();
+      engine.storeRef.markDirty();
+      engine.record('server.block-device-updated', `server ${s.name} (${s.id}) volume ${volume_id}: delete_on_termination ${String(was)} -> ${String(value)}`, {
+        serverId: s.id,
+        volumeId: volume_id,
+        deleteOnTermination: value,
+      });
+      return reply.code(204).send();
     });
 
     // ListServerInterfaces: GET /v1/{project_id}/cloudservers/{server_id}/os-interface -> {interfaceAttachments}
