@@ -252,7 +252,9 @@ export class WorkerPool {
           new Promise<void>((resolve) => {
             if (!child || child.exitCode !== null || child.signalCode !== null) return resolve();
             child.once('exit', () => resolve());
-            child.disconnect();
+            // A worker on its way out (crashing) can have lost its IPC channel before its exit event comes:
+            // then there is nothing to disconnect (disconnect() would throw), and the exit, or the kill below, follows.
+            if (child.connected) child.disconnect();
             setTimeout(() => child.kill('SIGKILL'), 5000).unref();
           }),
       ),

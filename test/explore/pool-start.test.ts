@@ -6,13 +6,14 @@
  * reason, instead of starting replacements forever (a broken bundle once
  * made `npm run scenarios` respawn crashing workers without end).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_START_FAILURES, WorkerPool } from '../../src/explore/pool.js';
 
 const CRASH = resolve('test/explore/fixtures/crash-worker.mjs');
+const LINGER = resolve('test/explore/fixtures/linger-worker.mjs');
 const TSX_ENTRY = resolve('src/explore/worker-entry.mjs');
 let dir: string;
 const starts = (): number => readFileSync(join(dir, 'starts'), 'utf8').trim().split('\n').filter(Boolean).length;
@@ -55,4 +56,21 @@ describe('a worker pool whose workers cannot start', () => {
     }
     expect(starts()).toBe(1);
   }, 120_000);
+});
+
+describe('closing a pool whose worker is on its way out', () => {
+  // Seen in a CI run: a crashed worker's IPC channel was gone before its exit event came, and close()
+  // called disconnect() on it, which threw "IPC channel is already disconnected".
+  it('close() resolves when a worker has closed its IPC channel but not exited yet', { timeout: 20_000 }, async () => {
+    process.env.LINGER_LOG = join(dir, 'linger');
+    try {
+      const pool = new WorkerPool({ jobs: 1, entries: [LINGER] });
+      // bounded wait for the worker's own signal (a process, so wall time is real here)
+      for (let i = 0; i < 500 && !existsSync(join(dir, 'linger')); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(readFileSync(join(dir, 'linger'), 'utf8')).toBe('disconnected\n');
+      await expect(pool.close()).resolves.toBeUndefined();
+    } finally {
+      delete process.env.LINGER_LOG;
+    }
+  });
 });
