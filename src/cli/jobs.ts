@@ -18,7 +18,7 @@
  * ~0.3 s from the precompiled bundle, src/explore/worker-bundle.ts.)
  */
 import { loadPlugin } from '../explore/plugin.js';
-import { WorkerPool } from '../explore/pool.js';
+import { WorkerPool, type Reply } from '../explore/pool.js';
 import type { ScenarioResult } from '../scenario/runner.js';
 import type { Scenario } from '../scenario/types.js';
 
@@ -30,7 +30,47 @@ export interface ParallelOptions {
   pool?: WorkerPool;
 }
 
-export type Outcome = { result: ScenarioResult } | { error: string; input: boolean };
+/**
+ * A scenario's outcome. `retried` holds why the first run on a worker did not
+ * give a verdict (the worker died, stalled or timed out, or the testbed did
+ * not start) when the scenario was run a second time; that second run's
+ * outcome is the one given (a scenario's run depends on its file and seed
+ * alone, so a run on a fresh worker is what `--jobs 1` would have run).
+ */
+export type Outcome = ({ result: ScenarioResult } | { error: string; input: boolean }) & { retried?: string };
+
+/**
+ * Why this outcome is the worker's failure rather than the scenario's
+ * verdict, or undefined when it is a verdict: an error that is not an input
+ * error (a worker that exited, stalled, timed out or answered something
+ * else), or a run that failed before its first step (the testbed did not start).
+ */
+export function workerFailure(out: Outcome): string | undefined {
+  if ('error' in out) return out.input ? undefined : out.error;
+  const [first] = out.result.steps;
+  if (!out.result.ok && out.result.steps.length === 1 && first && first.index === 0 && !first.ok && !first.inputError) return first.error ?? first.title;
+  return undefined;
+}
+
+/** A worker's reply as an outcome. */
+export function outcomeOf(r: Reply): Outcome {
+  if ('result' in r) return { result: r.result };
+  if ('error' in r) return { error: r.error, input: r.input };
+  // A scenario job answered with a summary: the worker's stall watchdog (src/explore/worker.ts) gave up on the run.
+  if ('summary' in r) return { error: `the worker gave up on the run: ${r.summary.failure?.signature ?? 'no verdict'}${r.summary.failure?.error ? ` (${r.summary.failure.error})` : ''}`, input: false };
+  return { error: 'unexpected answer from the worker', input: false };
+}
+
+/**
+ * The stall limit of a worker running `run --jobs` scenarios: no new event and
+ * no move of the virtual clock for this long (wall time) while the run awaits
+ * something outside itself. A scenario run waits on the outside only in its
+ * bounded steps (the real kubectl: 30 s, src/scenario/real-kubectl.ts), so it
+ * is above those; explore's 8 s default (for its own runs, which never wait
+ * on the outside) would take a `[real]` kubectl step slowed past 8 s on a
+ * loaded machine for a stall.
+ */
+export const SCENARIO_STALL_MS = 60_000;
 
 /** A rough cost: waits and rollouts dominate a scenario's wall time. */
 function cost(s: Scenario): number {
@@ -52,8 +92,13 @@ export async function runParallel(scenarios: Scenario[], o: ParallelOptions, onO
   const inWorker = async (): Promise<void> => {
     for (let i = order.shift(); i !== undefined; i = order.shift()) {
       const s = scenarios[i]!;
-      const r = await pool.run({ type: 'scenario', file: s.file, scenario: s, ...(o.seed !== undefined ? { seed: o.seed } : {}) });
-      settle(i, 'result' in r ? { result: r.result } : 'error' in r ? { error: r.error, input: r.input } : { error: 'unexpected answer from the worker', input: false });
+      const job = { type: 'scenario' as const, file: s.file, scenario: s, ...(o.seed !== undefined ? { seed: o.seed } : {}) };
+      let out = outcomeOf(await pool.run(job));
+      // A worker's failure is not the scenario's verdict: run it once more (a dead worker has been replaced by then),
+      // and say so in the output. Twice is a failure of its own: the second outcome is given, with the first reason.
+      const why = workerFailure(out);
+      if (why !== undefined) out = { ...outcomeOf(await pool.run(job)), retried: why };
+      settle(i, out);
     }
   };
   try {

@@ -20,7 +20,7 @@ import { parseDuration } from '../core/clock.js';
 import { SUBCOMMANDS } from './entrypoints.js';
 import { kindMain } from './kind.js';
 import { exploreMain } from './explore.js';
-import { runParallel } from './jobs.js';
+import { runParallel, SCENARIO_STALL_MS } from './jobs.js';
 import { WorkerPool } from '../explore/pool.js';
 import { defaultJobs } from '../explore/pool.js';
 
@@ -355,7 +355,7 @@ export async function main(argv: string[], write: (s: string) => void = (s) => p
   if (o.manifests?.length) process.env.HCS_TESTBED_MANIFESTS = o.manifests.map((d) => resolve(d)).join(':'); // for --jobs workers
   // --jobs: the workers start now, while this process reads and checks the files (each takes ~0.3 s to start;
   // bench/explore.ts). Closed on every way out; runParallel uses them.
-  const pool = command === 'run' && !conformance && jobs > 1 && files.length > 1 && o.plugin === undefined ? new WorkerPool({ jobs: Math.min(jobs, files.length) }) : undefined;
+  const pool = command === 'run' && !conformance && jobs > 1 && files.length > 1 && o.plugin === undefined ? new WorkerPool({ jobs: Math.min(jobs, files.length), stallMs: SCENARIO_STALL_MS }) : undefined;
   try {
     const loadOpts = o.manifests?.length ? { manifestDirs: o.manifests } : {};
     let errors = 0;
@@ -468,6 +468,7 @@ async function runAll(
       const s = scenarios[i]!;
       const effectiveSeed = seed ?? s.seed;
       reporter.scenarioStart(s, effectiveSeed);
+      if (out.retried !== undefined) write(`  note: the first run on a worker gave no verdict (${out.retried}); this is the run on a fresh start\n`);
       const r = 'error' in out ? crashedResult(s, seed, out.error, out.input, 0) : out.result;
       for (const st of r.steps) reporter.stepEnd(st);
       reporter.scenarioEnd(r);

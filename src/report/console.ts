@@ -16,6 +16,15 @@ export interface ConsoleOptions {
   color: boolean;
 }
 
+/** Failed scenarios the closing summary lists again, one line each. */
+const MAX_FAILURES_LISTED = 20;
+
+/** A message's first line, cut to 400 characters. */
+function firstLine(s: string): string {
+  const l = s.split('\n')[0] ?? '';
+  return l.length > 400 ? `${l.slice(0, 400)}…` : l;
+}
+
 export class ConsoleReporter {
   constructor(private readonly o: ConsoleOptions) {}
 
@@ -61,5 +70,13 @@ export class ConsoleReporter {
     const passed = results.filter((r) => r.ok).length;
     const failed = results.length - passed;
     this.o.write(`\n${passed} passed, ${failed} failed · ${countsText(totalCounts(results.map(scenarioReport)))}\n`);
+    // The failures again, one line each, where a long run's last screen (or a CI log's tail) shows them.
+    const bad = results.filter((r) => !r.ok);
+    for (const r of bad.slice(0, MAX_FAILURES_LISTED)) {
+      const step = r.steps.find((x) => !x.ok);
+      const why = step ? `step ${step.index} (${step.title}): ${firstLine(step.error ?? 'failed')}` : 'failed';
+      this.o.write(`${this.c('31', 'FAIL')} ${r.scenario.name} @ seed ${r.seed}: ${why}\n`);
+    }
+    if (bad.length > MAX_FAILURES_LISTED) this.o.write(`… and ${bad.length - MAX_FAILURES_LISTED} more failed scenarios (above)\n`);
   }
 }

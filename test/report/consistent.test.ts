@@ -55,6 +55,9 @@ describe('one step count everywhere (shared report model)', () => {
     expect(html).toContain('3/7 steps passed, 1 failed, 3 not reached');
     // The totals line over all scenarios (one here) in the console summary and the HTML header.
     expect(consoleText).toContain('0 passed, 1 failed · 3/7 steps passed, 1 failed, 3 not reached\n');
+    // ...followed by the failure again, one line, so that the tail of a long log (CI's) names it and why.
+    const tail = consoleText.slice(consoleText.lastIndexOf('0 passed, 1 failed · '));
+    expect(tail).toMatch(/\nFAIL report-fixture-failing-rollout @ seed 5: step 4 \(.+\): .*timed out/);
     expect(html).toContain('<p class="meta" id="totals">0 passed, 1 failed · 3/7 steps passed, 1 failed, 3 not reached</p>');
     const rows = html.match(/<tr class="(passed|failed|skipped)"><td>\d+<\/td>/g)!;
     expect(rows.map((r) => /class="(\w+)"/.exec(r)![1])).toEqual(['passed', 'passed', 'passed', 'failed', 'skipped', 'skipped', 'skipped']);
