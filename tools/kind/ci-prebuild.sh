@@ -31,26 +31,13 @@ finish() {
   say "$1 ($(( $(date +%s) - t_start )) s)"
   case "$1" in failed:*) exit 1 ;; *) exit 0 ;; esac
 }
-timed() {
-  local what="$1" t0 rc
-  shift
-  t0=$(date +%s)
-  say "== $what"
-  "$@"
-  rc=$?
-  say "== $what: $([ $rc = 0 ] && echo ok || echo "FAILED (exit $rc)") in $(( $(date +%s) - t0 )) s"
-  return $rc
-}
+# shellcheck source=tools/kind/ci-lib.sh
+. tools/kind/ci-lib.sh
 echo "running" > "$status"
 
 [ "$(id -u)" = 0 ] || finish "skipped: not root (tools/docker/start.sh installs and starts dockerd)"
 command -v go >/dev/null || finish "skipped: go is not installed"
-if ! command -v debootstrap >/dev/null; then
-  timed "install debootstrap (apt)" bash -c 'export DEBIAN_FRONTEND=noninteractive;
-    inst() { timeout 600 apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends debootstrap >/dev/null; }
-    inst || { timeout 300 apt-get -o DPkg::Lock::Timeout=300 update -qq && inst; }' \
-    || finish "failed: apt-get install debootstrap"
-fi
+install_debootstrap || finish "failed: apt-get install debootstrap"
 timed "Docker engine (tools/docker/start.sh)" tools/docker/start.sh --timeout 120 || finish "failed: tools/docker/start.sh"
 timed "kind + node image (tools/kind/build.sh)" bash -c 'tools/kind/build.sh > out/kind-ci-image.txt' \
   || finish "failed: tools/kind/build.sh"

@@ -41,18 +41,10 @@ fits() {
     return 1
   fi
 }
-# timed NAME CMD...: run, print the time, remember a failure
-timed() {
-  local what="$1" t0 rc
-  shift
-  t0=$(date +%s)
-  say "== $what"
-  "$@"
-  rc=$?
-  say "== $what: $([ $rc = 0 ] && echo ok || echo "FAILED (exit $rc)") in $(( $(date +%s) - t0 )) s"
-  [ $rc = 0 ] || failed=1
-  return $rc
-}
+# timed (tools/kind/ci-lib.sh) remembers a failure here
+on_timed_failure() { failed=1; }
+# shellcheck source=tools/kind/ci-lib.sh
+. tools/kind/ci-lib.sh
 cleanup() {
   if [ -n "${kind_bin:-}" ] && "$kind_bin" get clusters 2>/dev/null | grep -qx "$name"; then
     say "deleting kind cluster $name"
@@ -69,12 +61,7 @@ mkdir -p out
 command -v go >/dev/null || { say "SKIP all: go is not installed"; exit 0; }
 # A fresh Debian machine has no debootstrap (the root filesystems need it); .ci/run's background
 # prebuild (tools/kind/ci-prebuild.sh) installs it too, so this is a no-op there.
-if ! command -v debootstrap >/dev/null; then
-  timed "install debootstrap (apt)" bash -c 'export DEBIAN_FRONTEND=noninteractive;
-    inst() { timeout 600 apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends debootstrap >/dev/null; }
-    inst || { timeout 300 apt-get -o DPkg::Lock::Timeout=300 update -qq && inst; }' \
-    || { say "SKIP all: debootstrap is not installed and apt-get could not install it"; exit 1; }
-fi
+install_debootstrap || { say "SKIP all: debootstrap is not installed and apt-get could not install it"; exit 1; }
 
 # Estimates (seconds). The cold build (kind, the node image; GOCACHE warm from tools/kube as in .ci/run)
 # measured 281 s on a quiet 2-core machine (61 min at load ~27), plus ~80 s of images: 900 leaves room for
