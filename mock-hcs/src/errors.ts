@@ -90,6 +90,8 @@ export const Codes = {
   evsInUse: 'EVS.1046',
   vpcNotFound: 'VPC.0202',
   vpcBadRequest: 'VPC.0001',
+  /** VPC CreatePort: "Param is invalid." (400; vpc_api_0003, module 创建端口 / "Create Port"). */
+  vpcPortBadRequest: 'VPC.2500',
   vpcPortNotFound: 'VPC.2501',
   vpcPortInUse: 'VPC.2502',
   /** VPC private IP / port: the requested IP address is in use (409). */

@@ -17,6 +17,8 @@ import type { PortRec, ServerRec } from './state.js';
 import { own, Validator } from './validate.js';
 
 const vpcV: Validator = new Validator(Codes.vpcBadRequest);
+/** CreatePort's own "Param is invalid." code (vpc_api_0003: 400 VPC.2500 under 创建端口 / Create Port). */
+const portV: Validator = new Validator(Codes.vpcPortBadRequest);
 
 /** One port as the VPC API shows it, whoever holds it. */
 export interface PortView {
@@ -151,28 +153,28 @@ export class NetworkService {
 
   /** POST /v1/{project_id}/ports (one fixed IP per port in this fake). */
   createPort(projectId: string, body: unknown): PortView {
-    const root = vpcV.obj(body, 'body');
-    const o = vpcV.obj(root.port, 'port');
-    const networkId = vpcV.str(o.network_id, 'port.network_id');
+    const root = portV.obj(body, 'body');
+    const o = portV.obj(root.port, 'port');
+    const networkId = portV.str(o.network_id, 'port.network_id');
     const subnet = this.engine.subnetInfo(networkId);
     if (!subnet) throw new CloudError(404, Codes.vpcNotFound, `Network ${networkId} could not be found (port.network_id)`, ['NET-4']);
-    const name = vpcV.optStr(o.name, 'port.name', { max: 255 }) ?? '';
-    if (typeof o.name === 'string' && o.name.length === 0) vpcV.fail('port.name', 'must not be empty');
-    const deviceOwner = o.device_owner === undefined || o.device_owner === null ? '' : typeof o.device_owner === 'string' ? o.device_owner : vpcV.fail('port.device_owner', 'must be a string');
-    if (!DEVICE_OWNERS.has(deviceOwner)) vpcV.fail('port.device_owner', `must be one of ${[...DEVICE_OWNERS].map((x) => `"${x}"`).join(', ')}`);
-    const adminStateUp = vpcV.bool(o.admin_state_up, 'port.admin_state_up', true);
-    const groups = (vpcV.optArr(o.security_groups, 'port.security_groups', 0, 10) ?? []).map((g, i) => vpcV.str(g, `port.security_groups[${i}]`, { max: 64 }));
-    for (const k of ['allowed_address_pairs', 'extra_dhcp_opts'] as const) vpcV.optArr(o[k], `port.${k}`, 0, 10);
-    if (o.tenant_id !== undefined && o.tenant_id !== projectId) vpcV.fail('port.tenant_id', `must be the project of the credentials (${projectId})`);
-    const fixedIps = vpcV.optArr(o.fixed_ips, 'port.fixed_ips', 0, 1) ?? [];
+    const name = portV.optStr(o.name, 'port.name', { max: 255 }) ?? '';
+    if (typeof o.name === 'string' && o.name.length === 0) portV.fail('port.name', 'must not be empty');
+    const deviceOwner = o.device_owner === undefined || o.device_owner === null ? '' : typeof o.device_owner === 'string' ? o.device_owner : portV.fail('port.device_owner', 'must be a string');
+    if (!DEVICE_OWNERS.has(deviceOwner)) portV.fail('port.device_owner', `must be one of ${[...DEVICE_OWNERS].map((x) => `"${x}"`).join(', ')}`);
+    const adminStateUp = portV.bool(o.admin_state_up, 'port.admin_state_up', true);
+    const groups = (portV.optArr(o.security_groups, 'port.security_groups', 0, 10) ?? []).map((g, i) => portV.str(g, `port.security_groups[${i}]`, { max: 64 }));
+    for (const k of ['allowed_address_pairs', 'extra_dhcp_opts'] as const) portV.optArr(o[k], `port.${k}`, 0, 10);
+    if (o.tenant_id !== undefined && o.tenant_id !== projectId) portV.fail('port.tenant_id', `must be the project of the credentials (${projectId})`);
+    const fixedIps = portV.optArr(o.fixed_ips, 'port.fixed_ips', 0, 1) ?? [];
     let ipText: string | undefined;
     if (fixedIps.length === 1) {
-      const f = vpcV.obj(fixedIps[0], 'port.fixed_ips[0]');
-      const sid = vpcV.optStr(f.subnet_id, 'port.fixed_ips[0].subnet_id');
+      const f = portV.obj(fixedIps[0], 'port.fixed_ips[0]');
+      const sid = portV.optStr(f.subnet_id, 'port.fixed_ips[0].subnet_id');
       if (sid !== undefined && this.engine.subnetInfo(sid, true) !== subnet) {
-        vpcV.fail('port.fixed_ips[0].subnet_id', `subnet ${sid} is not the subnet of network ${networkId} (${subnet.cfg.neutron_subnet_id})`, ['NET-4']);
+        portV.fail('port.fixed_ips[0].subnet_id', `subnet ${sid} is not the subnet of network ${networkId} (${subnet.cfg.neutron_subnet_id})`, ['NET-4']);
       }
-      ipText = vpcV.optStr(f.ip_address, 'port.fixed_ips[0].ip_address');
+      ipText = portV.optStr(f.ip_address, 'port.fixed_ips[0].ip_address');
     }
     const [port] = this.reserve(projectId, 'port', [{ subnet, ...(ipText !== undefined ? { ip: ipText } : {}), path: 'port.fixed_ips[0].ip_address' }], { name, deviceOwner, adminStateUp, securityGroups: groups });
     return port!;
@@ -204,7 +206,7 @@ export class NetworkService {
     const taken = new Set<string>();
     for (const s of specs) {
       if (s.ip === undefined) continue;
-      this.engine.checkRequestedIp(s.subnet, s.ip, s.path, vpcV, projectId, taken, 'vpc');
+      this.engine.checkRequestedIp(s.subnet, s.ip, s.path, kind === 'port' ? portV : vpcV, projectId, taken, 'vpc');
       taken.add(`${s.subnet.cfg.id}|${s.ip}`);
     }
     const ips = specs.map((s) => {

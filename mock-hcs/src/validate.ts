@@ -4,7 +4,8 @@ import { CloudError } from './errors.js';
 export type Json = Record<string, unknown>;
 
 export class Validator {
-  constructor(private readonly code: string) {}
+  /** The error code of this validator's 400 answers. */
+  constructor(readonly code: string) {}
 
   fail(path: string, reason: string, rules: string[] = []): never {
     throw new CloudError(400, this.code, `Invalid request parameter ${path}: ${reason}`, rules);

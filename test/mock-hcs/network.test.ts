@@ -114,9 +114,16 @@ describe('mock-hcs VPC ports and private IPs', () => {
     // CreatePort: 409 VPC.0701 (vpc_api_0003).
     expect([conflict.status, (conflict.json as ErrJson).error.code]).toEqual([409, 'VPC.0701']);
     const wrongSubnet = await env.req('POST', `/v1/${p}/ports`, { port: { network_id: sub.id, fixed_ips: [{ subnet_id: cp.neutron_subnet_id }] } });
-    expect([wrongSubnet.status, (wrongSubnet.json as ErrJson).error.code]).toEqual([400, 'VPC.0001']);
+    // CreatePort's parameter errors: 400 VPC.2500 "Param is invalid." (vpc_api_0003, 创建端口 / Create Port), not the
+    // module-wide VPC.0001 stand-in that CreatePrivateip keeps (no code is documented for it).
+    expect([wrongSubnet.status, (wrongSubnet.json as ErrJson).error.code]).toEqual([400, 'VPC.2500']);
     const owner = await env.req('POST', `/v1/${p}/ports`, { port: { network_id: sub.id, device_owner: 'compute:az1' } });
-    expect(owner.status).toBe(400);
+    expect([owner.status, (owner.json as ErrJson).error.code]).toEqual([400, 'VPC.2500']);
+    expect((owner.json as ErrJson).error.message).toContain('port.device_owner');
+    const outside = await env.req('POST', `/v1/${p}/ports`, { port: { network_id: sub.id, fixed_ips: [{ ip_address: '192.168.11.9' }] } });
+    expect([outside.status, (outside.json as ErrJson).error.code]).toEqual([400, 'VPC.2500']);
+    const twoIps = await env.req('POST', `/v1/${p}/ports`, { port: { network_id: sub.id, fixed_ips: [{ ip_address: '192.168.10.120' }, { ip_address: '192.168.10.121' }] } });
+    expect([twoIps.status, (twoIps.json as ErrJson).error.code]).toEqual([400, 'VPC.2500']);
     const noNet = await env.req('POST', `/v1/${p}/ports`, { port: { network_id: 'nope' } });
     expect([noNet.status, (noNet.json as ErrJson).error.code]).toEqual([404, 'VPC.0202']);
     // Delete: 204, then 404.

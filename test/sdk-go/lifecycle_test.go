@@ -312,6 +312,11 @@ func TestLifecycle(t *testing.T) {
 		eq(t, "ip", str(r.Port.FixedIps[0].IpAddress), "192.168.10.91")
 		_, err = n.CreatePort(&vpc2model.CreatePortRequest{Body: &vpc2model.CreatePortRequestBody{Port: &vpc2model.CreatePortOption{NetworkId: missing}}})
 		wantErr(t, err, 404, "VPC.0202")
+		// An address outside the subnet: CreatePort's "Param is invalid." (vpc_api_0003: 400 VPC.2500).
+		_, err = n.CreatePort(&vpc2model.CreatePortRequest{Body: &vpc2model.CreatePortRequestBody{Port: &vpc2model.CreatePortOption{
+			NetworkId: workerNet, FixedIps: &[]vpc2model.FixedIp{{IpAddress: ptr("10.9.9.9")}},
+		}}})
+		wantErr(t, err, 400, "VPC.2500")
 	})
 	call(t, "VPC/ListPorts", func(t *testing.T) {
 		r, err := n.ListPorts(&vpc2model.ListPortsRequest{FixedIps: &[]string{"ip_address=192.168.10.91"}})

@@ -248,6 +248,9 @@ def test_create_port(vpc):
     assert (p.status, p.fixed_ips[0].ip_address) == ("DOWN", "192.168.10.81")
     S["port"] = p.id
     expect_error(lambda: vpc.create_port(vpcm.CreatePortRequest(body=vpcm.CreatePortRequestBody(port=vpcm.CreatePortOption(network_id=MISSING)))), 404, "VPC.0202")
+    # An address outside the subnet: CreatePort's "Param is invalid." (vpc_api_0003: 400 VPC.2500).
+    outside = vpcm.CreatePortOption(network_id=WORKER_NET, fixed_ips=[vpcm.FixedIp(ip_address="10.9.9.9")])
+    expect_error(lambda: vpc.create_port(vpcm.CreatePortRequest(body=vpcm.CreatePortRequestBody(port=outside))), 400, "VPC.2500")
 
 
 @call("VPC/ListPorts")

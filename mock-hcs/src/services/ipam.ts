@@ -51,13 +51,14 @@ export class Ipam {
    * to its own project (`projectId`): another project learns that the address
    * is taken, never which server or port of whom holds it. `api` picks the
    * documented codes: ECS (ecs_07_0002) Ecs.0039 / Ecs.0010, VPC ports and
-   * private IPs (vpc_api_0003) 400 VPC.0001 / 409 VPC.0701.
+   * private IPs (vpc_api_0003) 400 `v.code` (CreatePort's VPC.2500; VPC.0001
+   * for private IPs, a stand-in) / 409 VPC.0701.
    */
   checkRequestedIp(subnet: SubnetInfo, ipText: string, path: string, v: Validator, projectId: string, taken?: Set<string>, api: IpApi = 'ecs'): number {
     const ip = ipToInt(ipText);
     if (ip === undefined) v.fail(path, `"${ipText}" is not an IPv4 address`);
     if (!isHostInCidr(ip, subnet.cidr) || ip === subnet.gateway) {
-      throw new CloudError(400, api === 'ecs' ? Codes.ecsIpOutsideSubnet : Codes.vpcBadRequest, `The IP address ${ipText} is not a usable address of subnet ${subnet.cfg.name} (${subnet.cfg.cidr}, gateway ${subnet.cfg.gateway_ip}) (${path})`, ['NET-7']);
+      throw new CloudError(400, api === 'ecs' ? Codes.ecsIpOutsideSubnet : v.code, `The IP address ${ipText} is not a usable address of subnet ${subnet.cfg.name} (${subnet.cfg.cidr}, gateway ${subnet.cfg.gateway_ip}) (${path})`, ['NET-7']);
     }
     const holder = this.store.ipHolder(subnet.cfg.id, ipText);
     if (holder !== undefined || taken?.has(`${subnet.cfg.id}|${ipText}`)) {
