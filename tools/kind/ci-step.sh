@@ -115,6 +115,8 @@ in_cluster() {
   if [ "$(left)" -ge $(( 1500 + tail )) ]; then scen="$scen,rollback"
   else say "SKIP rollback on the in-cluster managers: needs ~$(( 1500 + tail )) s with the others and the steps after, $(left) s left$([ "${HCS_TESTBED_KIND_ROLLBACK:-}" = 1 ] && echo " (and test:upstream left it to this step: this run has no rollback on the upstream managers)")"; fi
   if fits $(( 900 + tail )) "scenarios on the in-cluster managers and provider"; then
+    # .ci/run reads this: when it is missing, the worker scenarios run on the bare apiserver instead.
+    mkdir -p out/kind-ci && echo "$scen" > out/kind-ci/incluster-scenarios.ran
     timed "scenarios on kind, in-cluster managers + provider, vs the model ($scen)" \
       env HCS_TESTBED_KIND=1 HCS_TESTBED_KIND_CLUSTER="$name" HCS_TESTBED_KIND_SCENARIOS="$scen" \
       npx vitest run test/realcluster/kind-incluster.test.ts
