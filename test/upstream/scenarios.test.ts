@@ -60,8 +60,9 @@ const DEFAULT_SCENARIOS = ['scale-out-workers', 'worker-infra-upgrade', 'worker-
  */
 function scenarioList(env: string | undefined): string[] {
   const named = env === undefined || env.trim() === '' ? DEFAULT_SCENARIOS : env.split(',').map((s) => s.trim()).filter(Boolean);
-  const unknown = named.filter((n) => ![...DEFAULT_SCENARIOS, 'rollback'].includes(n));
-  if (unknown.length > 0) throw new Error(`HCS_TESTBED_UPSTREAM_SCENARIOS: unknown scenario(s) ${unknown.join(', ')}; known: ${[...DEFAULT_SCENARIOS, 'rollback'].join(', ')}`);
+  const known = [...DEFAULT_SCENARIOS, 'rollback'];
+  const unknown = named.filter((n) => !known.includes(n));
+  if (unknown.length > 0) throw new Error(`HCS_TESTBED_UPSTREAM_SCENARIOS: unknown scenario(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
   return [...new Set([...named, ...ROLLBACK])];
 }
 const SCENARIOS = scenarioList(process.env.HCS_TESTBED_UPSTREAM_SCENARIOS);
