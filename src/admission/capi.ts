@@ -6,6 +6,23 @@
 import type { MachineDeployment } from '../api/capi.js';
 import type { FieldCause } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
+import { labelValueErrors } from '../kube/object-meta.js';
+
+/**
+ * Cluster and MachineDeployment names become label values
+ * (cluster.x-k8s.io/cluster-name, cluster.x-k8s.io/deployment-name), so
+ * upstream's webhooks refuse names that are not valid label values
+ * (internal/webhooks/cluster.go and machinedeployment.go, v1.10: "must be a
+ * valid label value").
+ */
+function nameIsLabelValue(obj: KubeObject): FieldCause[] {
+  const name = obj.metadata?.name ?? '';
+  return labelValueErrors(name).map((e) => ({ field: 'metadata.name', message: `Invalid value: ${JSON.stringify(name.length > 80 ? name.slice(0, 80) + '...' : name)}: must be a valid label value: ${e}` }));
+}
+
+export function validateCluster(_op: 'CREATE' | 'UPDATE', obj: KubeObject): FieldCause[] {
+  return nameIsLabelValue(obj);
+}
 
 /**
  * intstr.GetScaledValueFromIntOrPercent, as upstream's webhook
@@ -33,7 +50,7 @@ export function defaultMachineDeployment(obj: KubeObject): void {
 
 export function validateMachineDeployment(_op: 'CREATE' | 'UPDATE', obj: KubeObject): FieldCause[] {
   const md = obj as MachineDeployment;
-  const causes: FieldCause[] = [];
+  const causes: FieldCause[] = nameIsLabelValue(obj);
   const ru = md.spec?.strategy?.rollingUpdate;
   if (md.spec?.replicas !== undefined && (!Number.isInteger(md.spec.replicas) || md.spec.replicas < 0)) {
     causes.push({ field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(md.spec.replicas)}: must be a non-negative integer` });

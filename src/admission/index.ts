@@ -1,10 +1,10 @@
 import { validateKcp } from '../capi/admission.js';
 import type { Defaulter, EmbeddedStore, Validator } from '../kube/embedded-store.js';
-import { defaultMachineDeployment, validateMachineDeployment } from './capi.js';
+import { defaultMachineDeployment, validateCluster, validateMachineDeployment } from './capi.js';
 import { validateMachine, validateMachineTemplate, validatePool } from './hcs.js';
 
 export { validateMachine, validateMachineTemplate, validatePool } from './hcs.js';
-export { defaultMachineDeployment, validateMachineDeployment } from './capi.js';
+export { defaultMachineDeployment, validateCluster, validateMachineDeployment } from './capi.js';
 
 /** The admission of one kind: defaulters run first (in order), then every validator sees the defaulted object. */
 export interface KindAdmission {
@@ -23,6 +23,7 @@ export const ADMISSION: readonly KindAdmission[] = [
   { kind: 'HCSMachineConfigPool', defaulters: [], validators: [validatePool] },
   { kind: 'HCSMachineTemplate', defaulters: [], validators: [validateMachineTemplate] },
   { kind: 'HCSMachine', defaulters: [], validators: [validateMachine] },
+  { kind: 'Cluster', defaulters: [], validators: [validateCluster] },
   { kind: 'MachineDeployment', defaulters: [defaultMachineDeployment], validators: [validateMachineDeployment] },
   { kind: 'KubeadmControlPlane', defaulters: [], validators: [validateKcp] },
 ];

@@ -59,7 +59,7 @@ import { pickFewestFailureDomain, pickMostFailureDomain } from './failure-domain
 import { writeKubeadmConfig } from './kubeadm-config.js';
 import { reconcileCertificateExpiries } from './kcp-certificates.js';
 import { kubeconfigSecretName, reconcileKubeconfigSecret } from './kubeconfig.js';
-import { canonicalJson, sameJson, groupOf, keyFor, markFalse, markTrue, setCondition, splitKey } from './util.js';
+import { canonicalJson, generatedName, mustFormatLabelValue, sameJson, groupOf, keyFor, markFalse, markTrue, setCondition, splitKey } from './util.js';
 import { ANN_ETCD_MEMBER_UNHEALTHY, ANN_RESTORE_ETCD_QUORUM, ETCD_NO_LEADER, endpointErrorsMessage, etcdFaultsOf, hasQuorum, reportQuorumLost, reportQuorumRestored } from './etcd-faults.js';
 
 export const KCP_CONTROLLER = 'capi-kubeadmcontrolplane';
@@ -283,7 +283,7 @@ export class KubeadmControlPlaneReconciler implements Controller {
     // reconcileKubeconfig: the <cluster>-kubeconfig Secret once the Cluster has an endpoint (src/capi/kubeconfig.ts).
     await this.kubeconfig(kcp, cluster, now);
     const wl = this.ctx.workloads.client(namespace, clusterName);
-    const machines = (await this.ctx.mgmt.list<Machine>('Machine', { namespace, labelSelector: { [LABEL_CLUSTER_NAME]: clusterName, [LABEL_CONTROL_PLANE_NAME]: name } })).filter(
+    const machines = (await this.ctx.mgmt.list<Machine>('Machine', { namespace, labelSelector: { [LABEL_CLUSTER_NAME]: clusterName, [LABEL_CONTROL_PLANE_NAME]: mustFormatLabelValue(name) } })).filter(
       (m) => controllerOf(m)?.uid === kcp.metadata.uid,
     );
     const nodes = new Map((await wl.list<Node>('Node')).map((n) => [n.metadata.name, n]));
@@ -479,7 +479,7 @@ export class KubeadmControlPlaneReconciler implements Controller {
     if (action.type === 'none' && initialized && !skip && outdatedWhy.size === 0 && machines.length === (kcp.spec.replicas ?? 1)) await reconcileCertificateExpiries(this.ctx.mgmt, wl, machines);
 
     // Status.
-    const after = (await this.ctx.mgmt.list<Machine>('Machine', { namespace, labelSelector: { [LABEL_CLUSTER_NAME]: clusterName, [LABEL_CONTROL_PLANE_NAME]: name } })).filter((m) => controllerOf(m)?.uid === kcp.metadata.uid);
+    const after = (await this.ctx.mgmt.list<Machine>('Machine', { namespace, labelSelector: { [LABEL_CLUSTER_NAME]: clusterName, [LABEL_CONTROL_PLANE_NAME]: mustFormatLabelValue(name) } })).filter((m) => controllerOf(m)?.uid === kcp.metadata.uid);
     const readyCount = after.filter((m) => {
       const n = nodeOf(m);
       return !!n && nodeReady(n) && !isDeleting(m);
@@ -604,8 +604,8 @@ export class KubeadmControlPlaneReconciler implements Controller {
   private async createMachine(kcp: KubeadmControlPlane, cluster: Cluster, init: boolean, failureDomain: string | undefined): Promise<void> {
     const namespace = kcp.metadata.namespace ?? 'default';
     const clusterName = cluster.metadata.name;
-    const name = `${kcp.metadata.name}-${this.ctx.rng.string(5)}`;
-    const labels: Record<string, string> = { ...(kcp.spec.machineTemplate.metadata?.labels ?? {}), [LABEL_CLUSTER_NAME]: clusterName, [LABEL_CONTROL_PLANE]: '', [LABEL_CONTROL_PLANE_NAME]: kcp.metadata.name };
+    const name = generatedName(kcp.metadata.name, this.ctx.rng.string(5));
+    const labels: Record<string, string> = { ...(kcp.spec.machineTemplate.metadata?.labels ?? {}), [LABEL_CLUSTER_NAME]: clusterName, [LABEL_CONTROL_PLANE]: '', [LABEL_CONTROL_PLANE_NAME]: mustFormatLabelValue(kcp.metadata.name) };
     const kcpRef = { ...ownerRef(kcp), controller: false, blockOwnerDeletion: true };
     const tplRef = kcp.spec.machineTemplate.infrastructureRef;
     const template = await this.ctx.mgmt.get<KubeObject & { spec?: { template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: unknown } } }>({
@@ -690,7 +690,7 @@ export class KubeadmControlPlaneReconciler implements Controller {
   /** reconcileDelete: delete every control plane Machine, then drop the finalizer-free object (no finalizer is modelled). */
   private async reconcileDelete(kcp: KubeadmControlPlane): Promise<Result | void> {
     const namespace = kcp.metadata.namespace ?? 'default';
-    const machines = (await this.ctx.mgmt.list<Machine>('Machine', { namespace, labelSelector: { [LABEL_CONTROL_PLANE_NAME]: kcp.metadata.name } })).filter((m) => controllerOf(m)?.uid === kcp.metadata.uid);
+    const machines = (await this.ctx.mgmt.list<Machine>('Machine', { namespace, labelSelector: { [LABEL_CONTROL_PLANE_NAME]: mustFormatLabelValue(kcp.metadata.name) } })).filter((m) => controllerOf(m)?.uid === kcp.metadata.uid);
     for (const m of machines) if (!isDeleting(m)) await this.ctx.mgmt.delete({ kind: 'Machine', namespace, name: m.metadata.name }, { ignoreNotFound: true });
     if (machines.length) return { requeueAfter: DELETE_REQUEUE_MS };
   }

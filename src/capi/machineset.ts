@@ -34,7 +34,7 @@ import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
 import { machinesToDelete } from './delete-policy.js';
 import { PREFLIGHT_FAILED_REQUEUE_MS, scaleUpPreflightChecks, type ControlPlaneView } from './machineset-preflight.js';
-import { CAPI_DEPLOYMENT, sameJson, groupOf, keyFor, markFalse, markTrue, splitKey } from './util.js';
+import { CAPI_DEPLOYMENT, generatedName, mustFormatLabelValue, sameJson, groupOf, keyFor, markFalse, markTrue, splitKey } from './util.js';
 
 /**
  * Most Machines one reconcile creates or deletes; the rest follow in the next
@@ -548,9 +548,9 @@ export class MachineSetReconciler implements Controller {
 
   private async createMachine(ms: MachineSet): Promise<void> {
     const namespace = ms.metadata.namespace ?? 'default';
-    const name = `${ms.metadata.name}-${this.ctx.rng.string(5)}`;
+    const name = generatedName(ms.metadata.name, this.ctx.rng.string(5));
     const tpl = ms.spec.template;
-    const labels: Record<string, string> = { ...(tpl.metadata?.labels ?? {}), [LABEL_SET_NAME]: ms.metadata.name, [LABEL_CLUSTER_NAME]: ms.spec.clusterName };
+    const labels: Record<string, string> = { ...(tpl.metadata?.labels ?? {}), [LABEL_SET_NAME]: mustFormatLabelValue(ms.metadata.name), [LABEL_CLUSTER_NAME]: ms.spec.clusterName };
     const mdOwner = controllerOf(ms);
     if (mdOwner?.kind === 'MachineDeployment') labels[LABEL_DEPLOYMENT_NAME] = mdOwner.name;
     const annotations = { ...(tpl.metadata?.annotations ?? {}) };

@@ -6,7 +6,7 @@
  */
 import { LABEL_CLUSTER_NAME, LABEL_DEPLOYMENT_NAME } from '../api/capi.js';
 import type { MachineDeployment, MachineSet, MachineTemplateSpec } from '../api/capi.js';
-import { ANN_DESIRED_REPLICAS, ANN_MAX_REPLICAS, ANN_REVISION, ANN_REVISION_HISTORY, canonicalJson, sameJson, fnv32a, groupOf, scaledValue } from './util.js';
+import { ANN_DESIRED_REPLICAS, ANN_MAX_REPLICAS, ANN_REVISION, ANN_REVISION_HISTORY, canonicalJson, sameJson, fnv32a, generatedName, groupOf, scaledValue } from './util.js';
 
 /** Defaults applied as upstream's MachineDeployment defaulting webhook does (api/v1beta1/machinedeployment_webhook.go). */
 export function applyMachineDeploymentDefaults(md: MachineDeployment): boolean {
@@ -132,7 +132,7 @@ export function computeTemplateHash(t: MachineTemplateSpec): string {
 
 /** computeNewMachineSetName: `<md name>-<5 random characters>`. */
 export function machineSetNameFor(md: MachineDeployment, suffix: string): string {
-  return `${md.metadata.name}-${suffix}`;
+  return generatedName(md.metadata.name, suffix);
 }
 
 function creationOrder(a: MachineSet, b: MachineSet): number {

@@ -86,6 +86,30 @@ export function fnv32a(s: string): number {
   return h >>> 0;
 }
 
+/**
+ * format.MustFormatValue (cluster-api util/labels/format): the value itself
+ * when it is a valid label value, else `hash_<base64url(fnv32a)>_z`. Upstream
+ * labels Machines with their MachineSet's and KubeadmControlPlane's names this
+ * way, since those names may be longer than a label value may be (63).
+ */
+export function mustFormatLabelValue(s: string): string {
+  if (s.length <= 63 && /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/.test(s)) return s;
+  const h = fnv32a(s);
+  const bytes = Buffer.from([h >>> 24, (h >>> 16) & 0xff, (h >>> 8) & 0xff, h & 0xff]);
+  return `hash_${bytes.toString('base64url')}_z`;
+}
+
+/**
+ * The name `<base>-<suffix>` of a generated object, kept within 63
+ * characters as upstream's generators keep it (internal/topology/names:
+ * computeNewMachineSetName and the default Machine name templates trim to
+ * 58 characters before the 5-character random part).
+ */
+export function generatedName(base: string, suffix: string): string {
+  const name = `${base}-${suffix}`;
+  return name.length > 63 ? `${name.slice(0, 63 - suffix.length)}${suffix}` : name;
+}
+
 export type IntOrString = number | string;
 
 /**

@@ -6,6 +6,7 @@
  * bearer token or the private key), so each is written 0600, also over a file
  * that was there before (src/core/secret-file.ts; issue 24).
  */
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { writeSecretFile } from '../core/secret-file.js';
 
@@ -37,6 +38,22 @@ export interface KubeconfigInput {
   adminCert?: { username: string; certPem: string; keyPem: string };
 }
 
+/**
+ * The file name of a workload cluster's kubeconfig: `<namespace>-<name>.kubeconfig`.
+ * Admission bounds both parts (a namespace is at most 63 characters, a Cluster
+ * name a label value of at most 63), but a file name must stay well inside
+ * NAME_MAX (255 bytes, with room for writeSecretFile's temporary name) whatever
+ * reaches here: a longer key is cut and given a digest of the whole key, so
+ * two long keys never share a file (issue 32: a 300-character clusterName
+ * once crashed serve with ENAMETOOLONG).
+ */
+export function workloadKubeconfigName(key: string): string {
+  const base = key.replace('/', '-');
+  if (Buffer.byteLength(base) <= 160) return `${base}.kubeconfig`;
+  const digest = createHash('sha256').update(key).digest('hex').slice(0, 16);
+  return `${Buffer.from(base).subarray(0, 120).toString('utf8').replace(/\uFFFD+$/, '')}-${digest}.kubeconfig`;
+}
+
 /** Write the kubeconfig files into `dir` (which exists), 0600 each. */
 export function writeKubeconfigFiles(dir: string, input: KubeconfigInput): KubeconfigFiles {
   const { clusters, token, caPem, adminCert } = input;
@@ -66,7 +83,7 @@ export function writeKubeconfigFiles(dir: string, input: KubeconfigInput): Kubec
   }
   for (const c of clusters.slice(1)) {
     if (c.key === undefined) continue;
-    const f = join(dir, `${c.key.replace('/', '-')}.kubeconfig`);
+    const f = join(dir, workloadKubeconfigName(c.key));
     writeSecretFile(f, render(c.name));
     files.workloads[c.key] = f;
   }

@@ -69,6 +69,8 @@ export interface FacadeOptions {
   etcdCa?: EtcdCaSource;
   /** The cluster CA (`<cluster>-ca`): signs the kube-apiserver pods' certificates behind pods/kube-apiserver-<node>/portforward (apiserver-forward.ts); undefined: refused. */
   clusterCa?: ClusterCaSource;
+  /** Told of a failure in background work that must not end the server (default: written to stderr). */
+  onError?: (message: string) => void;
 }
 
 /**
@@ -669,7 +671,13 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     listeners.ensure(key).then(
       () => {
         if (closed) return;
-        kubeconfigPaths = writeKubeconfig(lastDir);
+        // A failure here (a full disk, a file name the system refuses) must not end serve: the
+        // workload cluster keeps its prefixed address and the files stay as they were (issue 32).
+        try {
+          kubeconfigPaths = writeKubeconfig(lastDir);
+        } catch (e) {
+          (opts.onError ?? ((m: string) => process.stderr.write(`facade: ${m}\n`)))(`kubeconfig files not rewritten for workload cluster ${key}: ${(e as Error).message}`);
+        }
         workloads.setEndpoints(endpoints);
       },
       () => undefined, // closed meanwhile

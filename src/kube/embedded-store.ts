@@ -3,6 +3,7 @@ import { rfc3339 } from '../core/clock.js';
 import type { EventLog } from '../core/events.js';
 import type { Rng } from '../core/rng.js';
 import type { KubeClient, ListOptions, PatchType, WatchOptions, WriteOptions } from './client.js';
+import { objectMetaCauses } from './object-meta.js';
 import { prune, validate as validateSchema, type JSONSchemaProps } from './crds/schema.js';
 import { KubeApiError, type FieldCause } from './errors.js';
 import { applyJsonPatch, applyMergePatch, jsonClone, jsonEqual } from './patch.js';
@@ -284,6 +285,8 @@ export class EmbeddedStore implements KubeClient {
     }
     if (info.namespaced && !o.metadata.namespace) o.metadata.namespace = 'default';
     if (!info.namespaced) delete o.metadata.namespace;
+    const metaCauses = objectMetaCauses(o.kind, o.metadata);
+    if (metaCauses.length) throw KubeApiError.invalid(o.kind, o.metadata.name, metaCauses);
     const ref = { kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name };
     const bucket = this.bucket(o.kind);
     const key = this.key(ref);
@@ -455,6 +458,8 @@ export class EmbeddedStore implements KubeClient {
       for (const k of ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const) {
         if (next.metadata[k] === undefined) delete next.metadata[k];
       }
+      const metaCauses = objectMetaCauses(next.kind, next.metadata, false);
+      if (metaCauses.length) throw KubeApiError.invalid(next.kind, ref.name, metaCauses);
       this.checkSchema(next, info.statusSubresource ? 'main' : 'all', wopts);
       if (cur.metadata.deletionTimestamp) {
         const added = (m.finalizers ?? []).filter((f) => !(cur.metadata.finalizers ?? []).includes(f));

@@ -317,7 +317,7 @@ const hcsMachineConfigPool = crd(INFRA, 'HCSMachineConfigPool', 'hcsmachineconfi
 const bootstrap = obj({ configRef: objectReference(), dataSecretName: str() });
 const machineSpec = obj(
   {
-    clusterName: str('ClusterName is the name of the Cluster this object belongs to.', { minLength: 1 }),
+    clusterName: str('ClusterName is the name of the Cluster this object belongs to.', { minLength: 1, maxLength: 63 }),
     bootstrap,
     infrastructureRef: objectReference(),
     version: str('The Kubernetes version (e.g. v1.31.6).'),
@@ -423,7 +423,7 @@ const machineSet = crd(CAPI, 'MachineSet', 'machinesets', {
   schema: root(
     obj(
       {
-        clusterName: str(undefined, { minLength: 1 }),
+        clusterName: str(undefined, { minLength: 1, maxLength: 63 }),
         replicas: int(),
         minReadySeconds: int(),
         deletePolicy,
@@ -451,7 +451,7 @@ const machineDeployment = crd(CAPI, 'MachineDeployment', 'machinedeployments', {
   schema: root(
     obj(
       {
-        clusterName: str(undefined, { minLength: 1 }),
+        clusterName: str(undefined, { minLength: 1, maxLength: 63 }),
         replicas: int('Number of desired machines.', { minimum: 0 }),
         selector: labelSelector,
         template: machineTemplateSpec,
