@@ -26,6 +26,20 @@ export const ANNOTATION_CERTIFICATES_EXPIRY = 'machine.cluster.x-k8s.io/certific
 export const ANNOTATION_CLONED_FROM_GROUPKIND = 'cluster.x-k8s.io/cloned-from-groupkind';
 export const FINALIZER_MACHINE = 'machine.cluster.x-k8s.io';
 export const FINALIZER_CLUSTER = 'cluster.cluster.x-k8s.io';
+/** clusterv1.ClusterSecretType: the type of the Secrets Cluster API writes for a cluster (kubeconfig, CA, bootstrap data). */
+export const SECRET_TYPE_CLUSTER = 'cluster.x-k8s.io/secret';
+/** util/secret KubeconfigDataName: the key of the kubeconfig in `<cluster>-kubeconfig`. */
+export const KUBECONFIG_DATA_KEY = 'value';
+/** util/secret: the Secret Cluster API keeps a workload cluster's admin kubeconfig in. */
+export function kubeconfigSecretName(cluster: string): string {
+  return `${cluster}-kubeconfig`;
+}
+/**
+ * The testbed's record, in each workload cluster, of what its control plane
+ * actually runs (KCP-3): written by the KubeadmControlPlane model, read by the
+ * provider's version checks (src/provider/clusterworkload.ts).
+ */
+export const CONTROL_PLANE_CONFIGMAP = { namespace: 'kube-system', name: 'testbed-control-plane' };
 
 export interface ObjectReference {
   apiVersion?: string;

@@ -124,18 +124,4 @@ export interface HCSMachineConfigPoolStatus {
 }
 export type HCSMachineConfigPool = Typed<HCSMachineConfigPoolSpec, HCSMachineConfigPoolStatus>;
 
-/**
- * Metadata the provider puts on each persistent EVS volume so that the
- * (hostname, slot) identity (DISK-3) can be found again in the cloud after a
- * machine, or the controller itself, is replaced.
- */
-export const VOLUME_META_CLUSTER = 'hcs.io/cluster';
-export const VOLUME_META_HOSTNAME = 'hcs.io/hostname';
-export const VOLUME_META_SLOT = 'hcs.io/slot';
-
-export function persistentDiskIdentity(metadata: Record<string, string> | undefined): { cluster?: string; hostname: string; slot: number } | undefined {
-  const hostname = metadata?.[VOLUME_META_HOSTNAME];
-  const slot = metadata?.[VOLUME_META_SLOT];
-  if (!hostname || slot === undefined) return undefined;
-  return { hostname, slot: Number(slot), ...(metadata?.[VOLUME_META_CLUSTER] ? { cluster: metadata[VOLUME_META_CLUSTER] } : {}) };
-}
+export { persistentDiskIdentity } from './metadata.js';

@@ -44,7 +44,7 @@
  * The CoreDNS and etcd image tags actually deployed are recorded in the
  * workload cluster's ConfigMap kube-system/testbed-control-plane (KCP-3).
  */
-import { BOOTSTRAP_VERSION, CAPI_VERSION, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, ANNOTATION_CLONED_FROM_GROUPKIND, ANNOTATION_CLONED_FROM_NAME, ANNOTATION_DELETE_MACHINE } from '../api/capi.js';
+import { BOOTSTRAP_VERSION, CAPI_VERSION, CONTROL_PLANE_CONFIGMAP, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, ANNOTATION_CLONED_FROM_GROUPKIND, ANNOTATION_CLONED_FROM_NAME, ANNOTATION_DELETE_MACHINE } from '../api/capi.js';
 import type { Cluster, Condition, KubeadmConfig, KubeadmConfigSpec, KubeadmControlPlane, KubeadmControlPlaneStatus, Machine } from '../api/capi.js';
 import type { Node } from '../api/core.js';
 import { nodeReady } from '../api/core.js';
@@ -71,8 +71,7 @@ export const ANN_KUBEADM_CLUSTER_CONFIGURATION = 'controlplane.cluster.x-k8s.io/
 export { ANN_RESTORE_ETCD_QUORUM, ANN_ETCD_MEMBER_UNHEALTHY } from './etcd-faults.js';
 /** Testbed fault: comma-separated control plane Machine names (or their Node names) whose API server / controller manager / scheduler are unhealthy. */
 export const ANN_CONTROL_PLANE_COMPONENTS_UNHEALTHY = 'testbed.hcs/control-plane-components-unhealthy';
-/** Workload-cluster ConfigMap recording what the control plane actually runs (KCP-3). */
-export const CONTROL_PLANE_CONFIGMAP = { namespace: 'kube-system', name: 'testbed-control-plane' };
+export { CONTROL_PLANE_CONFIGMAP } from '../api/capi.js';
 
 /** Upstream requeue intervals (controlplane/kubeadm/internal/controllers/controller.go). */
 export const PREFLIGHT_FAILED_REQUEUE_MS = 15_000;

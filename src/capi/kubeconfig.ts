@@ -24,7 +24,7 @@
  */
 import { createHash } from 'node:crypto';
 import { stringify, parse } from 'yaml';
-import { LABEL_CLUSTER_NAME } from '../api/capi.js';
+import { KUBECONFIG_DATA_KEY, LABEL_CLUSTER_NAME, SECRET_TYPE_CLUSTER, kubeconfigSecretName } from '../api/capi.js';
 import type { Cluster } from '../api/capi.js';
 import { secretValue, tlsPairOf, type Secret } from '../api/core.js';
 import type { Rng } from '../core/rng.js';
@@ -33,14 +33,7 @@ import type { OwnerReference } from '../kube/types.js';
 import { issueCertificateSync } from '../pki/index.js';
 import type { WorkloadClusters, WorkloadEndpoint } from '../runtime/context.js';
 
-/** clusterv1.ClusterSecretType. */
-export const CLUSTER_SECRET_TYPE = 'cluster.x-k8s.io/secret';
-/** secret.KubeconfigDataName. */
-export const KUBECONFIG_DATA_KEY = 'value';
-
-export function kubeconfigSecretName(cluster: string): string {
-  return `${cluster}-kubeconfig`;
-}
+export { KUBECONFIG_DATA_KEY, kubeconfigSecretName } from '../api/capi.js';
 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
@@ -167,7 +160,7 @@ export async function reconcileKubeconfigSecret(
     annotations: { ...(cur?.metadata.annotations ?? {}), 'testbed.hcs/kubeconfig-ca': fingerprint(caPem) },
     ownerReferences: [owner],
   };
-  const secret: Secret = { apiVersion: 'v1', kind: 'Secret', metadata, type: cur?.type ?? CLUSTER_SECRET_TYPE, data: { [KUBECONFIG_DATA_KEY]: b64(value ?? '') } };
+  const secret: Secret = { apiVersion: 'v1', kind: 'Secret', metadata, type: cur?.type ?? SECRET_TYPE_CLUSTER, data: { [KUBECONFIG_DATA_KEY]: b64(value ?? '') } };
   if (!cur) {
     await mgmt.create<Secret>(secret);
     return 'created';

@@ -6,7 +6,7 @@
  */
 import { LABEL_CLUSTER_NAME, LABEL_DEPLOYMENT_NAME } from '../api/capi.js';
 import type { MachineDeployment, MachineSet, MachineTemplateSpec } from '../api/capi.js';
-import { ANN_DESIRED_REPLICAS, ANN_MAX_REPLICAS, ANN_REVISION, ANN_REVISION_HISTORY, canonicalJson, sameJson, fnv32a, generatedName, groupOf, scaledValue } from './util.js';
+import { ANN_DESIRED_REPLICAS, ANN_MAX_REPLICAS, ANN_REVISION, ANN_REVISION_HISTORY, canonicalJson, sameJson, fnv32a, generatedName, groupOf } from './util.js';
 
 /** Defaults applied as upstream's MachineDeployment defaulting webhook does (api/v1beta1/machinedeployment_webhook.go). */
 export function applyMachineDeploymentDefaults(md: MachineDeployment): boolean {
@@ -35,38 +35,8 @@ export function applyMachineDeploymentDefaults(md: MachineDeployment): boolean {
   return before !== canonicalJson({ m: md.metadata.labels, s: md.spec });
 }
 
-export interface Fenceposts {
-  surge: number;
-  unavailable: number;
-}
-
-/** mdutil.ResolveFenceposts: surge rounds up, unavailable rounds down, both zero → unavailable 1. */
-export function resolveFenceposts(maxSurge: number | string | undefined, maxUnavailable: number | string | undefined, desired: number): Fenceposts {
-  const surge = scaledValue(maxSurge ?? 0, desired, true);
-  let unavailable = scaledValue(maxUnavailable ?? 0, desired, false);
-  if (surge === 0 && unavailable === 0) unavailable = 1;
-  return { surge, unavailable };
-}
-
-function isRolling(md: MachineDeployment): boolean {
-  return (md.spec.strategy?.type ?? 'RollingUpdate') === 'RollingUpdate';
-}
-
-/** mdutil.MaxUnavailable: capped at spec.replicas; 0 when not rolling or replicas 0. */
-export function maxUnavailable(md: MachineDeployment): number {
-  const replicas = md.spec.replicas ?? 1;
-  if (!isRolling(md) || replicas === 0) return 0;
-  const ru = md.spec.strategy?.rollingUpdate;
-  const { unavailable } = resolveFenceposts(ru?.maxSurge, ru?.maxUnavailable, replicas);
-  return Math.min(unavailable, replicas);
-}
-
-/** mdutil.MaxSurge. */
-export function maxSurge(md: MachineDeployment): number {
-  if (!isRolling(md)) return 0;
-  const ru = md.spec.strategy?.rollingUpdate;
-  return resolveFenceposts(ru?.maxSurge, ru?.maxUnavailable, md.spec.replicas ?? 1).surge;
-}
+import { maxSurge } from '../api/rolling-update.js';
+export { resolveFenceposts, maxSurge, maxUnavailable, type Fenceposts } from '../api/rolling-update.js';
 
 export function totalSpecReplicas(mss: MachineSet[]): number {
   return mss.reduce((n, ms) => n + (ms.spec.replicas ?? 0), 0);

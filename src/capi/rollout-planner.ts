@@ -25,7 +25,9 @@
  *   MaxSurge, MaxUnavailable, NewMSNewReplicas, TotalMachineSetsReplicaSum,
  *   MachineSetsByCreationTimestamp, MachineSetsByDecreasingReplicas.
  */
-import { scaledValue, type IntOrString } from './util.js';
+import { resolveFenceposts, scaledValue } from '../api/rolling-update.js';
+export { resolveFenceposts } from '../api/rolling-update.js';
+import type { IntOrString } from './util.js';
 
 export type RolloutStrategyType = 'RollingUpdate' | 'OnDelete';
 
@@ -72,13 +74,6 @@ export interface RolloutPlan {
 /** An impossible scale request upstream refuses with an error (the reconcile fails and is retried). */
 export class InvalidScaleError extends Error {}
 
-/** mdutil.ResolveFenceposts: surge rounds up, unavailable rounds down; both zero → unavailable 1. */
-export function resolveFenceposts(maxSurge: IntOrString | undefined, maxUnavailable: IntOrString | undefined, desired: number): { surge: number; unavailable: number } {
-  const surge = scaledValue(maxSurge ?? 0, desired, true);
-  let unavailable = scaledValue(maxUnavailable ?? 0, desired, false);
-  if (surge === 0 && unavailable === 0) unavailable = 1;
-  return { surge, unavailable };
-}
 
 /** mdutil.MaxUnavailable: 0 unless RollingUpdate with replicas > 0; capped at replicas. */
 export function mdMaxUnavailable(md: RolloutDeployment): number {

@@ -25,7 +25,7 @@ export const ANN_EXCLUDE_NODE_DRAINING = 'machine.cluster.x-k8s.io/exclude-node-
 export const ANN_EXCLUDE_WAIT_FOR_VOLUME_DETACH = 'machine.cluster.x-k8s.io/exclude-wait-for-node-volume-detach';
 /** Testbed knob: a Node carrying this annotation ("true") cannot be drained (pods blocked by a PDB). */
 export const ANN_DRAIN_BLOCKED = 'testbed.hcs/drain-blocked';
-export const SECRET_TYPE_CLUSTER = 'cluster.x-k8s.io/secret';
+export { SECRET_TYPE_CLUSTER } from '../api/capi.js';
 
 /** Kubernetes' rand.SafeEncodeString (k8s.io/apimachinery/pkg/util/rand). */
 const ALPHANUMS = 'bcdfghjklmnpqrstvwxz2456789';
@@ -110,23 +110,9 @@ export function generatedName(base: string, suffix: string): string {
   return name.length > 63 ? `${name.slice(0, 63 - suffix.length)}${suffix}` : name;
 }
 
-export type IntOrString = number | string;
+export type { IntOrString } from '../api/capi.js';
+export { scaledValue } from '../api/rolling-update.js';
 
-/**
- * intstr.GetScaledValueFromIntOrPercent (k8s.io/apimachinery pkg/util/intstr,
- * as cluster-api v1.10 mdutil calls it): ints are taken as is; "N%" of
- * `total` rounds up or down as asked; any other string, a bare-digit one
- * ("1") included, is an error, not an integer.
- */
-export function scaledValue(v: IntOrString | undefined, total: number, roundUp: boolean): number {
-  if (v === undefined) return 0;
-  if (typeof v === 'number') return v;
-  if (!v.endsWith('%')) throw new Error(`invalid value for IntOrString: invalid type: string is not a percentage: ${JSON.stringify(v)}`);
-  const m = /^(\d+)%$/.exec(v);
-  if (!m) throw new Error(`invalid value for IntOrString: invalid value ${JSON.stringify(v)}`);
-  const exact = (Number(m[1]) * total) / 100;
-  return roundUp ? Math.ceil(exact) : Math.floor(exact);
-}
 
 export function getCondition(conds: Condition[] | undefined, type: string): Condition | undefined {
   return conds?.find((c) => c.type === type);

@@ -14,6 +14,7 @@ import { renderHostnames } from '../report/hostnames-svg.js';
 import type { TimeStatus } from '../facade/timecontrol.js';
 import { whyWaiting, WHY_KINDS, type Stall } from '../status/why.js';
 import { hostPicture } from './hosts.js';
+import { META_PERSISTENT } from '../api/metadata.js';
 
 export interface ViewSources {
   mgmt: EmbeddedStore;
@@ -124,7 +125,7 @@ export function computeView(src: ViewSources): DashboardView {
   const serverName = new Map(servers.map((s) => [s.id, s.name]));
   const volumes = hv
     .listVolumes()
-    .map((v) => ({ id: v.id, name: v.name, status: v.status, attachedTo: v.attachedTo ?? '', attachedToName: v.attachedTo ? (serverName.get(v.attachedTo) ?? v.attachedTo) : '', persistent: v.metadata['hcs.io/persistent'] === 'true' }))
+    .map((v) => ({ id: v.id, name: v.name, status: v.status, attachedTo: v.attachedTo ?? '', attachedToName: v.attachedTo ? (serverName.get(v.attachedTo) ?? v.attachedTo) : '', persistent: v.metadata[META_PERSISTENT] === 'true' }))
     .sort((a, b) => (a.name < b.name ? -1 : 1));
   const pic = hostPicture(mgmt, cloud, src.events.all(), time.now);
   const hosts = pic.pools.flatMap((p) => p.rows.map((r) => ({ pool: p.name, role: p.role, hostname: r.hostname, ip: r.ip, status: r.now.status, machine: r.now.machine ?? '', phase: r.now.phase ?? '', version: r.now.version ?? '', disks: r.now.disks })));

@@ -13,6 +13,7 @@ import type { HCSMachineConfigPool } from '../api/hcs.js';
 import type { Testbed } from '../testbed/testbed.js';
 import { embeddedFactory, type TestbedPlugin } from './plugin.js';
 import { ANCHOR_SOURCES, armScenarioSchedule, type ScheduleItem } from './schedule.js';
+import { META_HOSTNAME } from '../api/metadata.js';
 
 /** What the scenario exercised in its baseline run: the pool schedules are drawn from. */
 export interface Profile {
@@ -95,7 +96,7 @@ export async function snapshotOf(tb: Testbed): Promise<Record<string, unknown>> 
   const hv = tb.cloud.hypervisor;
   const servers = hv.listServers().map((s) => {
     const d = hv.server(s.id);
-    return { id: s.id, name: s.name, status: s.status, ips: d?.ips ?? [], volumes: d?.volumes ?? [], hostname: d?.metadata['hcs.io/hostname'] };
+    return { id: s.id, name: s.name, status: s.status, ips: d?.ips ?? [], volumes: d?.volumes ?? [], hostname: d?.metadata[META_HOSTNAME] };
   });
   const volumes = hv.listVolumes().map((v) => ({ id: v.id, name: v.name, status: v.status, attachedTo: v.attachedTo, metadata: v.metadata, files: Object.keys(hv.volume(v.id)?.fs.files ?? {}).sort() }));
   const pools = (await tb.world.mgmt.list<HCSMachineConfigPool>('HCSMachineConfigPool')).map((p) => ({ name: `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`, status: p.status ?? {} }));

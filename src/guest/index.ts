@@ -20,8 +20,8 @@ import { getShared, type KubeClient } from '../kube/client.js';
 import { verifyLeaf } from '../pki/index.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
 import type { Controller, Result } from '../runtime/manager.js';
-import { META_CLUSTER, META_HOSTNAME, META_K8S_VERSION, META_NAMESPACE, META_PERSISTENT } from '../provider/labels.js';
-import { META_IMAGE_K8S_VERSION, META_IMAGE_NAME } from '../provider/server-build.js';
+import { META_CLUSTER, META_HOSTNAME, META_K8S_VERSION, META_NAMESPACE, META_PERSISTENT } from '../api/metadata.js';
+import { META_IMAGE_K8S_VERSION, META_IMAGE_NAME } from '../api/metadata.js';
 import { LABEL_ROLE_CONTROL_PLANE, TAINT_CONTROL_PLANE } from '../workload/pods.js';
 import { GuestCloudInitError, kubeadmCommand, parseGuestCloudConfig, parseKubeadmConfig, type GuestCloudConfig } from './cloudinit.js';
 

@@ -12,9 +12,8 @@
  * Conditions are merged into the HCSCluster status with optimistic
  * concurrency (the HCSCluster controller owns the other fields).
  */
-import type { Cluster, Condition, KubeadmControlPlane, MachineDeployment } from '../api/capi.js';
+import { CONTROL_PLANE_CONFIGMAP, type Cluster, type Condition, type KubeadmControlPlane, type MachineDeployment } from '../api/capi.js';
 import type { HCSCluster, HCSMachineTemplate } from '../api/hcs.js';
-import { CONTROL_PLANE_CONFIGMAP } from '../capi/kcp.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 import type { ControllerContext } from '../runtime/context.js';
 import type { Controller, Result } from '../runtime/manager.js';

@@ -11,15 +11,8 @@
  */
 import type { CloudApi, CloudVolume } from './cloud-api.js';
 import { attachedServers } from './cloud-api.js';
-import {
-  META_CLUSTER,
-  META_HOSTNAME,
-  META_NAMESPACE,
-  META_PERSISTENT,
-  META_POOL,
-  META_SLOT,
-  persistentVolumeName,
-} from './labels.js';
+import { persistentVolumeName } from './labels.js';
+import { META_CLUSTER, META_HOSTNAME, META_NAMESPACE, META_PERSISTENT, META_POOL, META_SLOT } from '../api/metadata.js';
 import { KeyedMutex } from './util.js';
 
 export interface DiskIdentity {

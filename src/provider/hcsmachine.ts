@@ -20,7 +20,8 @@ import type { Controller, Result } from '../runtime/manager.js';
 import { asCloudError, attachedServers, type CloudApi, type CloudServer, type CloudVolume } from './cloud-api.js';
 import { cloudErrorReason, ruleForCloudError } from './cloud-errors.js';
 import type { ClaimedDisk, DiskClaimer } from './disks.js';
-import { META_CLUSTER, META_MACHINE_UID, META_PERSISTENT, META_PERSISTENT_VOLUMES, providerIDFor } from './labels.js';
+import { providerIDFor } from './labels.js';
+import { META_CLUSTER, META_MACHINE_UID, META_PERSISTENT, META_PERSISTENT_VOLUMES, META_SLOT } from '../api/metadata.js';
 import { COND_DISKS, COND_INSTANCE, COND_POOL, COND_READY, POLL, POLL_FAST, POLL_SLOW, STUCK_AFTER_MS, WaitSignal, azOf, wait, type Run, type Wait } from './machine-wait.js';
 import { createServer, validateTemplate } from './server-build.js';
 import { COND_DISK_REUSE, surgeContext, surgeMessage } from './surge.js';
@@ -374,7 +375,7 @@ export class HCSMachineController implements Controller {
     let touched = false;
     for (const id of ids) {
       const v = read.get(id) ?? (await this.cloud.showVolume(id));
-      const slot = Number(v?.metadata?.['hcs.io/slot'] ?? NaN);
+      const slot = Number(v?.metadata?.[META_SLOT] ?? NaN);
       const record = async (patch: Parameters<typeof updateDiskStatus>[4]): Promise<void> => {
         if (Number.isInteger(slot)) await updateDiskStatus(this.ctx.mgmt, pRef, hostname, slot, patch, now);
         touched = true;

@@ -37,7 +37,7 @@ export * from './labels.js';
 export { HCSClusterController, CLUSTER_CONTROLLER, resolveSubnets } from './hcscluster.js';
 export { HCSMachineController, MACHINE_CONTROLLER } from './hcsmachine.js';
 export { COND_POOL, COND_DISKS, COND_INSTANCE, COND_READY, STUCK_AFTER_MS } from './machine-wait.js';
-export { META_IMAGE_NAME, META_IMAGE_K8S_VERSION, clientTokenFor } from './server-build.js';
+export { clientTokenFor } from './server-build.js';
 export { HCSClusterWorkloadController, CLUSTER_WORKLOAD_CONTROLLER, COND_VERSIONS } from './clusterworkload.js';
 export {
   reconcileKubeOvnRelease,

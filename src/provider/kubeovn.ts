@@ -19,7 +19,7 @@ import { listShared, type KubeClient, type ListOptions } from '../kube/client.js
 import { keyOf } from '../kube/types.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { ControllerContext } from '../runtime/context.js';
-import { APPRELEASE_API_VERSION, chartOf, type AppRelease } from '../workload/apprelease.js';
+import { APPRELEASE_API_VERSION, chartOf, type AppRelease } from '../api/apprelease.js';
 import { KUBE_OVN_CHART } from '../workload/matrix.js';
 
 export const KUBE_OVN_APPRELEASE = 'cni-kube-ovn';

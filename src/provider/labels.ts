@@ -1,23 +1,8 @@
 /**
- * Metadata keys the provider writes on HCS servers and EVS volumes. They make
- * every provider decision re-derivable from cloud state (a restarted provider
- * finds its servers and disks again) and tell the simulated guest which
- * cluster it belongs to. Documented in docs/provider.md.
+ * Names the provider derives: device paths, filesystem labels, volume names,
+ * providerIDs. The metadata keys it writes on servers and volumes are in
+ * src/api/metadata.ts.
  */
-export const META_CLUSTER = 'hcs.io/cluster';
-export const META_NAMESPACE = 'hcs.io/namespace';
-export const META_MACHINE = 'hcs.io/machine';
-export const META_MACHINE_UID = 'hcs.io/machine-uid';
-export const META_HOSTNAME = 'hcs.io/hostname';
-export const META_POOL = 'hcs.io/pool';
-export const META_SLOT = 'hcs.io/slot';
-/** "true" on persistent (pool-managed) volumes. */
-export const META_PERSISTENT = 'hcs.io/persistent';
-/** Machine.spec.version the server was built for (BOOT-4). */
-export const META_K8S_VERSION = 'hcs.io/kubernetes-version';
-/** Comma-separated ids of the persistent volumes written into this server's cloud-init (attached right after ACTIVE). */
-export const META_PERSISTENT_VOLUMES = 'hcs.io/persistent-volumes';
-
 /** Annotation on HCSMachine: job id of the server delete request. */
 export const ANNOTATION_DELETE_JOB = 'hcs.io/delete-job';
 

@@ -26,7 +26,7 @@ import type { Controller, Result } from '../runtime/manager.js';
 import type { ControllerContext } from '../runtime/context.js';
 import type { CloudApi, CloudVolume } from './cloud-api.js';
 import { attachedServers } from './cloud-api.js';
-import { META_CLUSTER, META_HOSTNAME, META_PERSISTENT, META_SLOT } from './labels.js';
+import { META_CLUSTER, META_HOSTNAME, META_PERSISTENT, META_SLOT } from '../api/metadata.js';
 import { Reporter, setCondition } from './util.js';
 
 export const POOL_CONTROLLER = 'hcsmachineconfigpool';

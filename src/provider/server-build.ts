@@ -14,13 +14,11 @@ import type { ControllerContext } from '../runtime/context.js';
 import { asCloudError, type CloudApi, type CloudImage, type CloudServer, type CloudSubnet } from './cloud-api.js';
 import { cloudErrorReason, ruleForCloudError } from './cloud-errors.js';
 import { CloudInitError, injectCloudInit } from './cloudinit.js';
-import { META_CLUSTER, META_HOSTNAME, META_K8S_VERSION, META_MACHINE, META_MACHINE_UID, META_NAMESPACE, META_PERSISTENT_VOLUMES, META_POOL } from './labels.js';
+import { META_CLUSTER, META_IMAGE_K8S_VERSION, META_IMAGE_NAME, META_HOSTNAME, META_K8S_VERSION, META_MACHINE, META_MACHINE_UID, META_NAMESPACE, META_PERSISTENT_VOLUMES, META_POOL } from '../api/metadata.js';
 import { COND_INSTANCE, POLL, POLL_FAST, POLL_SLOW, azOf, wait, type Run } from './machine-wait.js';
 import { ipInCidr, type Reporter } from './util.js';
 
 /** Image metadata key with the image's Kubernetes version, for the guest (BOOT-4). */
-export const META_IMAGE_NAME = 'hcs.io/image';
-export const META_IMAGE_K8S_VERSION = 'hcs.io/image-kubernetes-version';
 
 export function clientTokenFor(uid: string): string {
   return `hcsm-${uid}`;

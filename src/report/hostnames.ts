@@ -17,6 +17,7 @@
  * - `fault` events: a mark on the row whose volume or server the call named.
  */
 import type { LogEvent } from '../core/events.js';
+import { META_HOSTNAME, META_PERSISTENT, META_SLOT } from '../api/metadata.js';
 
 export interface PhaseSpan {
   from: number;
@@ -131,9 +132,9 @@ export function hostHistories(events: readonly LogEvent[], until?: number): Map<
       const id = str(e, 'volumeId')!;
       if (e.type === 'volume.created') {
         const meta = e.data?.metadata as Record<string, string> | undefined;
-        const h = meta?.['hcs.io/hostname'];
-        if (meta?.['hcs.io/persistent'] !== 'true' || !h) continue;
-        vols.set(id, { hostname: h, slot: Number(meta['hcs.io/slot'] ?? 0), name: str(e, 'name') ?? id.slice(0, 8) });
+        const h = meta?.[META_HOSTNAME];
+        if (meta?.[META_PERSISTENT] !== 'true' || !h) continue;
+        vols.set(id, { hostname: h, slot: Number(meta[META_SLOT] ?? 0), name: str(e, 'name') ?? id.slice(0, 8) });
       }
       const v = vols.get(id);
       const state = VOLUME_STATE[e.type];

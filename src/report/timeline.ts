@@ -18,6 +18,7 @@
  * - one colour per state of each lane kind, and a legend of what is drawn.
  */
 import type { LogEvent } from '../core/events.js';
+import { META_PERSISTENT } from '../api/metadata.js';
 
 export type LaneGroup = 'machine' | 'server' | 'volume';
 
@@ -102,7 +103,7 @@ export function lanes(events: readonly LogEvent[], until?: number): Lane[] {
       const id = str(e, 'volumeId')!;
       if (e.type === 'volume.created') {
         const meta = d.metadata as Record<string, string> | undefined;
-        if (meta?.['hcs.io/persistent'] !== 'true') continue;
+        if (meta?.[META_PERSISTENT] !== 'true') continue;
         persistent.add(id);
       }
       if (!persistent.has(id)) continue;

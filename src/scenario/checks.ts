@@ -7,9 +7,11 @@ import { getShared, listShared, type KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
 import type { Cluster, KubeadmControlPlane } from '../api/capi.js';
 import { defaultOsSupportMatrix, KUBE_OVN_CHART } from '../workload/matrix.js';
-import { installedRevisionTrap, ovnUpgradeDone, type AppRelease } from '../workload/apprelease.js';
+import type { AppRelease } from '../api/apprelease.js';
+import { installedRevisionTrap, ovnUpgradeDone } from '../workload/apprelease.js';
 import type { World } from './world.js';
 import { CONTRACT, CONTRACT_CONDITIONS, CONTRACT_EVENT_REASONS, CONTRACT_FIELDS, PROVIDER_KINDS, TESTBED_EVENT_REASONS, reference, without, type Classification } from './contract.js';
+import { META_PERSISTENT_VOLUMES } from '../api/metadata.js';
 
 /**
  * Checks used by `wait` and `expect` steps. Each one reads the world
@@ -253,7 +255,7 @@ export const CHECKS: Record<string, CheckDef> = {
           const server = serverOf.get(entry.hostname);
           const live = server ? w.cloud.server(server) : undefined;
           // DISK-6: a disk appended after the server was created is not in its cloud-init (hcs.io/persistent-volumes): claimed, not hot-attached.
-          const inCloudInit = live?.metadata['hcs.io/persistent-volumes']?.split(',').includes(v.id) ?? true;
+          const inCloudInit = live?.metadata[META_PERSISTENT_VOLUMES]?.split(',').includes(v.id) ?? true;
           if (live && live.status !== 'DELETED' && !inCloudInit) {
             if (v.status !== 'available') problems.push(`${label}: volume ${v.id} was appended after server ${server} was created, so it must stay available until a replacement (DISK-6), but it is ${v.status}${v.attachedTo ? ` on ${v.attachedTo}` : ''}`);
             else seen.push(`${label}=${v.id.slice(0, 8)} available (appended, not hot-attached)`);

@@ -21,6 +21,7 @@
  * The lists below are the contract's vocabulary: docs/provider.md names
  * every entry (test/scenario/contract.test.ts holds the two together).
  */
+import { META_CLUSTER, META_HOSTNAME, META_IMAGE_K8S_VERSION, META_IMAGE_NAME, META_K8S_VERSION, META_NAMESPACE, META_PERSISTENT, META_PERSISTENT_VOLUMES, META_SLOT } from '../api/metadata.js';
 
 export type Tier = 'contract' | 'reference';
 
@@ -97,17 +98,17 @@ export const CONTRACT_FIELDS: readonly { field: string; rules: readonly string[]
 
 /** Metadata keys on cloud resources that contract checks and the guest read. */
 export const CONTRACT_METADATA: readonly { key: string; on: 'server' | 'volume'; rules: readonly string[]; doc: string }[] = [
-  { key: 'hcs.io/cluster', on: 'volume', rules: ['DISK-3'], doc: 'the Cluster name' },
-  { key: 'hcs.io/hostname', on: 'volume', rules: ['DISK-3'], doc: 'the pool entry hostname: with hcs.io/slot, the identity of a persistent disk' },
-  { key: 'hcs.io/slot', on: 'volume', rules: ['DISK-3'], doc: 'the persistentDisks[].slot (decimal)' },
-  { key: 'hcs.io/persistent', on: 'volume', rules: ['DISK-9', 'TPL-3'], doc: '"true" on every persistent disk (never deleted; everything else must not outlive its server)' },
-  { key: 'hcs.io/persistent-volumes', on: 'server', rules: ['DISK-6'], doc: 'comma-separated ids of the persistent volumes in the server\'s cloud-init (a disk not listed is not hot-attached)' },
-  { key: 'hcs.io/cluster', on: 'server', rules: ['BOOT-2'], doc: 'the Cluster the guest joins (its CA: Secret <cluster>-ca)' },
-  { key: 'hcs.io/hostname', on: 'server', rules: ['POOL-4', 'BOOT-2'], doc: 'the pool entry hostname (the guest\'s node name; default: the server name)' },
-  { key: 'hcs.io/image', on: 'server', rules: ['BOOT-4'], doc: 'the image name (the guest looks up the Kubernetes version it carries)' },
-  { key: 'hcs.io/namespace', on: 'server', rules: ['BOOT-2'], doc: 'namespace of that Cluster' },
-  { key: 'hcs.io/kubernetes-version', on: 'server', rules: ['BOOT-4'], doc: 'Machine.spec.version (the guest refuses to join when the image carries another)' },
-  { key: 'hcs.io/image-kubernetes-version', on: 'server', rules: ['BOOT-4'], doc: 'the Kubernetes version IMS reports for the image (__support_kubernetes_version)' },
+  { key: META_CLUSTER, on: 'volume', rules: ['DISK-3'], doc: 'the Cluster name' },
+  { key: META_HOSTNAME, on: 'volume', rules: ['DISK-3'], doc: 'the pool entry hostname: with hcs.io/slot, the identity of a persistent disk' },
+  { key: META_SLOT, on: 'volume', rules: ['DISK-3'], doc: 'the persistentDisks[].slot (decimal)' },
+  { key: META_PERSISTENT, on: 'volume', rules: ['DISK-9', 'TPL-3'], doc: '"true" on every persistent disk (never deleted; everything else must not outlive its server)' },
+  { key: META_PERSISTENT_VOLUMES, on: 'server', rules: ['DISK-6'], doc: 'comma-separated ids of the persistent volumes in the server\'s cloud-init (a disk not listed is not hot-attached)' },
+  { key: META_CLUSTER, on: 'server', rules: ['BOOT-2'], doc: 'the Cluster the guest joins (its CA: Secret <cluster>-ca)' },
+  { key: META_HOSTNAME, on: 'server', rules: ['POOL-4', 'BOOT-2'], doc: 'the pool entry hostname (the guest\'s node name; default: the server name)' },
+  { key: META_IMAGE_NAME, on: 'server', rules: ['BOOT-4'], doc: 'the image name (the guest looks up the Kubernetes version it carries)' },
+  { key: META_NAMESPACE, on: 'server', rules: ['BOOT-2'], doc: 'namespace of that Cluster' },
+  { key: META_K8S_VERSION, on: 'server', rules: ['BOOT-4'], doc: 'Machine.spec.version (the guest refuses to join when the image carries another)' },
+  { key: META_IMAGE_K8S_VERSION, on: 'server', rules: ['BOOT-4'], doc: 'the Kubernetes version IMS reports for the image (__support_kubernetes_version)' },
 ];
 
 const RULE_ID = /^[A-Z]+-\d+$/;

@@ -35,6 +35,7 @@ import { LABEL_CLUSTER_NAME } from '../api/capi.js';
 import { persistentDiskIdentity, type HCSMachine, type HCSMachineConfigPool, type PersistentDisk } from '../api/hcs.js';
 import { listShared } from '../kube/client.js';
 import type { World } from './world.js';
+import { META_PERSISTENT } from '../api/metadata.js';
 
 /** A broken statement: rule, a stable key (reported once), the message, and ids to find its cause by. */
 export interface ContractFinding {
@@ -108,7 +109,7 @@ export class DiskReuseTracker {
     // DISK-3 / DISK-9 / DISK-6: where each persistent volume is attached.
     for (const v of w.cloud.listVolumes()) {
       const ident = persistentDiskIdentity(v.metadata);
-      if (!ident || v.metadata['hcs.io/persistent'] !== 'true' || !v.attachedTo) continue;
+      if (!ident || v.metadata[META_PERSISTENT] !== 'true' || !v.attachedTo) continue;
       const sid = v.attachedTo;
       const s = this.serves.get(sid);
       if (!s) continue; // a server no HCSMachine ever claimed: the orphan check (HCS-1) speaks for it
@@ -189,7 +190,7 @@ export class DiskReuseTracker {
         if (!m) continue; // not mounted (yet, or appended after boot: DISK-6)
         const v = volumes.get(m.volumeId);
         const ident = persistentDiskIdentity(v?.metadata);
-        if (v && ident && v.metadata['hcs.io/persistent'] === 'true' && ident.hostname === hostname && ident.slot === d.slot) continue;
+        if (v && ident && v.metadata[META_PERSISTENT] === 'true' && ident.hostname === hostname && ident.slot === d.slot) continue;
         out.push({
           rule: 'DISK-3',
           key: `DISK-3/mount/${hostname}/${d.mountPath}/${m.volumeId}`,

@@ -22,6 +22,7 @@ import { KcpScaleDownTracker } from './kcp-scale-down.js';
 import { DrainOrderTracker } from './drain-order.js';
 import { MdRolloutPlanTracker } from './md-rollout-plan.js';
 import { CONTRACT, reference, type Classification } from './contract.js';
+import { META_PERSISTENT } from '../api/metadata.js';
 
 /** The reference provider names each server after its HCSMachine; the contract identifies a server by spec.serverId only. */
 const SERVER_NAME_TIER = reference('the server name equal to the HCSMachine name is the reference provider\'s naming; the contract identifies the server by HCSMachine.spec.serverId');
@@ -64,7 +65,7 @@ interface Finding {
   refs: string[];
 }
 
-const PERSISTENT = 'hcs.io/persistent';
+const PERSISTENT = META_PERSISTENT;
 
 /** What the monitor remembers of a MachineDeployment between checks (rollout bounds, MD-1). */
 interface MdTrack {

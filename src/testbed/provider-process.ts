@@ -29,7 +29,7 @@ import { request as httpRequest, Agent as HttpAgent } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { secretValue, type Secret } from '../api/core.js';
-import { LABEL_CLUSTER_NAME } from '../api/capi.js';
+import { KUBECONFIG_DATA_KEY, LABEL_CLUSTER_NAME, SECRET_TYPE_CLUSTER } from '../api/capi.js';
 import { RealClock, rfc3339, type Clock, type TimerId } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import { EventLog, type EventInput, type EventListener, type EventSource, type LogEvent } from '../core/events.js';
@@ -41,7 +41,6 @@ import type { KubeObject, ObjectRef, WatchEvent } from '../kube/types.js';
 import { setupProviderControllers, type ProviderControllers } from '../provider/index.js';
 import { ControllerLogs, EventRecorder, kubeEvent, type ControllerContext, type LogLine, type Logger, type WorkloadClusters } from '../runtime/context.js';
 import { Manager } from '../runtime/manager.js';
-import { CLUSTER_SECRET_TYPE, KUBECONFIG_DATA_KEY } from '../capi/kubeconfig.js';
 import { PROVIDER_DEPLOYMENT } from './external.js';
 
 /** Annotation on the provider's Kubernetes Events: the SPEC rules the Event cites (comma-separated). */
@@ -206,7 +205,7 @@ export class SecretWorkloadClusters implements WorkloadClusters {
     mgmt.watch<Secret>('Secret', (e) => {
       const s = e.object;
       const cluster = s.metadata.labels?.[LABEL_CLUSTER_NAME];
-      if (!cluster || s.metadata.name !== `${cluster}-kubeconfig` || (s as Secret & { type?: string }).type !== CLUSTER_SECRET_TYPE) return;
+      if (!cluster || s.metadata.name !== `${cluster}-kubeconfig` || (s as Secret & { type?: string }).type !== SECRET_TYPE_CLUSTER) return;
       const key = `${s.metadata.namespace ?? 'default'}/${cluster}`;
       if (e.type === 'DELETED') {
         this.secrets.delete(key);

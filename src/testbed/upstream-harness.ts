@@ -40,7 +40,8 @@ import type { KubeadmControlPlane } from '../api/capi.js';
 import { secretValue, type Node, type Secret } from '../api/core.js';
 import { KUBEADM_CONFIGMAP, writeKubeadmConfig } from '../capi/kubeadm-config.js';
 import { rfc3339 } from '../core/clock.js';
-import { CLUSTER_SECRET_TYPE, KUBECONFIG_DATA_KEY, kubeconfigSecretName, renderKubeconfig } from '../capi/kubeconfig.js';
+import { KUBECONFIG_DATA_KEY, SECRET_TYPE_CLUSTER, kubeconfigSecretName } from '../api/capi.js';
+import { renderKubeconfig } from '../capi/kubeconfig.js';
 import { KubeApiError } from '../kube/errors.js';
 import { generateCA, issueCertificateSync } from '../pki/index.js';
 import type { Controller, Result } from '../runtime/manager.js';
@@ -91,10 +92,10 @@ class ExternalControlPlane implements Controller {
       const ep = this.endpoint(namespace, name);
       const client = issueCertificateSync(ca, { commonName: 'kubernetes-admin', organization: 'system:masters' }, this.ctx.rng, now);
       const value = renderKubeconfig({ clusterName: name, server: ep.server, ...(ep.caPem ? { caPem: ep.caPem } : { insecureSkipTlsVerify: true }), clientCertPem: client.certPem, clientKeyPem: client.keyPem, token: ep.token });
-      await this.createIgnoringExisting({ apiVersion: 'v1', kind: 'Secret', metadata: { name: kcRef.name, namespace, labels, ownerReferences: [owner] }, type: CLUSTER_SECRET_TYPE, data: { [KUBECONFIG_DATA_KEY]: b64(value) } });
+      await this.createIgnoringExisting({ apiVersion: 'v1', kind: 'Secret', metadata: { name: kcRef.name, namespace, labels, ownerReferences: [owner] }, type: SECRET_TYPE_CLUSTER, data: { [KUBECONFIG_DATA_KEY]: b64(value) } });
     }
     if (!caSecret) {
-      caSecret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: caRef.name, namespace, labels, ownerReferences: [owner] }, type: CLUSTER_SECRET_TYPE, data: { 'tls.crt': b64(ca.certPem), 'tls.key': b64(ca.keyPem) } };
+      caSecret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: caRef.name, namespace, labels, ownerReferences: [owner] }, type: SECRET_TYPE_CLUSTER, data: { 'tls.crt': b64(ca.certPem), 'tls.key': b64(ca.keyPem) } };
       await this.createIgnoringExisting(caSecret);
     }
     const conds: Condition[] = cluster.status?.conditions ?? [];

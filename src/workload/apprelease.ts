@@ -17,62 +17,21 @@
  * is in status.charts[...].lastTransitionTime), so a restarted controller
  * continues where it was.
  */
+import { FAILED_PHASES, chartOf, type AppReleasePhase, type AppReleaseCondition, type AppReleaseChartStatus, type AppReleaseStatus, type AppRelease } from '../api/apprelease.js';
 import { rfc3339 } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import type { KubeClient } from '../kube/client.js';
 import { isConflict } from '../kube/errors.js';
-import type { Typed, WatchEvent } from '../kube/types.js';
+import type { WatchEvent } from '../kube/types.js';
 import { EventRecorder, type ControllerContext, type Logger } from '../runtime/context.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import { kubeOvnHealth } from './kube-ovn-health.js';
 import type { OsSupportMatrix } from './matrix.js';
 
-export const APPRELEASE_API_VERSION = 'app.alauda.io/v1';
 export const APPRELEASE_CONTROLLER = 'apprelease';
 export const APPRELEASE_DEPLOYMENT = 'apprelease-controller';
 /** Fault injection: the next transition of the release fails in this phase (OVN-5). */
 export const ANN_APPRELEASE_FAIL = 'testbed.hcs/fail';
-
-export type AppReleasePhase = 'Downloading' | 'Installing' | 'Upgrading' | 'Syncing' | 'HealthChecking' | 'Success' | 'DownloadFailed' | 'DeployFailed' | 'NotReady';
-export const TRANSIENT_PHASES: readonly AppReleasePhase[] = ['Downloading', 'Installing', 'Upgrading', 'Syncing', 'HealthChecking'];
-export const FAILED_PHASES: readonly AppReleasePhase[] = ['DownloadFailed', 'DeployFailed', 'NotReady'];
-
-export interface AppReleaseChartSource {
-  /** Chart name in the repository, e.g. acp/chart-cpaas-kube-ovn. */
-  name: string;
-  releaseName: string;
-  targetRevision: string;
-}
-export interface AppReleaseSpec {
-  destination?: { namespace?: string };
-  source: { charts: AppReleaseChartSource[] };
-  values?: Record<string, unknown>;
-}
-export interface AppReleaseCondition {
-  type: 'Validate' | 'Sync' | 'Health' | string;
-  status: 'True' | 'False' | 'Unknown';
-  reason?: string;
-  message?: string;
-  lastTransitionTime?: string;
-}
-export interface AppReleaseChartStatus {
-  /** The chart revision Helm has applied. Moves to the target at HealthChecking, before the pods are verified (OVN-6). */
-  installedRevision?: string;
-  phase: AppReleasePhase;
-  /** The revision this phase works towards. */
-  targetRevision?: string;
-  message?: string;
-  lastTransitionTime?: string;
-}
-export interface AppReleaseStatus {
-  /** Keyed by chart name. */
-  charts?: Record<string, AppReleaseChartStatus>;
-  conditions?: AppReleaseCondition[];
-  observedGeneration?: number;
-  /** Fingerprint of the values last synced (Syncing when it changes). */
-  valuesHash?: string;
-}
-export type AppRelease = Typed<AppReleaseSpec, AppReleaseStatus>;
 
 /** Durations of the phases (virtual ms). Upgrading + HealthChecking ≈ one minute (OVN-4). */
 export interface AppReleaseTimings {
@@ -88,11 +47,6 @@ export const DEFAULT_APPRELEASE_TIMINGS: AppReleaseTimings = { downloadMs: 5_000
 
 // ---- helpers ---------------------------------------------------------------------------
 
-/** The first chart of the release and its status. */
-export function chartOf(ar: AppRelease): { source?: AppReleaseChartSource; status?: AppReleaseChartStatus } {
-  const source = ar.spec.source?.charts?.[0];
-  return { ...(source ? { source } : {}), ...(source && ar.status?.charts?.[source.name] ? { status: ar.status.charts[source.name] } : {}) };
-}
 
 /**
  * OVN-6: the chart upgrade is done only when the phase is Success AND

@@ -34,7 +34,7 @@ import type { KubeObject, OwnerReference, WatchEvent } from '../kube/types.js';
 import type { ControllerContext, Logger } from '../runtime/context.js';
 import type { Controller, Result } from '../runtime/manager.js';
 import type { Rng } from '../core/rng.js';
-import type { AppRelease } from './apprelease.js';
+import type { AppRelease } from '../api/apprelease.js';
 import type { OsSupportMatrix } from './matrix.js';
 import {
   ANN_CONFIG_HASH,

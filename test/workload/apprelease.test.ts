@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { APPRELEASE_API_VERSION, type AppRelease, type AppReleasePhase } from '../../src/api/apprelease.js';
 import { runKubectl } from '../../src/kubectl/index.js';
 import { createEmbeddedEnv, type EmbeddedEnv } from '../../src/testbed/embedded.js';
 import {
   ANN_APPRELEASE_FAIL,
-  APPRELEASE_API_VERSION,
   APPRELEASE_CONTROLLER,
   AppReleaseController,
   KUBE_OVN_CHART,
@@ -12,8 +12,6 @@ import {
   judgeDoneClaim,
   ovnUpgradeDone,
   setupAppReleaseController,
-  type AppRelease,
-  type AppReleasePhase,
 } from '../../src/workload/index.js';
 
 const NS = 'cpaas-system';

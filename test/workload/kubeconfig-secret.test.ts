@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Cluster, KubeadmControlPlane } from '../../src/api/capi.js';
 import { secretValue, type Node, type Secret } from '../../src/api/core.js';
-import { CLUSTER_SECRET_TYPE, kubeconfigSecretName } from '../../src/capi/kubeconfig.js';
+import { SECRET_TYPE_CLUSTER as CLUSTER_SECRET_TYPE, kubeconfigSecretName } from '../../src/api/capi.js';
 import { KUBEADM_CONFIGMAP } from '../../src/capi/kubeadm-config.js';
 import { startFacade } from '../../src/facade/index.js';
 import { ClientNodeKube } from '../../src/kube/client-node.js';

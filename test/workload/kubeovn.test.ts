@@ -3,7 +3,8 @@ import type { Cluster } from '../../src/api/capi.js';
 import type { HCSCluster } from '../../src/api/hcs.js';
 import { COND_KUBE_OVN, DEFAULT_REGISTRY } from '../../src/provider/index.js';
 import type { Testbed } from '../../src/testbed/index.js';
-import { KUBE_OVN_CHART, ovnUpgradeDone, type AppRelease } from '../../src/workload/index.js';
+import type { AppRelease } from '../../src/api/apprelease.js';
+import { KUBE_OVN_CHART, ovnUpgradeDone } from '../../src/workload/index.js';
 import { NS, bootWorkerCluster, kubectl } from './fixture.js';
 
 let tb: Testbed | undefined;
