@@ -4,7 +4,6 @@
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { KubeadmControlPlane, Machine, MachineDeployment } from '../api/capi.js';
 import { formatDuration } from '../core/clock.js';
@@ -17,6 +16,7 @@ import { checkSpeed, TimeControl } from '../facade/timecontrol.js';
 import { applyObject, loadManifestPath } from '../manifests/index.js';
 import { createTestbed, type Testbed } from '../testbed/index.js';
 import { writeSecretFile } from '../core/secret-file.js';
+import { REPO_ROOT } from '../core/repo.js';
 
 export const SERVE_HELP = `hcs-testbed serve — a live testbed for the real kubectl and a browser
 
@@ -53,7 +53,7 @@ export const PRESETS: Record<string, string> = {
   cluster: 'scenarios/manifests/cluster',
 };
 
-export const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
+export { REPO_ROOT };
 
 export class UsageError extends Error {}
 

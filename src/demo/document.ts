@@ -13,11 +13,11 @@
  * is touched.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
+import { repoPath } from '../core/repo.js';
 
-export const SEEDS_DIR = join(resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..'), 'test', 'docs-verbatim', 'seeds');
+export const SEEDS_DIR = repoPath('test', 'docs-verbatim', 'seeds');
 export const WORKER_DOC = '000_e99b31504f290b7f.txt';
 export const UPGRADE_DOC = '004_65166b788b802341.txt';
 

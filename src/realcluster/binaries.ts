@@ -7,8 +7,8 @@
  */
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../core/repo.js';
 
 export interface KubeBinaries {
   dir: string;
@@ -21,7 +21,7 @@ export interface KubeVersions {
   ETCD_VERSION: string;
 }
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const repoRoot = REPO_ROOT;
 /** The repository (tools/ and the sources), found from this module. */
 export function repoRootDir(): string {
   return repoRoot;

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { formatDuration, parseDuration } from '../core/clock.js';
 import { errorMessage, InputError, inputErrorPrefix } from '../core/errors.js';
 import { RESOURCES } from '../kube/resources.js';
@@ -14,6 +13,7 @@ import { didYouMean, nearest } from './suggest.js';
 import { parseYamlFile, type FieldPath, type SourceDoc } from '../manifests/source.js';
 import type { CheckSpec, Scenario, Step } from './types.js';
 import { parseSchedule } from './schedule.js';
+import { repoPath } from '../core/repo.js';
 
 /**
  * Largest virtual duration one step may take (`advance`, `wait.timeout`,
@@ -56,7 +56,7 @@ export const CRASH_CONTROLLERS = [
 export const CRASH_GROUPS = ['provider', 'capi', 'guest', 'all'] as const;
 
 /** The library's shared manifests (`library:NAME` in an apply step) and the library itself (last place a relative path is looked up). */
-export const LIBRARY_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../scenarios');
+export const LIBRARY_DIR = repoPath('scenarios');
 export const LIBRARY_MANIFESTS = join(LIBRARY_DIR, 'manifests');
 
 export interface LoadOptions {

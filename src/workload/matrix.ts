@@ -5,8 +5,8 @@
  * validated: every error names the field (`rows[1].etcd: ...`).
  */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { repoPath } from '../core/repo.js';
 
 export interface MatrixRow {
   acpVersion: string;
@@ -36,7 +36,7 @@ export class MatrixError extends Error {
 export const KUBE_OVN_CHART = 'acp/chart-cpaas-kube-ovn';
 
 /** Default location of the matrix, relative to this module (works from src/ with tsx and vitest). */
-export const DEFAULT_MATRIX_PATH = fileURLToPath(new URL('../../data/os-support-matrix.yaml', import.meta.url));
+export const DEFAULT_MATRIX_PATH = repoPath('data', 'os-support-matrix.yaml');
 
 const K8S_VERSION = /^v\d+\.\d+\.\d+$/;
 const ACP_VERSION = /^v\d+\.\d+(\.\d+)?$/;
