@@ -17,8 +17,8 @@
  * BENCH_UPSTREAM_SPEED (virtual seconds per wall second, default 50).
  */
 import type { MachineDeployment } from '../src/api/capi.js';
-import type { KubeClient } from '../src/kube/client.js';
-import type { KubeObject } from '../src/kube/types.js';
+import type { KubeClient } from '../src/core/kube/client.js';
+import type { KubeObject } from '../src/core/kube/types.js';
 import { applyObject } from '../src/manifests/index.js';
 import type { TestbedHandle } from '../src/scenario/runner.js';
 import { openBackend } from '../src/testbed/backends.js';

@@ -1,7 +1,7 @@
 /**
  * TLS for the standalone server (--tls-dir): a CA and a serving certificate
  * for 127.0.0.1, ::1 and localhost, made with the project's own X.509 code
- * (src/pki: hand-built DER, ECDSA P-256) and written to the directory so that
+ * (src/core/pki: hand-built DER, ECDSA P-256) and written to the directory so that
  * clients can trust the CA (Go: SSL_CERT_FILE; Python requests:
  * REQUESTS_CA_BUNDLE or the SDK's HttpConfig.ssl_ca_cert; Node:
  * NODE_EXTRA_CA_CERTS). An existing ca.crt + ca.key in the directory is
@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { SeededRng } from '../../src/core/index.js';
-import { generateCASync, issueCertificateSync, type CertKeyPair } from '../../src/pki/index.js';
+import { generateCASync, issueCertificateSync, type CertKeyPair } from '../../src/core/pki/index.js';
 
 export interface TlsFiles {
   /** PEM of the serving certificate and its key (for https.createServer). */

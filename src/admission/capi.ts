@@ -4,9 +4,9 @@
  * strategy and validation of maxSurge/maxUnavailable).
  */
 import type { MachineDeployment } from '../api/capi.js';
-import type { FieldCause } from '../kube/errors.js';
-import type { KubeObject } from '../kube/types.js';
-import { labelValueErrors } from '../kube/object-meta.js';
+import type { FieldCause } from '../core/kube/errors.js';
+import type { KubeObject } from '../core/kube/types.js';
+import { labelValueErrors } from '../core/kube/object-meta.js';
 
 /**
  * Cluster and MachineDeployment names become label values

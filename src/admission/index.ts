@@ -1,5 +1,5 @@
 import { validateKcp } from '../capi/admission.js';
-import type { Defaulter, EmbeddedStore, Validator } from '../kube/embedded-store.js';
+import type { Defaulter, EmbeddedStore, Validator } from '../core/kube/embedded-store.js';
 import { defaultMachineDeployment, validateCluster, validateMachineDeployment } from './capi.js';
 import { validateMachine, validateMachineTemplate, validatePool } from './hcs.js';
 

@@ -5,7 +5,7 @@
  * (src/provider/kubeovn.ts) and the workload cluster's controller
  * (src/workload/apprelease.ts, which models the phases) need.
  */
-import type { Typed } from '../kube/types.js';
+import type { Typed } from '../core/kube/types.js';
 
 export const APPRELEASE_API_VERSION = 'app.alauda.io/v1';
 

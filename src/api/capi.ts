@@ -3,7 +3,7 @@
  * controlplane.cluster.x-k8s.io): the fields the testbed models.
  * Source: kubernetes-sigs/cluster-api api/v1beta1/*_types.go.
  */
-import type { KubeObject, Typed } from '../kube/types.js';
+import type { KubeObject, Typed } from '../core/kube/types.js';
 
 export const CAPI_GROUP = 'cluster.x-k8s.io';
 export const CAPI_VERSION = 'cluster.x-k8s.io/v1beta1';

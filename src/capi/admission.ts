@@ -6,8 +6,8 @@
  * enforces UPG-3 on its own as well (condition VersionUpgradeAllowed).
  */
 import type { KubeadmControlPlane } from '../api/capi.js';
-import type { FieldCause } from '../kube/errors.js';
-import type { KubeObject } from '../kube/types.js';
+import type { FieldCause } from '../core/kube/errors.js';
+import type { KubeObject } from '../core/kube/types.js';
 import { minorSkipError, parseVersion } from './kcp.js';
 
 export function validateKcp(op: 'CREATE' | 'UPDATE', obj: KubeObject, old: KubeObject | undefined): FieldCause[] {

@@ -18,11 +18,11 @@
  */
 import { FINALIZER_CLUSTER, LABEL_CLUSTER_NAME } from '../api/capi.js';
 import type { Cluster, ClusterStatus, FailureDomains, Machine, MachineDeployment, MachineSet, ObjectReference } from '../api/capi.js';
-import { getShared } from '../kube/client.js';
-import type { KubeObject } from '../kube/types.js';
-import { controllerOf, isDeleting, ownerRef } from '../kube/types.js';
-import type { Controller, Result } from '../runtime/manager.js';
-import type { ControllerContext, Logger } from '../runtime/context.js';
+import { getShared } from '../core/kube/client.js';
+import type { KubeObject } from '../core/kube/types.js';
+import { controllerOf, isDeleting, ownerRef } from '../core/kube/types.js';
+import type { Controller, Result } from '../core/runtime/manager.js';
+import type { ControllerContext, Logger } from '../core/runtime/context.js';
 import type { Rng } from '../core/rng.js';
 import { kubeconfigSecretName, reconcileKubeconfigSecret } from './kubeconfig.js';
 import { CAPI_DEPLOYMENT, sameJson, ensureOwnerRef, getCondition, keyFor, markFalse, markTrue, splitKey } from './util.js';

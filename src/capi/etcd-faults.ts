@@ -55,7 +55,7 @@
  */
 
 import type { KubeadmControlPlane } from '../api/capi.js';
-import type { ControllerContext } from '../runtime/context.js';
+import type { ControllerContext } from '../core/runtime/context.js';
 import { keyFor } from './util.js';
 
 /** Testbed operator action (KCP-5): forced etcd recovery. */

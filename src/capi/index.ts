@@ -3,7 +3,7 @@
  * bootstrap provider. See docs/capi.md for what is modelled and the upstream
  * files each controller follows.
  */
-import type { ControllerContext } from '../runtime/context.js';
+import type { ControllerContext } from '../core/runtime/context.js';
 import { setupClusterController } from './cluster.js';
 import { setupKubeadmBootstrapController } from './kubeadm-bootstrap.js';
 import { setupMachineController } from './machine.js';
@@ -40,7 +40,7 @@ export { validateKcp } from './admission.js';
 export * as rolloutPlanner from './rollout-planner.js';
 export { ANN_DISABLE_MACHINE_CREATE } from './machineset.js';
 export { KubeadmConfigReconciler, KUBEADMCONFIG_CONTROLLER, setupKubeadmBootstrapController } from './kubeadm-bootstrap.js';
-export { caCertHash } from '../pki/index.js';
+export { caCertHash } from '../core/pki/index.js';
 export {
   renderJoinCloudInit,
   renderJoinConfiguration,

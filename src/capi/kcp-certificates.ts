@@ -21,8 +21,8 @@
 import { ANNOTATION_CERTIFICATES_EXPIRY, type KubeadmConfig, type Machine } from '../api/capi.js';
 import type { Node } from '../api/core.js';
 import { rfc3339 } from '../core/clock.js';
-import { getShared, type KubeClient } from '../kube/client.js';
-import { isDeleting, type KubeObject } from '../kube/types.js';
+import { getShared, type KubeClient } from '../core/kube/client.js';
+import { isDeleting, type KubeObject } from '../core/kube/types.js';
 import { apiServerCertificateValidity, kubeadmClusterConfiguration, type ClusterConfiguration } from '../workload/kubeadm-apiserver-cert.js';
 
 /** Annotate the KubeadmConfigs of `machines` that have no certificate expiry yet (see the module comment). */

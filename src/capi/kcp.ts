@@ -49,11 +49,11 @@ import type { Cluster, Condition, KubeadmConfig, KubeadmConfigSpec, KubeadmContr
 import type { Node } from '../api/core.js';
 import { nodeReady } from '../api/core.js';
 import { INFRA_VERSION } from '../api/hcs.js';
-import type { KubeClient } from '../kube/client.js';
-import type { KubeObject } from '../kube/types.js';
-import { controllerOf, isDeleting, ownerRef } from '../kube/types.js';
-import type { Controller, Result } from '../runtime/manager.js';
-import type { ControllerContext, Logger } from '../runtime/context.js';
+import type { KubeClient } from '../core/kube/client.js';
+import type { KubeObject } from '../core/kube/types.js';
+import { controllerOf, isDeleting, ownerRef } from '../core/kube/types.js';
+import type { Controller, Result } from '../core/runtime/manager.js';
+import type { ControllerContext, Logger } from '../core/runtime/context.js';
 import type { Rng } from '../core/rng.js';
 import { pickFewestFailureDomain, pickMostFailureDomain } from './failure-domains.js';
 import { writeKubeadmConfig } from './kubeadm-config.js';

@@ -9,7 +9,7 @@
  * - waits for an owner Machine, the Cluster's infrastructureReady, an
  *   initialized control plane (ControlPlaneInitialized condition) and
  *   spec.controlPlaneEndpoint;
- * - looks up (or, simplification, generates with src/pki) the cluster CA secret
+ * - looks up (or, simplification, generates with src/core/pki) the cluster CA secret
  *   `<cluster>-ca`;
  * - creates a bootstrap token (Secret bootstrap-token-<id> in the workload
  *   cluster's kube-system, 15 min TTL as upstream) and renders the join
@@ -23,13 +23,13 @@ import { BOOTSTRAP_VERSION, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../a
 import type { Cluster, KubeadmConfig, KubeadmConfigStatus, Machine } from '../api/capi.js';
 import { secretValue, type Secret } from '../api/core.js';
 import { rfc3339 } from '../core/clock.js';
-import { KubeApiError } from '../kube/errors.js';
-import { getShared } from '../kube/client.js';
-import type { KubeObject } from '../kube/types.js';
-import { isDeleting, ownerRef } from '../kube/types.js';
-import { caCertHash, generateCA } from '../pki/index.js';
-import type { Controller, Result } from '../runtime/manager.js';
-import type { ControllerContext, Logger } from '../runtime/context.js';
+import { KubeApiError } from '../core/kube/errors.js';
+import { getShared } from '../core/kube/client.js';
+import type { KubeObject } from '../core/kube/types.js';
+import { isDeleting, ownerRef } from '../core/kube/types.js';
+import { caCertHash, generateCA } from '../core/pki/index.js';
+import type { Controller, Result } from '../core/runtime/manager.js';
+import type { ControllerContext, Logger } from '../core/runtime/context.js';
 import { renderInitCloudInit, renderJoinCloudInit } from './cloudinit.js';
 import { CAPBK_DEPLOYMENT, SECRET_TYPE_CLUSTER, sameJson, getCondition, keyFor, markFalse, markTrue, splitKey } from './util.js';
 

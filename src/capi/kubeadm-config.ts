@@ -10,8 +10,8 @@
 import { parse, stringify } from 'yaml';
 import type { Cluster, KubeadmControlPlane } from '../api/capi.js';
 import { memoByString } from '../core/memo.js';
-import type { KubeClient } from '../kube/client.js';
-import type { KubeObject } from '../kube/types.js';
+import type { KubeClient } from '../core/kube/client.js';
+import type { KubeObject } from '../core/kube/types.js';
 
 export const KUBEADM_CONFIGMAP = { namespace: 'kube-system', name: 'kubeadm-config' } as const;
 

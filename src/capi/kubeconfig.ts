@@ -28,10 +28,10 @@ import { KUBECONFIG_DATA_KEY, LABEL_CLUSTER_NAME, SECRET_TYPE_CLUSTER, kubeconfi
 import type { Cluster } from '../api/capi.js';
 import { secretValue, tlsPairOf, type Secret } from '../api/core.js';
 import type { Rng } from '../core/rng.js';
-import type { KubeClient } from '../kube/client.js';
-import type { OwnerReference } from '../kube/types.js';
-import { issueCertificateSync } from '../pki/index.js';
-import type { WorkloadClusters, WorkloadEndpoint } from '../runtime/context.js';
+import type { KubeClient } from '../core/kube/client.js';
+import type { OwnerReference } from '../core/kube/types.js';
+import { issueCertificateSync } from '../core/pki/index.js';
+import type { WorkloadClusters, WorkloadEndpoint } from '../core/runtime/context.js';
 
 export { KUBECONFIG_DATA_KEY, kubeconfigSecretName } from '../api/capi.js';
 

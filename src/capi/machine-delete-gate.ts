@@ -29,9 +29,9 @@
  */
 import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../api/capi.js';
 import type { Cluster, Machine } from '../api/capi.js';
-import { getShared, listShared, type KubeClient } from '../kube/client.js';
-import type { KubeObject } from '../kube/types.js';
-import { isDeleting } from '../kube/types.js';
+import { getShared, listShared, type KubeClient } from '../core/kube/client.js';
+import type { KubeObject } from '../core/kube/types.js';
+import { isDeleting } from '../core/kube/types.js';
 
 /** upstream's error values (machine_controller.go), used as the logged cause. */
 export const NODE_DELETE_SKIP = {

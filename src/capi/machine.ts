@@ -33,11 +33,11 @@ import type { Cluster, Condition, KubeadmConfig, Machine, MachineAddress, Machin
 import type { Node } from '../api/core.js';
 import { nodeReady } from '../api/core.js';
 import { parseDuration, rfc3339 } from '../core/clock.js';
-import { getShared, listShared, type KubeClient } from '../kube/client.js';
-import type { KubeObject, ObjectRef } from '../kube/types.js';
-import { isDeleting, ownerRef } from '../kube/types.js';
-import type { Controller, Result } from '../runtime/manager.js';
-import type { ControllerContext, Logger } from '../runtime/context.js';
+import { getShared, listShared, type KubeClient } from '../core/kube/client.js';
+import type { KubeObject, ObjectRef } from '../core/kube/types.js';
+import { isDeleting, ownerRef } from '../core/kube/types.js';
+import type { Controller, Result } from '../core/runtime/manager.js';
+import type { ControllerContext, Logger } from '../core/runtime/context.js';
 import { drainNode } from '../workload/drain.js';
 import { isDeleteNodeAllowed, type NodeDeleteSkip } from './machine-delete-gate.js';
 import { ANN_DRAIN_BLOCKED, ANN_EXCLUDE_NODE_DRAINING, ANN_EXCLUDE_WAIT_FOR_VOLUME_DETACH, CAPI_DEPLOYMENT, sameJson, getCondition, keyFor, markFalse, markTrue, msSince, splitKey } from './util.js';

@@ -24,12 +24,12 @@
  */
 import { CAPI_VERSION, LABEL_MACHINE_TEMPLATE_HASH } from '../api/capi.js';
 import type { Cluster, MachineDeployment, MachineDeploymentStatus, MachineSet } from '../api/capi.js';
-import { isNotFound } from '../kube/errors.js';
-import { getShared, listShared } from '../kube/client.js';
-import { controllerOf, isDeleting, ownerRef } from '../kube/types.js';
+import { isNotFound } from '../core/kube/errors.js';
+import { getShared, listShared } from '../core/kube/client.js';
+import { controllerOf, isDeleting, ownerRef } from '../core/kube/types.js';
 import type { Machine } from '../api/capi.js';
-import type { Controller, Result } from '../runtime/manager.js';
-import type { ControllerContext, Logger } from '../runtime/context.js';
+import type { Controller, Result } from '../core/runtime/manager.js';
+import type { ControllerContext, Logger } from '../core/runtime/context.js';
 import {
   SKIP_ANNOTATIONS,
   applyMachineDeploymentDefaults,

@@ -5,8 +5,8 @@
  */
 import { rfc3339 } from '../core/clock.js';
 import type { Condition, ObjectReference } from '../api/capi.js';
-import type { ControllerContext, Logger } from '../runtime/context.js';
-import type { KubeObject, OwnerReference } from '../kube/types.js';
+import type { ControllerContext, Logger } from '../core/runtime/context.js';
+import type { KubeObject, OwnerReference } from '../core/kube/types.js';
 
 /** controller-manager deployments whose logs we write (OPS-3 style). */
 export const CAPI_DEPLOYMENT = 'capi-controller-manager';

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { SeededRng } from '../core/rng.js';
-import { generateCA, issueCertificate } from '../pki/index.js';
+import { generateCA, issueCertificate } from '../core/pki/index.js';
 import { repoRootDir, toolVersion } from '../realcluster/binaries.js';
 import { findCapiBinaries } from '../realcluster/capi-binaries.js';
 import { IN_CLUSTER_MANAGERS, renderManager, type Manifest, type RenderedManager } from '../realcluster/capi-incluster.js';

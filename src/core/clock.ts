@@ -21,7 +21,7 @@ export interface Clock {
  * response held by a `latency` fault in `mode: response`, HCS-6). On a
  * VirtualClock the wait is counted as a hold, so the simulation loop knows
  * the work it is draining is blocked on virtual time and moves the clock
- * (src/runtime/simulation.ts); elsewhere it is a plain timer.
+ * (src/core/runtime/simulation.ts); elsewhere it is a plain timer.
  */
 export function holdOn(clock: Clock, delayMs: number, label = ''): Promise<void> {
   if (clock instanceof VirtualClock) return clock.hold(delayMs, label);

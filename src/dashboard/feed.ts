@@ -9,8 +9,8 @@
  * `kevent` and `log` messages.
  */
 import type { ServerResponse } from 'node:http';
-import type { KubeObject, WatchEvent } from '../kube/types.js';
-import type { ControllerLogs, LogLine } from '../runtime/context.js';
+import type { KubeObject, WatchEvent } from '../core/kube/types.js';
+import type { ControllerLogs, LogLine } from '../core/runtime/context.js';
 import type { TimeControl } from '../facade/timecontrol.js';
 import { computeView, type ViewSources } from './view.js';
 

@@ -8,7 +8,7 @@ import type { MockHcs } from '../../mock-hcs/src/index.js';
 import type { Machine } from '../api/capi.js';
 import { persistentDiskIdentity, type HCSMachineConfigPool } from '../api/hcs.js';
 import type { LogEvent } from '../core/events.js';
-import type { EmbeddedStore } from '../kube/embedded-store.js';
+import type { EmbeddedStore } from '../core/kube/embedded-store.js';
 import { hostHistories } from '../report/hostnames.js';
 import type { HostNow, HostPicture, HostPool } from '../report/hostnames-svg.js';
 

@@ -20,7 +20,7 @@
  *   anything else is 422, never a real write.
  */
 import type { FastifyRequest } from 'fastify';
-import { KubeApiError } from '../kube/errors.js';
+import { KubeApiError } from '../core/kube/errors.js';
 import type { Identity } from './auth.js';
 
 /** A refusal the facade answers as a Status (code, reason, message, details). */

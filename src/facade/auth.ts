@@ -16,7 +16,7 @@
  * in an HttpOnly cookie, set by opening the login URL `serve` writes to its dashboard-url file (0600; /?token=...).
  *
  * TLS (optional, on in `hcs-testbed serve`): a CA and a serving certificate
- * for 127.0.0.1/localhost from src/pki, valid from the wall time (clients
+ * for 127.0.0.1/localhost from src/core/pki, valid from the wall time (clients
  * check it against the real clock, never the simulation's); the CA goes
  * into the kubeconfig as certificate-authority-data.
  */
@@ -25,7 +25,7 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { FastifyRequest } from 'fastify';
 import { SeededRng } from '../core/rng.js';
-import { generateCASync, issueCertificateSync, type CertKeyPair } from '../pki/index.js';
+import { generateCASync, issueCertificateSync, type CertKeyPair } from '../core/pki/index.js';
 
 export const TOKEN_COOKIE = 'hcs-testbed-token';
 /** Paths a kubeadm apiserver answers without credentials (system:public-info-viewer). */

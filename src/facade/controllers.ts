@@ -7,8 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import { rfc3339, type Clock } from '../core/clock.js';
-import type { EmbeddedStore } from '../kube/embedded-store.js';
-import type { KubeObject } from '../kube/types.js';
+import type { EmbeddedStore } from '../core/kube/embedded-store.js';
+import type { KubeObject } from '../core/kube/types.js';
 
 export const CONTROLLER_NAMESPACE = 'cpaas-system';
 /** Annotation on the pods: the ControllerLogs stream their log comes from. */

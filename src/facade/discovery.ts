@@ -11,8 +11,8 @@
  * /openapi/v2 is not served (404): kubectl only uses it as a fallback for
  * strategic-merge metadata, and custom resources use JSON merge patches.
  */
-import { crdForKind, type JSONSchemaProps } from '../kube/crds/index.js';
-import { BUILTIN_GROUPS, RESOURCES, type ResourceInfo } from '../kube/resources.js';
+import { crdForKind, type JSONSchemaProps } from '../core/kube/crds/index.js';
+import { BUILTIN_GROUPS, RESOURCES, type ResourceInfo } from '../core/kube/resources.js';
 import { SCALE_KINDS } from './scale.js';
 
 export const SERVER_VERSION = { major: '1', minor: '33', gitVersion: 'v1.33.0+hcs-testbed', gitCommit: '0000000000000000000000000000000000000000', gitTreeState: 'clean', buildDate: '2025-01-01T00:00:00Z', goVersion: 'go1.24.0', compiler: 'gc', platform: 'linux/amd64' };

@@ -20,7 +20,7 @@
  * group policy, version v1, kind Eviction (kubectl's CheckEvictionSupport);
  * without it kubectl falls back to deleting the Pods.
  */
-import type { EmbeddedStore } from '../kube/embedded-store.js';
+import type { EmbeddedStore } from '../core/kube/embedded-store.js';
 import { EvictionBlockedError, evictPod } from '../workload/drain.js';
 
 export interface EvictionStatus {

@@ -7,8 +7,8 @@
  * detection between managers (docs/kube.md "What is not served").
  */
 import { rfc3339 } from '../core/clock.js';
-import { KubeApiError } from '../kube/errors.js';
-import type { KubeObject } from '../kube/types.js';
+import { KubeApiError } from '../core/kube/errors.js';
+import type { KubeObject } from '../core/kube/types.js';
 
 export interface ManagedFieldsEntry {
   manager: string;

@@ -8,10 +8,10 @@
  * kubeadm_control_plane_types.go). `kubectl scale machinedeployment` reads
  * and patches it.
  */
-import type { EmbeddedStore } from '../kube/embedded-store.js';
-import { KubeApiError } from '../kube/errors.js';
-import { applyJsonPatch, applyMergePatch } from '../kube/patch.js';
-import type { KubeObject } from '../kube/types.js';
+import type { EmbeddedStore } from '../core/kube/embedded-store.js';
+import { KubeApiError } from '../core/kube/errors.js';
+import { applyJsonPatch, applyMergePatch } from '../core/kube/patch.js';
+import type { KubeObject } from '../core/kube/types.js';
 
 export const SCALE_KINDS = new Set(['MachineDeployment', 'MachineSet', 'KubeadmControlPlane']);
 

@@ -1,11 +1,11 @@
 /**
  * Server-side printing (`Accept: application/json;as=Table;g=meta.k8s.io;v=v1`):
  * the columns `kubectl get` shows. Custom resources use their CRD's
- * additionalPrinterColumns (src/kube/crds), built-in kinds the columns of the
+ * additionalPrinterColumns (src/core/kube/crds), built-in kinds the columns of the
  * apiserver's printers (pkg/printers/internalversion).
  */
-import { crdForKind, type PrinterColumn } from '../kube/crds/index.js';
-import type { KubeObject } from '../kube/types.js';
+import { crdForKind, type PrinterColumn } from '../core/kube/crds/index.js';
+import type { KubeObject } from '../core/kube/types.js';
 
 export interface TableColumnDefinition {
   name: string;

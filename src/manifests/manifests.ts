@@ -1,10 +1,10 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../core/errors.js';
-import type { KubeClient } from '../kube/client.js';
-import { canonicalMessage, KubeApiError } from '../kube/errors.js';
-import { resourceForKind, RESOURCES, apiVersionOf } from '../kube/resources.js';
-import type { KubeObject } from '../kube/types.js';
+import type { KubeClient } from '../core/kube/client.js';
+import { canonicalMessage, KubeApiError } from '../core/kube/errors.js';
+import { resourceForKind, RESOURCES, apiVersionOf } from '../core/kube/resources.js';
+import type { KubeObject } from '../core/kube/types.js';
 import { parseYamlDocuments, type SourceDoc } from './source.js';
 
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';

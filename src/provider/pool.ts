@@ -18,12 +18,12 @@ import type {
   PoolEntryStatus,
 } from '../api/hcs.js';
 import { rfc3339 } from '../core/clock.js';
-import { getShared, listShared, updateStatusShared, type KubeClient } from '../kube/client.js';
-import { isConflict } from '../kube/errors.js';
-import { jsonEqual } from '../kube/patch.js';
-import type { KubeObject, ObjectRef } from '../kube/types.js';
-import type { Controller, Result } from '../runtime/manager.js';
-import type { ControllerContext } from '../runtime/context.js';
+import { getShared, listShared, updateStatusShared, type KubeClient } from '../core/kube/client.js';
+import { isConflict } from '../core/kube/errors.js';
+import { jsonEqual } from '../core/kube/patch.js';
+import type { KubeObject, ObjectRef } from '../core/kube/types.js';
+import type { Controller, Result } from '../core/runtime/manager.js';
+import type { ControllerContext } from '../core/runtime/context.js';
 import type { CloudApi, CloudVolume } from './cloud-api.js';
 import { attachedServers } from './cloud-api.js';
 import { META_CLUSTER, META_HOSTNAME, META_PERSISTENT, META_SLOT } from '../api/metadata.js';

@@ -1,10 +1,10 @@
 import type { Condition } from '../api/capi.js';
 import { rfc3339 } from '../core/clock.js';
 import type { EventInput } from '../core/events.js';
-import type { KubeClient } from '../kube/client.js';
-import { isConflict } from '../kube/errors.js';
-import type { KubeObject, ObjectRef } from '../kube/types.js';
-import type { ControllerContext, Logger } from '../runtime/context.js';
+import type { KubeClient } from '../core/kube/client.js';
+import { isConflict } from '../core/kube/errors.js';
+import type { KubeObject, ObjectRef } from '../core/kube/types.js';
+import type { ControllerContext, Logger } from '../core/runtime/context.js';
 
 export const DEPLOYMENT = 'hcs-controller-manager';
 

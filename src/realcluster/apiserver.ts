@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { SeededRng } from '../core/rng.js';
-import { generateCA, issueCertificate, type CertKeyPair } from '../pki/index.js';
+import { generateCA, issueCertificate, type CertKeyPair } from '../core/pki/index.js';
 import { findKubeBinaries, type KubeBinaries } from './binaries.js';
 import { writeSecretFile } from '../core/secret-file.js';
 

@@ -21,7 +21,7 @@
  * - cert-manager: instead of each `Issuer` (self-signed) and `Certificate`,
  *   a CA and a serving certificate for the Certificate's `dnsNames`
  *   (`<manager>-webhook-service.<ns>.svc[.cluster.local]`) generated with
- *   src/pki, put into the Certificate's `secretName` as cert-manager writes
+ *   src/core/pki, put into the Certificate's `secretName` as cert-manager writes
  *   it (type kubernetes.io/tls, keys tls.crt, tls.key, ca.crt);
  * - cert-manager's CA injector: every object annotated
  *   `cert-manager.io/inject-ca-from: <ns>/<certificate>` (the validating and
@@ -34,7 +34,7 @@
  */
 import { parseAllDocuments } from 'yaml';
 import type { Rng } from '../core/rng.js';
-import { generateCA, issueCertificate, type CertKeyPair } from '../pki/index.js';
+import { generateCA, issueCertificate, type CertKeyPair } from '../core/pki/index.js';
 
 export type InClusterManager = 'core' | 'bootstrap' | 'controlplane';
 export const IN_CLUSTER_MANAGERS: InClusterManager[] = ['core', 'bootstrap', 'controlplane'];

@@ -1,13 +1,13 @@
 /**
- * Install the testbed's CRDs (src/kube/crds/definitions.ts, the same objects
+ * Install the testbed's CRDs (src/core/kube/crds/definitions.ts, the same objects
  * `dump.ts` prints) into a real cluster and wait until the apiserver serves
  * them: every CRD Established and NamesAccepted, none NonStructuralSchema.
  * A schema the apiserver refuses (e.g. a CEL rule that does not compile or
  * whose estimated cost is over budget) fails with the apiserver's message.
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { CRDS, type CustomResourceDefinition } from '../kube/crds/index.js';
-import { kubeRequest } from '../kube/client-node.js';
+import { CRDS, type CustomResourceDefinition } from '../core/kube/crds/index.js';
+import { kubeRequest } from '../core/kube/client-node.js';
 
 const BASE = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
@@ -30,7 +30,7 @@ function message(body: unknown): string {
   return typeof body === 'object' && body !== null && 'message' in body ? String((body as { message: unknown }).message) : JSON.stringify(body);
 }
 
-export { loadKubeconfig } from '../kube/client-node.js';
+export { loadKubeconfig } from '../core/kube/client-node.js';
 
 /** Create or replace every CRD, then wait until all are served. Returns the stored CRDs. */
 export async function installCrds(kc: KubeConfig, crds: readonly CustomResourceDefinition[] = CRDS, timeoutMs = 60_000): Promise<CrdObject[]> {

@@ -20,7 +20,7 @@
  * address ($POD_IP from the downward API) for the kubelet's probes.
  * Pure: certificates, address and image are inputs.
  */
-import type { CertKeyPair } from '../pki/index.js';
+import type { CertKeyPair } from '../core/pki/index.js';
 import { KEEP_LABEL, type Manifest } from './capi-incluster.js';
 
 export const PROVIDER_NAMESPACE = 'cpaas-system';

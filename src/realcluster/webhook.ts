@@ -3,7 +3,7 @@
  * embedded store installs) served to a real kube-apiserver as admission
  * webhooks, the way Cluster API and its providers enforce defaulting and
  * validation: an HTTPS server (a fresh CA and serving certificate from
- * src/pki) answering AdmissionReview v1 at
+ * src/core/pki) answering AdmissionReview v1 at
  *
  *   /validate  validators of the table: `allowed: false` with a 422 Invalid
  *              Status whose causes are `{ field, message: '<RULE>: <message>' }`
@@ -19,7 +19,7 @@
  * pkg/admission/plugin/webhook/errors/statuserror.go, ToStatusErr; observed
  * on v1.33.13, test/realcluster/crds.test.ts. Later releases also prefix
  * `<resource>.<group> "<name>" is forbidden: ` and keep the rest). So
- * statusToError (src/kube/client-node.ts) recovers the rule ID and field of
+ * statusToError (src/core/kube/client-node.ts) recovers the rule ID and field of
  * each cause unchanged, as it does for the facade's Status.
  */
 import { randomInt } from 'node:crypto';
@@ -28,12 +28,12 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ADMISSION, admissionFor } from '../admission/index.js';
 import { SeededRng } from '../core/rng.js';
-import { kubeRequest } from '../kube/client-node.js';
-import { KubeApiError, type FieldCause } from '../kube/errors.js';
-import { jsonClone, jsonEqual } from '../kube/patch.js';
-import { resourceForKind } from '../kube/resources.js';
-import type { KubeObject } from '../kube/types.js';
-import { generateCA, issueCertificate } from '../pki/index.js';
+import { kubeRequest } from '../core/kube/client-node.js';
+import { KubeApiError, type FieldCause } from '../core/kube/errors.js';
+import { jsonClone, jsonEqual } from '../core/kube/patch.js';
+import { resourceForKind } from '../core/kube/resources.js';
+import type { KubeObject } from '../core/kube/types.js';
+import { generateCA, issueCertificate } from '../core/pki/index.js';
 
 // ---- AdmissionReview v1 (k8s.io/api/admission/v1/types.go) -----------------
 

@@ -1,5 +1,5 @@
 import type { ScenarioResult } from '../scenario/runner.js';
-import { SPEC_RULES } from '../spec/rules.js';
+import { SPEC_RULES } from '../core/rules.js';
 
 export interface Coverage {
   total: number;

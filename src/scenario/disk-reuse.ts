@@ -33,7 +33,7 @@
  */
 import { LABEL_CLUSTER_NAME } from '../api/capi.js';
 import { persistentDiskIdentity, type HCSMachine, type HCSMachineConfigPool, type PersistentDisk } from '../api/hcs.js';
-import { listShared } from '../kube/client.js';
+import { listShared } from '../core/kube/client.js';
 import type { World } from './world.js';
 import { META_PERSISTENT } from '../api/metadata.js';
 

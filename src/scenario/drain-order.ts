@@ -34,8 +34,8 @@
  */
 import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, type Cluster, type Machine } from '../api/capi.js';
 import { parseDuration } from '../core/clock.js';
-import { getShared, listShared } from '../kube/client.js';
-import type { KubeObject } from '../kube/types.js';
+import { getShared, listShared } from '../core/kube/client.js';
+import type { KubeObject } from '../core/kube/types.js';
 import type { ContractFinding } from './disk-reuse.js';
 import type { World } from './world.js';
 

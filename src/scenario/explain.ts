@@ -12,8 +12,8 @@
  */
 import type { LogEvent } from '../core/events.js';
 import { persistentDiskIdentity, type HCSMachineConfigPool } from '../api/hcs.js';
-import { listShared } from '../kube/client.js';
-import type { KubeObject } from '../kube/types.js';
+import { listShared } from '../core/kube/client.js';
+import type { KubeObject } from '../core/kube/types.js';
 import { stallLines, whyWaiting, WHY_KINDS } from '../status/why.js';
 import type { World } from './world.js';
 

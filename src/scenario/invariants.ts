@@ -7,14 +7,14 @@ import type { HCSMachine, HCSMachineConfigPool } from '../api/hcs.js';
 import { LABEL_DEPLOYMENT_NAME, type Machine, type MachineDeployment } from '../api/capi.js';
 import { maxSurge, maxUnavailable } from '../capi/mdutil.js';
 import { nodeReady, secretValue, type Node, type Secret } from '../api/core.js';
-import { verifyLeaf } from '../pki/index.js';
+import { verifyLeaf } from '../core/pki/index.js';
 
 const KUBELET_CERT = '/etc/kubernetes/pki/kubelet.crt';
 const KUBELET_KEY = '/etc/kubernetes/pki/kubelet.key';
 /** The kubelets' group (BOOT-2: the kubelet certificate's O). */
 const NODES_GROUP = 'system:nodes';
 import type { LogEvent } from '../core/events.js';
-import { getShared, listShared } from '../kube/client.js';
+import { getShared, listShared } from '../core/kube/client.js';
 import type { World } from './world.js';
 import { StrandedDataTracker } from './stranded.js';
 import { DiskReuseTracker } from './disk-reuse.js';

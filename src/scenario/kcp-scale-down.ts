@@ -31,8 +31,8 @@
 import { ANNOTATION_CLONED_FROM_NAME, ANNOTATION_DELETE_MACHINE, LABEL_CLUSTER_NAME, type Cluster, type KubeadmControlPlane, type Machine } from '../api/capi.js';
 import { nodeReady, type Node } from '../api/core.js';
 import type { LogEvent } from '../core/events.js';
-import { getShared, listShared } from '../kube/client.js';
-import type { KubeObject } from '../kube/types.js';
+import { getShared, listShared } from '../core/kube/client.js';
+import type { KubeObject } from '../core/kube/types.js';
 import type { ContractFinding } from './disk-reuse.js';
 import type { World } from './world.js';
 

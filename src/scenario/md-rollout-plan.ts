@@ -34,8 +34,8 @@
  */
 import type { MachineDeployment, MachineSet } from '../api/capi.js';
 import { maxUnavailable } from '../capi/mdutil.js';
-import type { KubeClient } from '../kube/client.js';
-import type { WatchEvent } from '../kube/types.js';
+import type { KubeClient } from '../core/kube/client.js';
+import type { WatchEvent } from '../core/kube/types.js';
 import type { ContractFinding } from './disk-reuse.js';
 
 const ANN_REVISION = 'machinedeployment.clusters.x-k8s.io/revision';

@@ -23,7 +23,7 @@
 import type { HCSMachine, HCSMachineConfigPool } from '../api/hcs.js';
 import { persistentDiskIdentity } from '../api/hcs.js';
 import { LABEL_CONTROL_PLANE, LABEL_DEPLOYMENT_NAME, type KubeadmControlPlane, type Machine, type MachineDeployment } from '../api/capi.js';
-import { listShared } from '../kube/client.js';
+import { listShared } from '../core/kube/client.js';
 import type { World } from './world.js';
 
 export interface StrandedFinding {

@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
-import type { KubeClient } from '../kube/client.js';
-import type { WorkloadClusters } from '../runtime/context.js';
+import type { KubeClient } from '../core/kube/client.js';
+import type { WorkloadClusters } from '../core/runtime/context.js';
 import type { LogEvent } from '../core/events.js';
 
 /**

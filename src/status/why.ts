@@ -27,7 +27,7 @@
  * Progress (provisioning, deleting, draining, a detach under its stuck limit,
  * any WaitingFor… reason: an earlier step not done yet) is not a stall.
  */
-import type { KubeObject } from '../kube/types.js';
+import type { KubeObject } from '../core/kube/types.js';
 
 export type StallCategory = 'preflight' | 'pool' | 'disk' | 'image' | 'quota' | 'capacity' | 'etcd' | 'template' | 'network' | 'cloud' | 'rollout' | 'other';
 

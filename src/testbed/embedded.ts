@@ -1,11 +1,11 @@
 import { VirtualClock, DEFAULT_EPOCH_MS } from '../core/clock.js';
 import { EventLog } from '../core/events.js';
 import { SeededRng, type Rng } from '../core/rng.js';
-import { EmbeddedStore } from '../kube/embedded-store.js';
-import type { KubeClient } from '../kube/client.js';
-import { ControllerLogs, EventRecorder, type ControllerContext, type WorkloadClusters, type WorkloadEndpoint } from '../runtime/context.js';
-import { Manager } from '../runtime/manager.js';
-import { Simulation } from '../runtime/simulation.js';
+import { EmbeddedStore } from '../core/kube/embedded-store.js';
+import type { KubeClient } from '../core/kube/client.js';
+import { ControllerLogs, EventRecorder, type ControllerContext, type WorkloadClusters, type WorkloadEndpoint } from '../core/runtime/context.js';
+import { Manager } from '../core/runtime/manager.js';
+import { Simulation } from '../core/runtime/simulation.js';
 
 /** Simulated workload clusters: one embedded store per Cluster, created on first use. */
 export class EmbeddedWorkloadClusters implements WorkloadClusters {

@@ -22,8 +22,8 @@ import type { KubeadmControlPlane, Machine } from '../api/capi.js';
 import { ANN_ETCD_MEMBER_UNHEALTHY, ANN_RESTORE_ETCD_QUORUM, etcdFaultsOf, reportQuorumLost, reportQuorumRestored } from '../capi/etcd-faults.js';
 import { keyFor, splitKey } from '../capi/util.js';
 import type { WorkloadEtcd } from '../facade/etcd/members.js';
-import type { Controller, Result } from '../runtime/manager.js';
-import type { ControllerContext } from '../runtime/context.js';
+import type { Controller, Result } from '../core/runtime/manager.js';
+import type { ControllerContext } from '../core/runtime/context.js';
 
 export const ETCD_FAULTS_CONTROLLER = 'testbed-etcd-faults';
 /** While a fault stands, look again this often (a Node going NotReady changes who is up). */

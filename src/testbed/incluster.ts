@@ -22,7 +22,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { Log, type KubeConfig } from '@kubernetes/client-node';
 import { InputError } from '../core/errors.js';
-import { kubeRequest } from '../kube/client-node.js';
+import { kubeRequest } from '../core/kube/client-node.js';
 import { CLOUD_SERVING_SECRET, PROVIDER_DEPLOYMENT_NAME, PROVIDER_NAMESPACE } from '../realcluster/provider-incluster.js';
 import { CloudFront } from './external.js';
 

@@ -15,11 +15,11 @@
 import type { Node } from '../api/core.js';
 import { nodeReady } from '../api/core.js';
 import type { Hypervisor } from '../../mock-hcs/src/index.js';
-import { listShared } from '../kube/client.js';
+import { listShared } from '../core/kube/client.js';
 import { providerIDFor } from '../provider/labels.js';
 import { META_CLUSTER, META_MACHINE, META_NAMESPACE } from '../api/metadata.js';
-import type { Controller, Result } from '../runtime/manager.js';
-import type { ControllerContext } from '../runtime/context.js';
+import type { Controller, Result } from '../core/runtime/manager.js';
+import type { ControllerContext } from '../core/runtime/context.js';
 import { splitKey } from '../capi/util.js';
 
 export const NODE_LIFECYCLE_CONTROLLER = 'cloud-node-lifecycle';

@@ -3,7 +3,7 @@
  * (`hcs-testbed run --provider external`, `--capi external`): the outside
  * process runs on the wall clock and the testbed cannot know when it is
  * done, so virtual time may not jump to the next due timer as soon as the
- * testbed's own controllers are idle (src/runtime/simulation.ts). Here it
+ * testbed's own controllers are idle (src/core/runtime/simulation.ts). Here it
  * moves no faster than `speed` virtual milliseconds per wall millisecond:
  * a `wait` step lets the outside controller act for (timeout / speed) of
  * wall time at most, an `advance: 5m` step takes 5m / speed of wall time.
@@ -18,8 +18,8 @@
  * outside process is wall-clock); verdicts are what compares.
  */
 import type { VirtualClock } from '../core/clock.js';
-import type { Manager } from '../runtime/manager.js';
-import { Simulation, type RunResult } from '../runtime/simulation.js';
+import type { Manager } from '../core/runtime/manager.js';
+import { Simulation, type RunResult } from '../core/runtime/simulation.js';
 
 export interface PacedOptions {
   /** Virtual ms per wall ms (> 0). */

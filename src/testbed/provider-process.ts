@@ -35,12 +35,12 @@ import { errorMessage } from '../core/errors.js';
 import { EventLog, type EventInput, type EventListener, type EventSource, type LogEvent } from '../core/events.js';
 import { SeededRng } from '../core/rng.js';
 import { HcsClient, type HcsTransport } from '../cloud/index.js';
-import { ClientNodeKube } from '../kube/client-node.js';
-import type { KubeClient, ListOptions, WatchOptions } from '../kube/client.js';
-import type { KubeObject, ObjectRef, WatchEvent } from '../kube/types.js';
+import { ClientNodeKube } from '../core/kube/client-node.js';
+import type { KubeClient, ListOptions, WatchOptions } from '../core/kube/client.js';
+import type { KubeObject, ObjectRef, WatchEvent } from '../core/kube/types.js';
 import { setupProviderControllers, type ProviderControllers } from '../provider/index.js';
-import { ControllerLogs, EventRecorder, kubeEvent, type ControllerContext, type LogLine, type Logger, type WorkloadClusters } from '../runtime/context.js';
-import { Manager } from '../runtime/manager.js';
+import { ControllerLogs, EventRecorder, kubeEvent, type ControllerContext, type LogLine, type Logger, type WorkloadClusters } from '../core/runtime/context.js';
+import { Manager } from '../core/runtime/manager.js';
 import { PROVIDER_DEPLOYMENT } from './external.js';
 
 /** Annotation on the provider's Kubernetes Events: the SPEC rules the Event cites (comma-separated). */

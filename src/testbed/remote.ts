@@ -11,7 +11,7 @@
  * admission rules: the CEL rules are in the CRDs; the others come from the
  * testbed's admission webhook when one is given (src/realcluster/webhook.ts).
  * A bare kube-apiserver has no garbage collector: the testbed runs its own
- * (src/runtime/garbage-collector.ts); on kind the real one runs too and the
+ * (src/core/runtime/garbage-collector.ts); on kind the real one runs too and the
  * two only race to delete the same orphans.
  *
  * The management cluster must be dedicated to the testbed: before each
@@ -22,19 +22,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ClientNodeKube, kubeRequest, loadKubeconfig } from '../kube/client-node.js';
-import { CRDS, type CustomResourceDefinition } from '../kube/crds/index.js';
+import { ClientNodeKube, kubeRequest, loadKubeconfig } from '../core/kube/client-node.js';
+import { CRDS, type CustomResourceDefinition } from '../core/kube/crds/index.js';
 import { testbedCrdsForUpstream } from './upstream.js';
 import { tlsPairOf, type Secret } from '../api/core.js';
-import { KubeApiError } from '../kube/errors.js';
-import { BUILTIN_GROUPS, RESOURCES } from '../kube/resources.js';
-import type { KubeObject } from '../kube/types.js';
-import { installCrdSchemas } from '../kube/crds/install.js';
-import { setupGarbageCollector } from '../runtime/garbage-collector.js';
+import { KubeApiError } from '../core/kube/errors.js';
+import { BUILTIN_GROUPS, RESOURCES } from '../core/kube/resources.js';
+import type { KubeObject } from '../core/kube/types.js';
+import { installCrdSchemas } from '../core/kube/crds/install.js';
+import { setupGarbageCollector } from '../core/runtime/garbage-collector.js';
 import { DEFAULT_NAMESPACES } from '../facade/controllers.js';
 import { ensureNamespaces, installCrds } from '../realcluster/crds.js';
 import type { TestbedFactory } from '../scenario/runner.js';
-import { EmbeddedStore } from '../kube/embedded-store.js';
+import { EmbeddedStore } from '../core/kube/embedded-store.js';
 import { startFacade, type Facade } from '../facade/index.js';
 import type { LogEvent } from '../core/events.js';
 import { createEnv, type Env } from './embedded.js';

@@ -8,7 +8,7 @@ import { NODE_LIFECYCLE_CONTROLLER, setupNodeLifecycle } from './node-lifecycle.
 import { createMockHcs, type CloudConfig, type MockHcs } from '../../mock-hcs/src/index.js';
 import { installAdmission } from '../admission/index.js';
 import { secretValue, type Secret } from '../api/core.js';
-import { installCrdSchemas } from '../kube/crds/install.js';
+import { installCrdSchemas } from '../core/kube/crds/install.js';
 import { setupCapiControllers } from '../capi/index.js';
 import { dispatchTransport, HcsClient } from '../cloud/index.js';
 import { GuestFleet, type GuestOptions } from '../guest/index.js';
@@ -126,7 +126,7 @@ export interface Backend {
 
 export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
   const env = createEmbeddedEnv({ seed: opts.seed, ...(opts.startMs !== undefined ? { startMs: opts.startMs } : {}) });
-  // The CRD schemas (src/kube/crds) prune and validate like a real apiserver, then admission applies the SPEC rules.
+  // The CRD schemas (src/core/kube/crds) prune and validate like a real apiserver, then admission applies the SPEC rules.
   installCrdSchemas(env.mgmt);
   env.workloads.onCreate((_key, store) => installCrdSchemas(store));
   installAdmission(env.mgmt);

@@ -42,10 +42,10 @@ import { KUBEADM_CONFIGMAP, writeKubeadmConfig } from '../capi/kubeadm-config.js
 import { rfc3339 } from '../core/clock.js';
 import { KUBECONFIG_DATA_KEY, SECRET_TYPE_CLUSTER, kubeconfigSecretName } from '../api/capi.js';
 import { renderKubeconfig } from '../capi/kubeconfig.js';
-import { KubeApiError } from '../kube/errors.js';
-import { generateCA, issueCertificateSync } from '../pki/index.js';
-import type { Controller, Result } from '../runtime/manager.js';
-import type { ControllerContext } from '../runtime/context.js';
+import { KubeApiError } from '../core/kube/errors.js';
+import { generateCA, issueCertificateSync } from '../core/pki/index.js';
+import type { Controller, Result } from '../core/runtime/manager.js';
+import type { ControllerContext } from '../core/runtime/context.js';
 import { splitKey } from '../capi/util.js';
 import { observeCertificateExpiries, observeKcpMachines } from './upstream-kcp-events.js';
 

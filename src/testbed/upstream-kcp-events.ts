@@ -44,8 +44,8 @@ import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, ANNOTATION_CERTIFICATES_EXPIRY
 import type { Node } from '../api/core.js';
 import { errorMessage } from '../core/errors.js';
 import type { EventLog } from '../core/events.js';
-import type { KubeClient } from '../kube/client.js';
-import type { KubeObject, WatchEvent } from '../kube/types.js';
+import type { KubeClient } from '../core/kube/client.js';
+import type { KubeObject, WatchEvent } from '../core/kube/types.js';
 
 export interface KcpObserverInput {
   mgmt: KubeClient;

@@ -20,11 +20,11 @@
 import { FAILED_PHASES, chartOf, type AppReleasePhase, type AppReleaseCondition, type AppReleaseChartStatus, type AppReleaseStatus, type AppRelease } from '../api/apprelease.js';
 import { rfc3339 } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
-import type { KubeClient } from '../kube/client.js';
-import { isConflict } from '../kube/errors.js';
-import type { WatchEvent } from '../kube/types.js';
-import { EventRecorder, type ControllerContext, type Logger } from '../runtime/context.js';
-import type { Controller, Result } from '../runtime/manager.js';
+import type { KubeClient } from '../core/kube/client.js';
+import { isConflict } from '../core/kube/errors.js';
+import type { WatchEvent } from '../core/kube/types.js';
+import { EventRecorder, type ControllerContext, type Logger } from '../core/runtime/context.js';
+import type { Controller, Result } from '../core/runtime/manager.js';
 import { kubeOvnHealth } from './kube-ovn-health.js';
 import type { OsSupportMatrix } from './matrix.js';
 

@@ -26,8 +26,8 @@
  */
 import type { Node } from '../api/core.js';
 import { ANN_DRAIN_BLOCKED } from '../capi/util.js';
-import type { KubeClient } from '../kube/client.js';
-import type { KubeObject } from '../kube/types.js';
+import type { KubeClient } from '../core/kube/client.js';
+import type { KubeObject } from '../core/kube/types.js';
 import { isMirrorPod } from './pods.js';
 
 /** clusterv1.PodDrainLabel. */

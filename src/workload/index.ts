@@ -3,7 +3,7 @@
  * (UPG-4), the AppRelease controller (OVN-4..6) and the version checks of the
  * control plane components (KCP-3, KCP-4).
  */
-import type { ControllerContext } from '../runtime/context.js';
+import type { ControllerContext } from '../core/runtime/context.js';
 import { setupAppReleaseController, type AppReleaseController, type AppReleaseTimings } from './apprelease.js';
 import { defaultOsSupportMatrix, type OsSupportMatrix } from './matrix.js';
 import { setupSystemPodsController, type SystemPodsController } from './system-pods.js';

@@ -12,8 +12,8 @@
  * A cluster without Nodes has nothing to verify.
  */
 import { nodeReady, type Node } from '../api/core.js';
-import type { KubeClient } from '../kube/client.js';
-import type { KubeObject } from '../kube/types.js';
+import type { KubeClient } from '../core/kube/client.js';
+import type { KubeObject } from '../core/kube/types.js';
 import { podReady, SYSTEM_NAMESPACE, type Pod } from './pods.js';
 
 export interface KubeOvnHealth {

@@ -19,8 +19,8 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { parse } from 'yaml';
 import type { Node } from '../api/core.js';
 import { parseDuration } from '../core/clock.js';
-import type { KubeObject } from '../kube/types.js';
-import type { LeafRequest } from '../pki/index.js';
+import type { KubeObject } from '../core/kube/types.js';
+import type { LeafRequest } from '../core/pki/index.js';
 import type { Pod } from './pods.js';
 
 /** kubeadm's constants (cmd/kubeadm/app/constants/constants.go). */
@@ -138,7 +138,7 @@ export function apiServerCertificatePlan(node: Node, pod: Pod | undefined, cc: C
     const list = isIPv4(san) || isIPv6(san) ? ips : dns;
     if (!list.includes(san)) list.push(san);
   }
-  // src/pki counts validity from `now` in days and backdates NotBefore by backdateMs.
+  // src/core/pki counts validity from `now` in days and backdates NotBefore by backdateMs.
   const days = validityMs / 86_400_000;
   return {
     request: { commonName: KUBEADM_APISERVER.commonName, dnsNames: dns, ips, days, backdateMs: KUBEADM_APISERVER.backdateMs },

@@ -9,7 +9,7 @@
  */
 import type { Node } from '../api/core.js';
 import { rfc3339, type Clock } from '../core/clock.js';
-import type { KubeClient } from '../kube/client.js';
+import type { KubeClient } from '../core/kube/client.js';
 import { LABEL_ROLE_CONTROL_PLANE } from './pods.js';
 
 export const MANAGEMENT_CLUSTER_NAME = 'management';

@@ -20,7 +20,7 @@
 import { createHash } from 'node:crypto';
 import { nodeReady, type Node } from '../api/core.js';
 import { rfc3339 } from '../core/clock.js';
-import type { KubeObject, OwnerReference } from '../kube/types.js';
+import type { KubeObject, OwnerReference } from '../core/kube/types.js';
 
 /** corev1.MirrorPodAnnotationKey. */
 export const ANN_CONFIG_MIRROR = 'kubernetes.io/config.mirror';

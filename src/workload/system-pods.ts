@@ -28,11 +28,11 @@
  */
 import { nodeReady, type Node } from '../api/core.js';
 import { errorMessage } from '../core/errors.js';
-import { isConflict, isNotFound } from '../kube/errors.js';
-import type { KubeClient } from '../kube/client.js';
-import type { KubeObject, OwnerReference, WatchEvent } from '../kube/types.js';
-import type { ControllerContext, Logger } from '../runtime/context.js';
-import type { Controller, Result } from '../runtime/manager.js';
+import { isConflict, isNotFound } from '../core/kube/errors.js';
+import type { KubeClient } from '../core/kube/client.js';
+import type { KubeObject, OwnerReference, WatchEvent } from '../core/kube/types.js';
+import type { ControllerContext, Logger } from '../core/runtime/context.js';
+import type { Controller, Result } from '../core/runtime/manager.js';
 import type { Rng } from '../core/rng.js';
 import type { AppRelease } from '../api/apprelease.js';
 import type { OsSupportMatrix } from './matrix.js';

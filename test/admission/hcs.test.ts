@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { installAdmission } from '../../src/admission/index.js';
-import { KubeApiError, type KubeObject } from '../../src/kube/index.js';
+import { KubeApiError, type KubeObject } from '../../src/core/kube/index.js';
 import { createEmbeddedEnv } from '../../src/testbed/embedded.js';
 
 const disk = { slot: 0, size: 100, type: 'SSD', mountPath: '/var/cpaas', format: 'xfs' };

@@ -10,9 +10,9 @@ import { CONTROLPLANE_VERSION } from '../../src/api/capi.js';
 import type { Cluster, KubeadmConfigTemplate, KubeadmControlPlane, Machine, MachineDeployment } from '../../src/api/capi.js';
 import type { Node } from '../../src/api/core.js';
 import { rfc3339 } from '../../src/core/clock.js';
-import { isDeleting } from '../../src/kube/types.js';
-import type { Controller, Result } from '../../src/runtime/manager.js';
-import type { ControllerContext } from '../../src/runtime/context.js';
+import { isDeleting } from '../../src/core/kube/types.js';
+import type { Controller, Result } from '../../src/core/runtime/manager.js';
+import type { ControllerContext } from '../../src/core/runtime/context.js';
 import { createEmbeddedEnv, type EmbeddedEnv } from '../../src/testbed/embedded.js';
 import { setupCapiControllers } from '../../src/capi/index.js';
 

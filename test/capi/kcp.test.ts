@@ -4,7 +4,7 @@ import { ANNOTATION_CERTIFICATES_EXPIRY, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE
 import type { Cluster, KubeadmConfig, KubeadmControlPlane, Machine } from '../../src/api/capi.js';
 import type { Secret } from '../../src/api/core.js';
 import { secretValue } from '../../src/api/core.js';
-import type { KubeObject } from '../../src/kube/types.js';
+import type { KubeObject } from '../../src/core/kube/types.js';
 import {
   ANN_CONTROL_PLANE_COMPONENTS_UNHEALTHY,
   ANN_ETCD_MEMBER_UNHEALTHY,

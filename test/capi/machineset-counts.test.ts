@@ -11,8 +11,8 @@ import type { Node } from '../../src/api/core.js';
 import { MachineOwnerIndex, MachineSetStatusCounter, walkStatusCounts } from '../../src/capi/machineset.js';
 import { VirtualClock } from '../../src/core/clock.js';
 import { SeededRng } from '../../src/core/rng.js';
-import { EmbeddedStore } from '../../src/kube/index.js';
-import { controllerOf, ownerRef } from '../../src/kube/types.js';
+import { EmbeddedStore } from '../../src/core/kube/index.js';
+import { controllerOf, ownerRef } from '../../src/core/kube/types.js';
 
 const NS = 'ns';
 const CLUSTER = 'c';

@@ -12,9 +12,9 @@ import type { Node } from '../../src/api/core.js';
 import { INFRA_VERSION } from '../../src/api/hcs.js';
 import { isDeleteNodeAllowed, NODE_DELETE_SKIP } from '../../src/capi/machine-delete-gate.js';
 import { CAPI_DEPLOYMENT } from '../../src/capi/util.js';
-import type { KubeClient } from '../../src/kube/client.js';
-import { KubeApiError } from '../../src/kube/errors.js';
-import type { KubeObject, ObjectRef } from '../../src/kube/types.js';
+import type { KubeClient } from '../../src/core/kube/client.js';
+import { KubeApiError } from '../../src/core/kube/errors.js';
+import type { KubeObject, ObjectRef } from '../../src/core/kube/types.js';
 import { createEmbeddedEnv } from '../../src/testbed/embedded.js';
 import { CLUSTER, CP_MACHINE, NS, controlPlaneMachine, createWorld, machineDeployment, machines, runningCount, type World } from './fixtures.js';
 

@@ -89,7 +89,7 @@ describe.skipIf(!haveChromium || !haveKubectl)('hostname view and "why is it wai
       return { hostname: g.getAttribute('data-hostname')!, status: g.getAttribute('data-status')!, machine: g.getAttribute('data-machine')!, disk: g.getAttribute('data-disk-state')!, box: { x: r.x, y: r.y, width: r.width, height: r.height } };
     }));
     expect(rows.map((r) => r.hostname).sort()).toEqual([...hostnames].sort());
-    const pools = s.tb.env.mgmt.listSync<{ metadata: { name: string }; status?: { entries?: { hostname: string; machine?: string }[] } } & import('../../src/kube/types.js').KubeObject>('HCSMachineConfigPool', { namespace: NS });
+    const pools = s.tb.env.mgmt.listSync<{ metadata: { name: string }; status?: { entries?: { hostname: string; machine?: string }[] } } & import('../../src/core/kube/types.js').KubeObject>('HCSMachineConfigPool', { namespace: NS });
     for (const r of rows) {
       expect(r.box.y + r.box.height, `${r.hostname}'s row is below the fold`).toBeLessThanOrEqual(VIEW.height);
       expect(r.box.x + r.box.width, `${r.hostname}'s row is cut at the right`).toBeLessThanOrEqual(VIEW.width);
@@ -239,7 +239,7 @@ describe.skipIf(!haveChromium || !haveKubectl)('hostname view and "why is it wai
     await advance('7m');
     await caughtUp();
     const gone = deleting()!;
-    const host = s.tb.env.mgmt.listSync<{ status?: { hostname?: string } } & import('../../src/kube/types.js').KubeObject>('HCSMachine', { namespace: NS }).find((h) => h.metadata.name === gone.metadata.name)?.status?.hostname;
+    const host = s.tb.env.mgmt.listSync<{ status?: { hostname?: string } } & import('../../src/core/kube/types.js').KubeObject>('HCSMachine', { namespace: NS }).find((h) => h.metadata.name === gone.metadata.name)?.status?.hostname;
     expect(host).toBeDefined();
     const row = page.locator(`#hostnames g.hostrow[data-hostname="${host}"]`);
     expect(await row.getAttribute('data-disk-state')).toBe('detaching');

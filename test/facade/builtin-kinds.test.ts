@@ -10,7 +10,7 @@ import { VirtualClock } from '../../src/core/clock.js';
 import { EventLog } from '../../src/core/events.js';
 import { SeededRng } from '../../src/core/rng.js';
 import { startFacade, type Facade } from '../../src/facade/index.js';
-import { EmbeddedStore } from '../../src/kube/embedded-store.js';
+import { EmbeddedStore } from '../../src/core/kube/embedded-store.js';
 import { EmbeddedWorkloadClusters } from '../../src/testbed/embedded.js';
 
 describe('KCP-2: RBAC and VolumeAttachments on a served workload cluster', () => {

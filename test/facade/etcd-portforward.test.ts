@@ -22,8 +22,8 @@ import { VirtualClock } from '../../src/core/clock.js';
 import { EventLog } from '../../src/core/events.js';
 import { SeededRng } from '../../src/core/rng.js';
 import { startFacade, type Facade } from '../../src/facade/index.js';
-import { EmbeddedStore } from '../../src/kube/embedded-store.js';
-import { generateCASync, issueCertificateSync, type CertKeyPair } from '../../src/pki/index.js';
+import { EmbeddedStore } from '../../src/core/kube/embedded-store.js';
+import { generateCASync, issueCertificateSync, type CertKeyPair } from '../../src/core/pki/index.js';
 import { EmbeddedWorkloadClusters } from '../../src/testbed/embedded.js';
 import { buildGoClient, goProblem, runGoClient } from './go-clients.js';
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { KubeadmControlPlane, Machine, MachineDeployment, Cluster } from '../../src/api/capi.js';
 import type { HCSMachine, HCSMachineConfigPool } from '../../src/api/hcs.js';
-import type { KubeObject } from '../../src/kube/types.js';
+import type { KubeObject } from '../../src/core/kube/types.js';
 import type { AppRelease } from '../../src/api/apprelease.js';
 import { FIXTURES, runningMachines, startWorkerCluster, type FacadeBed } from './fixture.js';
 import { haveKubectl, KubectlRunner, until } from './kubectl.js';

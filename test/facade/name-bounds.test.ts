@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Machine, MachineDeployment, MachineSet } from '../../src/api/capi.js';
 import { generatedName, mustFormatLabelValue } from '../../src/capi/util.js';
 import { workloadKubeconfigName } from '../../src/facade/kubeconfig-files.js';
-import { objectMetaCauses } from '../../src/kube/object-meta.js';
+import { objectMetaCauses } from '../../src/core/kube/object-meta.js';
 import { startWorkerCluster, type FacadeBed } from './fixture.js';
 import { haveKubectl, KubectlRunner } from './kubectl.js';
 

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFacade, type Facade } from '../../src/facade/index.js';
-import type { KubeObject } from '../../src/kube/types.js';
+import type { KubeObject } from '../../src/core/kube/types.js';
 import { createTestbed, type Testbed } from '../../src/testbed/index.js';
 import { raw } from './http.js';
 import { haveKubectl, KubectlRunner } from './kubectl.js';

@@ -1,13 +1,13 @@
 /**
- * The store's copies (src/kube/patch.ts jsonClone): the same value as
+ * The store's copies (src/core/kube/patch.ts jsonClone): the same value as
  * structuredClone for JSON data, and a caller that mutates what a read, a
  * write or a watch event handed it never changes what the store holds.
  */
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/core/clock.js';
 import { SeededRng } from '../../src/core/rng.js';
-import { EmbeddedStore, type KubeObject, type WatchEvent } from '../../src/kube/index.js';
-import { jsonClone } from '../../src/kube/patch.js';
+import { EmbeddedStore, type KubeObject, type WatchEvent } from '../../src/core/kube/index.js';
+import { jsonClone } from '../../src/core/kube/patch.js';
 
 const sample = (): Record<string, unknown> => ({
   a: 1,

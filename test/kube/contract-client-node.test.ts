@@ -1,6 +1,6 @@
 import { VirtualClock } from '../../src/core/clock.js';
 import { startFacade } from '../../src/facade/index.js';
-import { ClientNodeKube } from '../../src/kube/client-node.js';
+import { ClientNodeKube } from '../../src/core/kube/client-node.js';
 import { contractStore, kubeClientContract } from './contract.js';
 
 kubeClientContract('client-node backend → HTTP facade', async () => {

@@ -8,11 +8,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { installAdmission } from '../../src/admission/index.js';
 import { VirtualClock } from '../../src/core/clock.js';
 import { SeededRng } from '../../src/core/rng.js';
-import { installCrdSchemas } from '../../src/kube/crds/index.js';
-import { EmbeddedStore } from '../../src/kube/embedded-store.js';
-import type { KubeClient } from '../../src/kube/client.js';
-import { KubeApiError } from '../../src/kube/errors.js';
-import { ownerRef, type KubeObject, type WatchEvent } from '../../src/kube/types.js';
+import { installCrdSchemas } from '../../src/core/kube/crds/index.js';
+import { EmbeddedStore } from '../../src/core/kube/embedded-store.js';
+import type { KubeClient } from '../../src/core/kube/client.js';
+import { KubeApiError } from '../../src/core/kube/errors.js';
+import { ownerRef, type KubeObject, type WatchEvent } from '../../src/core/kube/types.js';
 
 /** The store the contract runs against: CRD schemas + admission, a short watch history (5 events). */
 export function contractStore(): EmbeddedStore {

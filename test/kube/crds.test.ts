@@ -2,12 +2,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { CRDS, crdForKind, prune, schemaForKind, validate, type JSONSchemaProps } from '../../src/kube/crds/index.js';
-import { crdsYaml } from '../../src/kube/crds/dump.js';
-import { RESOURCES } from '../../src/kube/resources.js';
+import { CRDS, crdForKind, prune, schemaForKind, validate, type JSONSchemaProps } from '../../src/core/kube/crds/index.js';
+import { crdsYaml } from '../../src/core/kube/crds/dump.js';
+import { RESOURCES } from '../../src/core/kube/resources.js';
 import { loadManifestPath } from '../../src/manifests/index.js';
 import { evalColumnPath } from '../../src/facade/tables.js';
-import { parseLabelSelector, matchesLabels, parseFieldSelector } from '../../src/kube/selectors.js';
+import { parseLabelSelector, matchesLabels, parseFieldSelector } from '../../src/core/kube/selectors.js';
 
 const SEEDS = '/work/shared/seeds';
 const REPO = join(import.meta.dirname, '..', '..');
@@ -37,7 +37,7 @@ function check(obj: { kind: string; spec?: unknown }): { unknown: string[]; inva
   return { unknown, invalid };
 }
 
-describe('CRDs (src/kube/crds)', () => {
+describe('CRDs (src/core/kube/crds)', () => {
   it('cover every custom resource of SPEC.md, match the resources table and carry status subresources', () => {
     const kinds = CRDS.map((c) => c.spec.names.kind).sort();
     expect(kinds).toEqual(['AppRelease', 'Cluster', 'HCSCluster', 'HCSMachine', 'HCSMachineConfigPool', 'HCSMachineTemplate', 'KubeadmConfig', 'KubeadmConfigTemplate', 'KubeadmControlPlane', 'Machine', 'MachineDeployment', 'MachineSet']);

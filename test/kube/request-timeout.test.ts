@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ClientNodeKube, DEFAULT_REQUEST_TIMEOUT_MS, KubeRequestTimeoutError, kubeRequest } from '../../src/kube/client-node.js';
+import { ClientNodeKube, DEFAULT_REQUEST_TIMEOUT_MS, KubeRequestTimeoutError, kubeRequest } from '../../src/core/kube/client-node.js';
 
 let server: http.Server;
 let seen: string[];

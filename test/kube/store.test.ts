@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/core/clock.js';
 import { SeededRng } from '../../src/core/rng.js';
-import { EmbeddedStore, KubeApiError, applyJsonPatch, applyMergePatch, ownerRef, type KubeObject, type WatchEvent } from '../../src/kube/index.js';
+import { EmbeddedStore, KubeApiError, applyJsonPatch, applyMergePatch, ownerRef, type KubeObject, type WatchEvent } from '../../src/core/kube/index.js';
 
 function store(): EmbeddedStore {
   return new EmbeddedStore({ clock: new VirtualClock(0), rng: new SeededRng(1), clusterName: 'test' });

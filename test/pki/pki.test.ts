@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SeededRng } from '../../src/core/rng.js';
-import { caCertHash, certificateSubjectDer, generateCA, ipBytes, issueCertificate, p256Spki, verifyLeaf, type CertKeyPair } from '../../src/pki/index.js';
+import { caCertHash, certificateSubjectDer, generateCA, ipBytes, issueCertificate, p256Spki, verifyLeaf, type CertKeyPair } from '../../src/core/pki/index.js';
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2025, 0, 2, 3, 4, 5, 678); // milliseconds on purpose: X.509 times are whole seconds

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SeededRng } from '../../src/core/rng.js';
-import { issueCertificate, verifyLeaf } from '../../src/pki/index.js';
+import { issueCertificate, verifyLeaf } from '../../src/core/pki/index.js';
 
 const dir = join(import.meta.dirname, 'fixtures');
 const ca = { certPem: readFileSync(join(dir, 'rsa-ca.crt'), 'utf8'), keyPem: readFileSync(join(dir, 'rsa-ca.key'), 'utf8') };

@@ -12,8 +12,8 @@ import { INFRA_VERSION, type HCSCluster, type HCSMachine, type HCSMachineConfigP
 import { renderJoinCloudInit } from '../../src/capi/cloudinit.js';
 import { HcsClient, injectTransport } from '../../src/cloud/index.js';
 import { GuestFleet } from '../../src/guest/index.js';
-import { ownerRef } from '../../src/kube/types.js';
-import { generateCA, type CertKeyPair } from '../../src/pki/index.js';
+import { ownerRef } from '../../src/core/kube/types.js';
+import { generateCA, type CertKeyPair } from '../../src/core/pki/index.js';
 import { setupProviderControllers, type DiskClaimer, type ProviderControllers } from '../../src/provider/index.js';
 import { createEmbeddedEnv, type EmbeddedEnv } from '../../src/testbed/embedded.js';
 

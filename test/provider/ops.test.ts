@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Condition } from '../../src/api/capi.js';
 import type { HCSCluster } from '../../src/api/hcs.js';
-import type { KubeObject } from '../../src/kube/types.js';
+import type { KubeObject } from '../../src/core/kube/types.js';
 import { COND_DISKS, COND_INSTANCE, STUCK_AFTER_MS } from '../../src/provider/index.js';
 import { CLUSTER, NS, createHarness, nodeReadyStatus, workerPoolConfigs, type Harness } from './harness.js';
 

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { HCSMachineConfigPool } from '../../src/api/hcs.js';
 import { VirtualClock } from '../../src/core/clock.js';
 import { SeededRng } from '../../src/core/rng.js';
-import { EmbeddedStore, type KubeClient } from '../../src/kube/index.js';
+import { EmbeddedStore, type KubeClient } from '../../src/core/kube/index.js';
 import { bindEntry } from '../../src/provider/index.js';
 
 const NS = 'ns';

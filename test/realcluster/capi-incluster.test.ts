@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SeededRng } from '../../src/core/rng.js';
-import { generateCA, issueCertificate } from '../../src/pki/index.js';
+import { generateCA, issueCertificate } from '../../src/core/pki/index.js';
 import { findCapiBinaries } from '../../src/realcluster/capi-binaries.js';
 import { KEEP_LABEL, managerImage, renderManager, substituteVariables, type Manifest } from '../../src/realcluster/capi-incluster.js';
 import { PROVIDER_DEPLOYMENT_NAME, providerClusterRole, providerManifests } from '../../src/realcluster/provider-incluster.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { ClientNodeKube } from '../../src/kube/client-node.js';
+import { ClientNodeKube } from '../../src/core/kube/client-node.js';
 import { realCluster, skipReason, suiteSuffix } from './env.js';
 
 describe.skipIf(!!skipReason)(`hcs-testbed run --backend kubeconfig${suiteSuffix}`, () => {

@@ -7,8 +7,8 @@
  * history.
  */
 import { describe, it } from 'vitest';
-import { ClientNodeKube } from '../../src/kube/client-node.js';
-import type { KubeObject } from '../../src/kube/types.js';
+import { ClientNodeKube } from '../../src/core/kube/client-node.js';
+import type { KubeObject } from '../../src/core/kube/types.js';
 import { kubeClientContract } from '../kube/contract.js';
 import { realCluster, skipReason, suiteSuffix } from './env.js';
 

@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { kindMain, kindUnavailable, resolveTool, spawnRunner, type RunResult, type Runner } from '../../src/cli/kind.js';
 import { main } from '../../src/cli/main.js';
-import { ClientNodeKube } from '../../src/kube/client-node.js';
+import { ClientNodeKube } from '../../src/core/kube/client-node.js';
 import { kindNodeImage } from '../../src/realcluster/kind-binaries.js';
 import { findCapiBinaries } from '../../src/realcluster/capi-binaries.js';
 

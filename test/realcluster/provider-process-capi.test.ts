@@ -11,9 +11,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { setupCapiControllers } from '../../src/capi/index.js';
-import { ClientNodeKube } from '../../src/kube/client-node.js';
-import { EventRecorder, type ControllerContext } from '../../src/runtime/context.js';
-import { Manager } from '../../src/runtime/manager.js';
+import { ClientNodeKube } from '../../src/core/kube/client-node.js';
+import { EventRecorder, type ControllerContext } from '../../src/core/runtime/context.js';
+import { Manager } from '../../src/core/runtime/manager.js';
 import { loadScenario } from '../../src/scenario/parse.js';
 import { runScenario, type ScenarioResult, type TestbedHandle } from '../../src/scenario/runner.js';
 import { openBackend } from '../../src/testbed/backends.js';

@@ -6,11 +6,11 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rfc3339, VirtualClock } from '../../src/core/clock.js';
-import { ClientNodeKube } from '../../src/kube/client-node.js';
-import { ownerRef, type KubeObject, type WatchEvent } from '../../src/kube/types.js';
-import { Manager } from '../../src/runtime/manager.js';
-import { setupGarbageCollector } from '../../src/runtime/garbage-collector.js';
-import { Simulation } from '../../src/runtime/simulation.js';
+import { ClientNodeKube } from '../../src/core/kube/client-node.js';
+import { ownerRef, type KubeObject, type WatchEvent } from '../../src/core/kube/types.js';
+import { Manager } from '../../src/core/runtime/manager.js';
+import { setupGarbageCollector } from '../../src/core/runtime/garbage-collector.js';
+import { Simulation } from '../../src/core/runtime/simulation.js';
 import { resetCluster } from '../../src/testbed/remote.js';
 import { realCluster, skipReason, suiteSuffix } from './env.js';
 

@@ -8,11 +8,11 @@
 import https from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMISSION } from '../../src/admission/index.js';
-import { statusToError } from '../../src/kube/client-node.js';
-import { KubeApiError } from '../../src/kube/errors.js';
-import { applyJsonPatch } from '../../src/kube/patch.js';
-import { resourceForKind } from '../../src/kube/resources.js';
-import type { KubeObject } from '../../src/kube/types.js';
+import { statusToError } from '../../src/core/kube/client-node.js';
+import { KubeApiError } from '../../src/core/kube/errors.js';
+import { applyJsonPatch } from '../../src/core/kube/patch.js';
+import { resourceForKind } from '../../src/core/kube/resources.js';
+import type { KubeObject } from '../../src/core/kube/types.js';
 import {
   jsonPatchDiff,
   startAdmissionWebhook,

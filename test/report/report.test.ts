@@ -4,7 +4,7 @@ import { EventLog } from '../../src/core/events.js';
 import { lanes, renderHtml } from '../../src/report/html.js';
 import { specCoverage } from '../../src/report/coverage.js';
 import type { ScenarioResult } from '../../src/scenario/runner.js';
-import { SPEC_RULES } from '../../src/spec/rules.js';
+import { SPEC_RULES } from '../../src/core/rules.js';
 
 function log(): EventLog {
   const c = new VirtualClock(0);

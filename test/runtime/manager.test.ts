@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/core/clock.js';
 import { EventLog } from '../../src/core/events.js';
-import { Manager, Simulation, type Controller } from '../../src/runtime/index.js';
+import { Manager, Simulation, type Controller } from '../../src/core/runtime/index.js';
 
 function recorder(name: string, log: string[], opts: { coalesce?: boolean; onReconcile?: (key: string) => void; requeueAfter?: number } = {}): Controller {
   return {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { holdOn, VirtualClock } from '../../src/core/clock.js';
-import { Manager, Simulation } from '../../src/runtime/index.js';
+import { Manager, Simulation } from '../../src/core/runtime/index.js';
 
 /** Real asynchronous work that spans many macrotask turns (like an in-process HTTP request through light-my-request). */
 async function slowIo(turns: number): Promise<void> {

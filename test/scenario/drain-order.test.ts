@@ -9,8 +9,8 @@
 import { describe, expect, it } from 'vitest';
 import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, type Machine } from '../../src/api/capi.js';
 import type { HCSMachine } from '../../src/api/hcs.js';
-import type { KubeClient } from '../../src/kube/client.js';
-import type { KubeObject } from '../../src/kube/types.js';
+import type { KubeClient } from '../../src/core/kube/client.js';
+import type { KubeObject } from '../../src/core/kube/types.js';
 import { DrainOrderTracker } from '../../src/scenario/drain-order.js';
 import type { Testbed } from '../../src/testbed/index.js';
 import { runningCluster } from './fixtures.js';

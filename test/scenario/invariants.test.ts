@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { runningCluster } from './fixtures.js';
 import type { HCSMachine } from '../../src/api/hcs.js';
 import { InvariantMonitor } from '../../src/scenario/invariants.js';
-import type { KubeObject } from '../../src/kube/types.js';
+import type { KubeObject } from '../../src/core/kube/types.js';
 import { SeededRng } from '../../src/core/rng.js';
-import { generateCA, issueCertificate } from '../../src/pki/index.js';
+import { generateCA, issueCertificate } from '../../src/core/pki/index.js';
 
 
 describe('continuous invariants', () => {

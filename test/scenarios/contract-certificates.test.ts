@@ -3,7 +3,7 @@
  * a provider that issues the node certificate without the node's IPs as SANs, or with another
  * organization than system:nodes (the chain and the CN are right, so the guest still joins: BOOT-3
  * alone would not see either) fails the run with BOOT-2, while the node is running — not only at
- * rest. The bugs are planted by wrapping the provider's certificate issuing (src/pki) in this file
+ * rest. The bugs are planted by wrapping the provider's certificate issuing (src/core/pki) in this file
  * only (the mutant catalogue's provider/cert-no-ip-sans and provider/cert-wrong-organization).
  */
 import { readFileSync } from 'node:fs';
@@ -15,8 +15,8 @@ import { embeddedTestbedFactory } from '../../src/testbed/index.js';
 
 const planted = vi.hoisted(() => ({ dropIpSans: false, organization: undefined as string | undefined }));
 
-vi.mock('../../src/pki/index.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../src/pki/index.js')>();
+vi.mock('../../src/core/pki/index.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/core/pki/index.js')>();
   return {
     ...real,
     issueCertificate: (ca: Parameters<typeof real.issueCertificate>[0], req: Parameters<typeof real.issueCertificate>[1], rng: Parameters<typeof real.issueCertificate>[2], now: number) =>

@@ -7,7 +7,7 @@
  * and the old server's ports freed at its delete request): both POOL-4 and DISK-9 must name it.
  */
 import { describe, expect, it } from 'vitest';
-import type { KubeClient } from '../../src/kube/client.js';
+import type { KubeClient } from '../../src/core/kube/client.js';
 import { DiskReuseTracker } from '../../src/scenario/disk-reuse.js';
 import type { World } from '../../src/scenario/world.js';
 

@@ -14,8 +14,8 @@ import { embeddedTestbedFactory } from '../../src/testbed/index.js';
 
 const planted = vi.hoisted(() => ({ wrongCn: false }));
 
-vi.mock('../../src/pki/index.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../src/pki/index.js')>();
+vi.mock('../../src/core/pki/index.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/core/pki/index.js')>();
   return {
     ...real,
     issueCertificate: (ca: Parameters<typeof real.issueCertificate>[0], req: Parameters<typeof real.issueCertificate>[1], rng: Parameters<typeof real.issueCertificate>[2], now: number) =>

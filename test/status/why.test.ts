@@ -5,7 +5,7 @@
  * `hcs-testbed status`'s text and in the scenario runner's failure output.
  */
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/kube/types.js';
+import type { KubeObject } from '../../src/core/kube/types.js';
 import { statusText } from '../../src/cli/status.js';
 import { loadScenario } from '../../src/scenario/parse.js';
 import { runScenario } from '../../src/scenario/runner.js';

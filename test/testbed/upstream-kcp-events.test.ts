@@ -11,8 +11,8 @@ import type { KubeadmControlPlane, Machine } from '../../src/api/capi.js';
 import { VirtualClock } from '../../src/core/clock.js';
 import { EventLog } from '../../src/core/events.js';
 import { SeededRng } from '../../src/core/rng.js';
-import { EmbeddedStore } from '../../src/kube/embedded-store.js';
-import type { KubeObject, WatchEvent } from '../../src/kube/types.js';
+import { EmbeddedStore } from '../../src/core/kube/embedded-store.js';
+import type { KubeObject, WatchEvent } from '../../src/core/kube/types.js';
 import { observeCertificateExpiries, observeKcpMachines } from '../../src/testbed/upstream-kcp-events.js';
 
 const NS = 'cpaas-system';

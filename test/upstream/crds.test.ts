@@ -18,7 +18,7 @@ import { findKubeBinaries } from '../../src/realcluster/binaries.js';
 import { findCapiBinaries } from '../../src/realcluster/capi-binaries.js';
 import { CONTRACT_LABEL, loadUpstreamCrds, storageVersion } from '../../src/realcluster/capi-crds.js';
 import { installCrds, loadKubeconfig } from '../../src/realcluster/crds.js';
-import { kubeRequest } from '../../src/kube/client-node.js';
+import { kubeRequest } from '../../src/core/kube/client-node.js';
 
 const capi = findCapiBinaries();
 const kube = findKubeBinaries();

@@ -18,7 +18,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { MachineDeployment } from '../../src/api/capi.js';
 import { validateMachineDeployment } from '../../src/admission/capi.js';
 import { mdutil } from '../../src/capi/index.js';
-import { kubeRequest, loadKubeconfig } from '../../src/kube/client-node.js';
+import { kubeRequest, loadKubeconfig } from '../../src/core/kube/client-node.js';
 import { startControlPlane, type ControlPlane } from '../../src/realcluster/apiserver.js';
 import { findKubeBinaries } from '../../src/realcluster/binaries.js';
 import { findCapiBinaries } from '../../src/realcluster/capi-binaries.js';

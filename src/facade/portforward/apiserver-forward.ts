@@ -39,7 +39,7 @@
  * kubeadm join) gets a new certificate. What goes into it is
  * src/workload/kubeadm-apiserver-cert.ts (shared with the model's KCP, which
  * writes the same expiry). Deviation: the key is ECDSA P-256
- * (src/pki), where kubeadm v1beta4 defaults to RSA-2048; the extended key
+ * (src/core/pki), where kubeadm v1beta4 defaults to RSA-2048; the extended key
  * usages are serverAuth and clientAuth (kubeadm: serverAuth).
  *
  * After the handshake the endpoint answers HTTP as the apiserver would: the
@@ -57,8 +57,8 @@ import type { Duplex } from 'node:stream';
 import { randomInt } from 'node:crypto';
 import type { Node } from '../../api/core.js';
 import { SeededRng } from '../../core/rng.js';
-import type { EmbeddedStore } from '../../kube/embedded-store.js';
-import { issueCertificateSync, type CertKeyPair } from '../../pki/index.js';
+import type { EmbeddedStore } from '../../core/kube/embedded-store.js';
+import { issueCertificateSync, type CertKeyPair } from '../../core/pki/index.js';
 import { advertisedEndpoint, apiServerCertificatePlan, kubeadmClusterConfiguration } from '../../workload/kubeadm-apiserver-cert.js';
 import type { Pod } from '../../workload/pods.js';
 

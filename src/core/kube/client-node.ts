@@ -12,7 +12,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig, Watch } from '@kubernetes/client-node';
-import { rfc3339, type Clock } from '../core/clock.js';
+import { rfc3339, type Clock } from '../clock.js';
 import type { KubeClient, ListOptions, PatchType, WatchOptions, WriteOptions } from './client.js';
 import { KindInformer, keyOfObject, rvNumber } from './informer.js';
 import { KubeApiError, type FieldCause, type StatusReason } from './errors.js';
@@ -490,7 +490,7 @@ export class ClientNodeKube implements KubeClient {
   /**
    * Watch a kind. Without `opts.resourceVersion`: a subscription to the
    * kind's shared informer (changes from now on, like the embedded store;
-   * selectors applied client-side, see src/kube/informer.ts). With one: a
+   * selectors applied client-side, see src/core/kube/informer.ts). With one: a
    * watch of its own, resumed from that version on the server (the
    * apiserver applies the selectors); disconnects are resumed from the last
    * seen version; a 410 Gone is reported to `onError`, then the watch

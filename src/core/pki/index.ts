@@ -26,7 +26,7 @@
  */
 import { X509Certificate, createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
-import type { Rng } from '../core/rng.js';
+import type { Rng } from '../rng.js';
 
 const DAY = 86_400_000;
 

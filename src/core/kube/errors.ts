@@ -67,7 +67,7 @@ export function isConflict(e: unknown): boolean {
  * `<head> is invalid: <field>: <RULE>: <message>, ...`, whichever backend
  * produced it. The embedded store words it this way already; a real
  * apiserver's CEL rules put the error type first ("field: Forbidden: NET-1:
- * ..."), which statusToError (src/kube/client-node.ts) splits into the same
+ * ..."), which statusToError (src/core/kube/client-node.ts) splits into the same
  * causes. Scenario steps that expect a rejection match on this form.
  */
 export function canonicalMessage(e: KubeApiError): string {

@@ -1,7 +1,7 @@
-import type { Clock } from '../core/clock.js';
-import { rfc3339 } from '../core/clock.js';
-import type { EventLog } from '../core/events.js';
-import type { Rng } from '../core/rng.js';
+import type { Clock } from '../clock.js';
+import { rfc3339 } from '../clock.js';
+import type { EventLog } from '../events.js';
+import type { Rng } from '../rng.js';
 import type { KubeClient, ListOptions, PatchType, WatchOptions, WriteOptions } from './client.js';
 import { objectMetaCauses } from './object-meta.js';
 import { prune, validate as validateSchema, type JSONSchemaProps } from './crds/schema.js';
@@ -184,7 +184,7 @@ export class EmbeddedStore implements KubeClient {
 
   /**
    * Validate and prune a kind against its structural OpenAPI v3 schema on
-   * every write, as the apiserver does for CRDs (see src/kube/crds).
+   * every write, as the apiserver does for CRDs (see src/core/kube/crds).
    */
   setSchema(kind: string, schema: JSONSchemaProps): void {
     this.schemas.set(kind, schema);

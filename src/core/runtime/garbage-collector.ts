@@ -14,7 +14,7 @@
  * Foreground deletion and orphaning are not used by the testbed's
  * controllers and are not modelled.
  */
-import type { EventLog } from '../core/events.js';
+import type { EventLog } from '../events.js';
 import type { KubeClient } from '../kube/client.js';
 import { resourceForKind } from '../kube/resources.js';
 import type { KubeObject } from '../kube/types.js';

@@ -2,7 +2,7 @@
  * The CustomResourceDefinitions of every custom resource in SPEC.md, as
  * TypeScript data: one source of truth that the embedded store validates and
  * prunes against, the HTTP facade serves (discovery, OpenAPI, printer
- * columns) and `npx tsx src/kube/crds/dump.ts` prints as YAML for a real
+ * columns) and `npx tsx src/core/kube/crds/dump.ts` prints as YAML for a real
  * apiserver.
  *
  * Field lists follow the procedure documents' YAML (seeds/000, seeds/004; the

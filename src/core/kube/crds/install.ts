@@ -3,7 +3,7 @@ import { CRDS } from './definitions.js';
 
 /**
  * Make an embedded store validate and prune every custom resource against
- * its CRD schema (src/kube/crds/definitions.ts), as a real apiserver does.
+ * its CRD schema (src/core/kube/crds/definitions.ts), as a real apiserver does.
  */
 export function installCrdSchemas(store: EmbeddedStore): void {
   for (const crd of CRDS) {

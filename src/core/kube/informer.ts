@@ -10,7 +10,7 @@
  * kind is eventually delivered here, and `delivered` (the highest
  * resourceVersion seen in events and bookmarks) says how far the stream has
  * got. Selector transitions are computed as the apiserver computes them for
- * a selected watch (selectedEventType in src/kube/selectors.ts, which the
+ * a selected watch (selectedEventType in src/core/kube/selectors.ts, which the
  * embedded store uses too).
  *
  * resourceVersions are compared as numbers: on kube-apiserver with etcd3 they

@@ -1,4 +1,4 @@
-import type { VirtualClock } from '../core/clock.js';
+import type { VirtualClock } from '../clock.js';
 import type { Manager } from './manager.js';
 
 export interface RunResult {

@@ -1,7 +1,7 @@
-import type { Clock } from '../core/clock.js';
-import { rfc3339 } from '../core/clock.js';
-import type { EventLog, EventSource } from '../core/events.js';
-import type { Rng } from '../core/rng.js';
+import type { Clock } from '../clock.js';
+import { rfc3339 } from '../clock.js';
+import type { EventLog, EventSource } from '../events.js';
+import type { Rng } from '../rng.js';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
 import type { Manager } from './manager.js';

@@ -1,6 +1,6 @@
-import type { Clock, TimerId } from '../core/clock.js';
-import { errorMessage } from '../core/errors.js';
-import type { EventLog } from '../core/events.js';
+import type { Clock, TimerId } from '../clock.js';
+import { errorMessage } from '../errors.js';
+import type { EventLog } from '../events.js';
 
 /**
  * A small controller runtime in the style of controller-runtime: controllers
