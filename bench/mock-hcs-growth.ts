@@ -11,7 +11,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { createMockHcs, defaultCloudConfig, type CloudConfig, type MockHcs } from '../mock-hcs/src/index.js';
-import { dispatchTransport, signRequest, type HcsTransport } from '../src/cloud/index.js';
+import { dispatchTransport, signRequest, type HcsTransport } from '../src/product/cloud/index.js';
 import { SeededRng, VirtualClock } from '../src/core/index.js';
 import type { BenchResult } from './mock-hcs.js';
 

@@ -18,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import Fastify from 'fastify';
 import { verifySignature } from '../mock-hcs/src/auth.js';
 import { createMockHcs, defaultCloudConfig, type CloudConfig } from '../mock-hcs/src/index.js';
-import { dispatchTransport, HcsClient, injectTransport, signRequest, type HcsTransport } from '../src/cloud/index.js';
+import { dispatchTransport, HcsClient, injectTransport, signRequest, type HcsTransport } from '../src/product/cloud/index.js';
 import { SeededRng, VirtualClock } from '../src/core/index.js';
 
 export interface BenchResult {

@@ -14,7 +14,7 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { pathToFileURL } from 'node:url';
 import { defaultCloudConfig } from '../mock-hcs/src/index.js';
-import type { MachineDeployment } from '../src/api/capi.js';
+import type { MachineDeployment } from '../src/product/api/capi.js';
 import type { KubeObject } from '../src/core/kube/types.js';
 import { applyObject } from '../src/manifests/index.js';
 import { createTestbed } from '../src/testbed/index.js';

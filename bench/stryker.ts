@@ -7,7 +7,7 @@
  * is the tool's score on the same library.
  *
  *   npm run bench -- stryker
- *   BENCH_STRYKER_MUTATE=src/provider/surge.ts:45-53 BENCH_STRYKER_LIMIT_S=2400 npm run bench -- stryker
+ *   BENCH_STRYKER_MUTATE=src/product/provider/surge.ts:45-53 BENCH_STRYKER_LIMIT_S=2400 npm run bench -- stryker
  *
  * Not a project dependency: @stryker-mutator/core is fetched by npx from the
  * npm registry at run time (9.6.1: the last release for Node 20; 10.x needs
@@ -51,7 +51,7 @@ export function scoreOf(report: { files: Record<string, { mutants: { status: Sta
 
 export async function benchStryker(): Promise<BenchResult[]> {
   const env = process.env;
-  const mutate = env.BENCH_STRYKER_MUTATE ?? 'src/provider/surge.ts:45-53';
+  const mutate = env.BENCH_STRYKER_MUTATE ?? 'src/product/provider/surge.ts:45-53';
   const limitMs = Number(env.BENCH_STRYKER_LIMIT_S ?? 2400) * 1000;
   const dir = mkdtempSync(join(tmpdir(), 'hcs-stryker-'));
   const report = join(dir, 'stryker.json');

@@ -16,7 +16,7 @@
  * it prints why and measures the model only. BENCH_UPSTREAM_N (default 50),
  * BENCH_UPSTREAM_SPEED (virtual seconds per wall second, default 50).
  */
-import type { MachineDeployment } from '../src/api/capi.js';
+import type { MachineDeployment } from '../src/product/api/capi.js';
 import type { KubeClient } from '../src/core/kube/client.js';
 import type { KubeObject } from '../src/core/kube/types.js';
 import { applyObject } from '../src/manifests/index.js';

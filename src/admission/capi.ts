@@ -3,7 +3,7 @@
  * (cluster-api internal/webhooks/machinedeployment.go: defaulting of the
  * strategy and validation of maxSurge/maxUnavailable).
  */
-import type { MachineDeployment } from '../api/capi.js';
+import type { MachineDeployment } from '../product/api/capi.js';
 import type { FieldCause } from '../core/kube/errors.js';
 import type { KubeObject } from '../core/kube/types.js';
 import { labelValueErrors } from '../core/kube/object-meta.js';

@@ -1,9 +1,9 @@
 import { validateKcp } from '../capi/admission.js';
 import type { Defaulter, EmbeddedStore, Validator } from '../core/kube/embedded-store.js';
 import { defaultMachineDeployment, validateCluster, validateMachineDeployment } from './capi.js';
-import { validateMachine, validateMachineTemplate, validatePool } from './hcs.js';
+import { validateMachine, validateMachineTemplate, validatePool } from '../product/api/admission.js';
 
-export { validateMachine, validateMachineTemplate, validatePool } from './hcs.js';
+export { validateMachine, validateMachineTemplate, validatePool } from '../product/api/admission.js';
 export { defaultMachineDeployment, validateCluster, validateMachineDeployment } from './capi.js';
 
 /** The admission of one kind: defaulters run first (in order), then every validator sees the defaulted object. */

@@ -5,7 +5,7 @@
  * `store.addValidator('KubeadmControlPlane', validateKcp)`; the KCP controller
  * enforces UPG-3 on its own as well (condition VersionUpgradeAllowed).
  */
-import type { KubeadmControlPlane } from '../api/capi.js';
+import type { KubeadmControlPlane } from '../product/api/capi.js';
 import type { FieldCause } from '../core/kube/errors.js';
 import type { KubeObject } from '../core/kube/types.js';
 import { minorSkipError, parseVersion } from './kcp.js';

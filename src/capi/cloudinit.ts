@@ -13,7 +13,7 @@
  * certificate chain (BOOT-3) without running TLS discovery.
  */
 import { dumpYaml } from '../core/yaml.js';
-import type { BootstrapFile, KubeadmConfigSpec } from '../api/capi.js';
+import type { BootstrapFile, KubeadmConfigSpec } from '../product/api/capi.js';
 
 export const JOIN_CONFIG_PATH = '/run/kubeadm/kubeadm-join-config.yaml';
 /** CAPBK's init configuration file (ClusterConfiguration + InitConfiguration). */

@@ -16,8 +16,8 @@
  * externally provided control plane that counts as initialized and ready; a
  * Cluster without infrastructureRef counts as infrastructure-ready.
  */
-import { FINALIZER_CLUSTER, LABEL_CLUSTER_NAME } from '../api/capi.js';
-import type { Cluster, ClusterStatus, FailureDomains, Machine, MachineDeployment, MachineSet, ObjectReference } from '../api/capi.js';
+import { FINALIZER_CLUSTER, LABEL_CLUSTER_NAME } from '../product/api/capi.js';
+import type { Cluster, ClusterStatus, FailureDomains, Machine, MachineDeployment, MachineSet, ObjectReference } from '../product/api/capi.js';
 import { getShared } from '../core/kube/client.js';
 import type { KubeObject } from '../core/kube/types.js';
 import { controllerOf, isDeleting, ownerRef } from '../core/kube/types.js';

@@ -7,7 +7,7 @@
  * HealthCheckSucceeded False), then the policy's own ordering; ties are
  * broken by name so the choice is deterministic.
  */
-import { ANNOTATION_DELETE_MACHINE, type DeletePolicy, type Machine } from '../api/capi.js';
+import { ANNOTATION_DELETE_MACHINE, type DeletePolicy, type Machine } from '../product/api/capi.js';
 import { getCondition } from './util.js';
 
 const MUST_DELETE = 100;

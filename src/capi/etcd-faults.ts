@@ -54,7 +54,7 @@
  *   which members were re-created.
  */
 
-import type { KubeadmControlPlane } from '../api/capi.js';
+import type { KubeadmControlPlane } from '../product/api/capi.js';
 import type { ControllerContext } from '../core/runtime/context.js';
 import { keyFor } from './util.js';
 

@@ -18,8 +18,8 @@
  * testbed event: upstream only logs it (V(2) "Setting certificate expiry").
  * Not modelled: spec.rolloutBefore.certificatesExpiryDays.
  */
-import { ANNOTATION_CERTIFICATES_EXPIRY, type KubeadmConfig, type Machine } from '../api/capi.js';
-import type { Node } from '../api/core.js';
+import { ANNOTATION_CERTIFICATES_EXPIRY, type KubeadmConfig, type Machine } from '../product/api/capi.js';
+import type { Node } from '../product/api/core.js';
 import { rfc3339 } from '../core/clock.js';
 import { getShared, type KubeClient } from '../core/kube/client.js';
 import { isDeleting, type KubeObject } from '../core/kube/types.js';

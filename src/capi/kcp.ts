@@ -44,11 +44,11 @@
  * The CoreDNS and etcd image tags actually deployed are recorded in the
  * workload cluster's ConfigMap kube-system/testbed-control-plane (KCP-3).
  */
-import { BOOTSTRAP_VERSION, CAPI_VERSION, CONTROL_PLANE_CONFIGMAP, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, ANNOTATION_CLONED_FROM_GROUPKIND, ANNOTATION_CLONED_FROM_NAME, ANNOTATION_DELETE_MACHINE } from '../api/capi.js';
-import type { Cluster, Condition, KubeadmConfig, KubeadmConfigSpec, KubeadmControlPlane, KubeadmControlPlaneStatus, Machine } from '../api/capi.js';
-import type { Node } from '../api/core.js';
-import { nodeReady } from '../api/core.js';
-import { INFRA_VERSION } from '../api/hcs.js';
+import { BOOTSTRAP_VERSION, CAPI_VERSION, CONTROL_PLANE_CONFIGMAP, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, ANNOTATION_CLONED_FROM_GROUPKIND, ANNOTATION_CLONED_FROM_NAME, ANNOTATION_DELETE_MACHINE } from '../product/api/capi.js';
+import type { Cluster, Condition, KubeadmConfig, KubeadmConfigSpec, KubeadmControlPlane, KubeadmControlPlaneStatus, Machine } from '../product/api/capi.js';
+import type { Node } from '../product/api/core.js';
+import { nodeReady } from '../product/api/core.js';
+import { INFRA_VERSION } from '../product/api/hcs.js';
 import type { KubeClient } from '../core/kube/client.js';
 import type { KubeObject } from '../core/kube/types.js';
 import { controllerOf, isDeleting, ownerRef } from '../core/kube/types.js';
@@ -71,7 +71,7 @@ export const ANN_KUBEADM_CLUSTER_CONFIGURATION = 'controlplane.cluster.x-k8s.io/
 export { ANN_RESTORE_ETCD_QUORUM, ANN_ETCD_MEMBER_UNHEALTHY } from './etcd-faults.js';
 /** Testbed fault: comma-separated control plane Machine names (or their Node names) whose API server / controller manager / scheduler are unhealthy. */
 export const ANN_CONTROL_PLANE_COMPONENTS_UNHEALTHY = 'testbed.hcs/control-plane-components-unhealthy';
-export { CONTROL_PLANE_CONFIGMAP } from '../api/capi.js';
+export { CONTROL_PLANE_CONFIGMAP } from '../product/api/capi.js';
 
 /** Upstream requeue intervals (controlplane/kubeadm/internal/controllers/controller.go). */
 export const PREFLIGHT_FAILED_REQUEUE_MS = 15_000;

@@ -19,9 +19,9 @@
  * Not modelled: the init lock, token refresh/rotation, the full certificate
  * set (etcd / front-proxy / service-account keys), ignition, MachinePools.
  */
-import { BOOTSTRAP_VERSION, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../api/capi.js';
-import type { Cluster, KubeadmConfig, KubeadmConfigStatus, Machine } from '../api/capi.js';
-import { secretValue, type Secret } from '../api/core.js';
+import { BOOTSTRAP_VERSION, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../product/api/capi.js';
+import type { Cluster, KubeadmConfig, KubeadmConfigStatus, Machine } from '../product/api/capi.js';
+import { secretValue, type Secret } from '../product/api/core.js';
 import { rfc3339 } from '../core/clock.js';
 import { KubeApiError } from '../core/kube/errors.js';
 import { getShared } from '../core/kube/client.js';

@@ -8,7 +8,7 @@
  * kubeadm v1.31+ writes kubeadm.k8s.io/v1beta4, older v1beta3.
  */
 import { parse, stringify } from 'yaml';
-import type { Cluster, KubeadmControlPlane } from '../api/capi.js';
+import type { Cluster, KubeadmControlPlane } from '../product/api/capi.js';
 import { memoByString } from '../core/memo.js';
 import type { KubeClient } from '../core/kube/client.js';
 import type { KubeObject } from '../core/kube/types.js';

@@ -24,16 +24,16 @@
  */
 import { createHash } from 'node:crypto';
 import { stringify, parse } from 'yaml';
-import { KUBECONFIG_DATA_KEY, LABEL_CLUSTER_NAME, SECRET_TYPE_CLUSTER, kubeconfigSecretName } from '../api/capi.js';
-import type { Cluster } from '../api/capi.js';
-import { secretValue, tlsPairOf, type Secret } from '../api/core.js';
+import { KUBECONFIG_DATA_KEY, LABEL_CLUSTER_NAME, SECRET_TYPE_CLUSTER, kubeconfigSecretName } from '../product/api/capi.js';
+import type { Cluster } from '../product/api/capi.js';
+import { secretValue, tlsPairOf, type Secret } from '../product/api/core.js';
 import type { Rng } from '../core/rng.js';
 import type { KubeClient } from '../core/kube/client.js';
 import type { OwnerReference } from '../core/kube/types.js';
 import { issueCertificateSync } from '../core/pki/index.js';
 import type { WorkloadClusters, WorkloadEndpoint } from '../core/runtime/context.js';
 
-export { KUBECONFIG_DATA_KEY, kubeconfigSecretName } from '../api/capi.js';
+export { KUBECONFIG_DATA_KEY, kubeconfigSecretName } from '../product/api/capi.js';
 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 

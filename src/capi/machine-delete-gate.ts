@@ -27,8 +27,8 @@
  *    its Node.
  * Upstream also declares errLastControlPlaneNode but v1.10 never returns it.
  */
-import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../api/capi.js';
-import type { Cluster, Machine } from '../api/capi.js';
+import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../product/api/capi.js';
+import type { Cluster, Machine } from '../product/api/capi.js';
 import { getShared, listShared, type KubeClient } from '../core/kube/client.js';
 import type { KubeObject } from '../core/kube/types.js';
 import { isDeleting } from '../core/kube/types.js';

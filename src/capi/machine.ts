@@ -28,10 +28,10 @@
  * other Nodes. The Node annotation testbed.hcs/drain-blocked: "true" makes the
  * evictions fail (a PodDisruptionBudget that allows none).
  */
-import { ANNOTATION_CERTIFICATES_EXPIRY, FINALIZER_MACHINE, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../api/capi.js';
-import type { Cluster, Condition, KubeadmConfig, Machine, MachineAddress, MachinePhase, MachineStatus } from '../api/capi.js';
-import type { Node } from '../api/core.js';
-import { nodeReady } from '../api/core.js';
+import { ANNOTATION_CERTIFICATES_EXPIRY, FINALIZER_MACHINE, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../product/api/capi.js';
+import type { Cluster, Condition, KubeadmConfig, Machine, MachineAddress, MachinePhase, MachineStatus } from '../product/api/capi.js';
+import type { Node } from '../product/api/core.js';
+import { nodeReady } from '../product/api/core.js';
 import { parseDuration, rfc3339 } from '../core/clock.js';
 import { getShared, listShared, type KubeClient } from '../core/kube/client.js';
 import type { KubeObject, ObjectRef } from '../core/kube/types.js';

@@ -22,12 +22,12 @@
  *   once the deployment is complete, the oldest old MachineSets beyond
  *   revisionHistoryLimit that have no replicas are deleted.
  */
-import { CAPI_VERSION, LABEL_MACHINE_TEMPLATE_HASH } from '../api/capi.js';
-import type { Cluster, MachineDeployment, MachineDeploymentStatus, MachineSet } from '../api/capi.js';
+import { CAPI_VERSION, LABEL_MACHINE_TEMPLATE_HASH } from '../product/api/capi.js';
+import type { Cluster, MachineDeployment, MachineDeploymentStatus, MachineSet } from '../product/api/capi.js';
 import { isNotFound } from '../core/kube/errors.js';
 import { getShared, listShared } from '../core/kube/client.js';
 import { controllerOf, isDeleting, ownerRef } from '../core/kube/types.js';
-import type { Machine } from '../api/capi.js';
+import type { Machine } from '../product/api/capi.js';
 import type { Controller, Result } from '../core/runtime/manager.js';
 import type { ControllerContext, Logger } from '../core/runtime/context.js';
 import {

@@ -18,7 +18,7 @@
  * The annotation machineset.cluster.x-k8s.io/skip-preflight-checks
  * (comma-separated names, or "All") skips them.
  */
-import type { MachineSet } from '../api/capi.js';
+import type { MachineSet } from '../product/api/capi.js';
 
 export const ANN_SKIP_PREFLIGHT_CHECKS = 'machineset.cluster.x-k8s.io/skip-preflight-checks';
 export const PREFLIGHT_FAILED_REQUEUE_MS = 15_000;

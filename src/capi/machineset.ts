@@ -19,12 +19,12 @@
  * machineset_preflight.go: control plane provisioning or upgrading, version
  * skew), re-checked every 15 s.
  */
-import { BOOTSTRAP_VERSION, CAPI_VERSION, LABEL_CLUSTER_NAME, LABEL_DEPLOYMENT_NAME, LABEL_SET_NAME } from '../api/capi.js';
-import type { Cluster, Machine, MachineSet, MachineSetStatus, ObjectReference } from '../api/capi.js';
-import { ANNOTATION_CLONED_FROM_GROUPKIND, ANNOTATION_CLONED_FROM_NAME } from '../api/capi.js';
-import type { Node } from '../api/core.js';
-import { nodeReady } from '../api/core.js';
-import { INFRA_VERSION } from '../api/hcs.js';
+import { BOOTSTRAP_VERSION, CAPI_VERSION, LABEL_CLUSTER_NAME, LABEL_DEPLOYMENT_NAME, LABEL_SET_NAME } from '../product/api/capi.js';
+import type { Cluster, Machine, MachineSet, MachineSetStatus, ObjectReference } from '../product/api/capi.js';
+import { ANNOTATION_CLONED_FROM_GROUPKIND, ANNOTATION_CLONED_FROM_NAME } from '../product/api/capi.js';
+import type { Node } from '../product/api/core.js';
+import { nodeReady } from '../product/api/core.js';
+import { INFRA_VERSION } from '../product/api/hcs.js';
 import { getShared, listShared, type KubeClient } from '../core/kube/client.js';
 import { isNotFound } from '../core/kube/errors.js';
 import type { KubeObject, ObjectRef, OwnerReference } from '../core/kube/types.js';

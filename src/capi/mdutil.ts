@@ -4,8 +4,8 @@
  * kubernetes/pkg/controller/deployment/util): fenceposts, replica sums,
  * new/old MachineSet selection, template equality and hashing.
  */
-import { LABEL_CLUSTER_NAME, LABEL_DEPLOYMENT_NAME } from '../api/capi.js';
-import type { MachineDeployment, MachineSet, MachineTemplateSpec } from '../api/capi.js';
+import { LABEL_CLUSTER_NAME, LABEL_DEPLOYMENT_NAME } from '../product/api/capi.js';
+import type { MachineDeployment, MachineSet, MachineTemplateSpec } from '../product/api/capi.js';
 import { ANN_DESIRED_REPLICAS, ANN_MAX_REPLICAS, ANN_REVISION, ANN_REVISION_HISTORY, canonicalJson, sameJson, fnv32a, generatedName, groupOf } from './util.js';
 
 /** Defaults applied as upstream's MachineDeployment defaulting webhook does (api/v1beta1/machinedeployment_webhook.go). */
@@ -35,8 +35,8 @@ export function applyMachineDeploymentDefaults(md: MachineDeployment): boolean {
   return before !== canonicalJson({ m: md.metadata.labels, s: md.spec });
 }
 
-import { maxSurge } from '../api/rolling-update.js';
-export { resolveFenceposts, maxSurge, maxUnavailable, type Fenceposts } from '../api/rolling-update.js';
+import { maxSurge } from '../product/api/rolling-update.js';
+export { resolveFenceposts, maxSurge, maxUnavailable, type Fenceposts } from '../product/api/rolling-update.js';
 
 export function totalSpecReplicas(mss: MachineSet[]): number {
   return mss.reduce((n, ms) => n + (ms.spec.replicas ?? 0), 0);

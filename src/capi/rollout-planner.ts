@@ -25,8 +25,8 @@
  *   MaxSurge, MaxUnavailable, NewMSNewReplicas, TotalMachineSetsReplicaSum,
  *   MachineSetsByCreationTimestamp, MachineSetsByDecreasingReplicas.
  */
-import { resolveFenceposts, scaledValue } from '../api/rolling-update.js';
-export { resolveFenceposts } from '../api/rolling-update.js';
+import { resolveFenceposts, scaledValue } from '../product/api/rolling-update.js';
+export { resolveFenceposts } from '../product/api/rolling-update.js';
 import type { IntOrString } from './util.js';
 
 export type RolloutStrategyType = 'RollingUpdate' | 'OnDelete';

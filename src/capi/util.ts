@@ -1,10 +1,10 @@
 /**
  * Helpers shared by the simulated Cluster API controllers: conditions,
  * int-or-percent scaling, template hashing, owner references and the
- * well-known names that upstream uses but src/api does not (yet) export.
+ * well-known names that upstream uses but src/product/api does not (yet) export.
  */
 import { rfc3339 } from '../core/clock.js';
-import type { Condition, ObjectReference } from '../api/capi.js';
+import type { Condition, ObjectReference } from '../product/api/capi.js';
 import type { ControllerContext, Logger } from '../core/runtime/context.js';
 import type { KubeObject, OwnerReference } from '../core/kube/types.js';
 
@@ -12,12 +12,12 @@ import type { KubeObject, OwnerReference } from '../core/kube/types.js';
 export const CAPI_DEPLOYMENT = 'capi-controller-manager';
 export const CAPBK_DEPLOYMENT = 'capi-kubeadm-bootstrap-controller-manager';
 
-/** Upstream annotation keys (api/v1beta1/machinedeployment_types.go), defined once in src/api/capi.ts. */
+/** Upstream annotation keys (api/v1beta1/machinedeployment_types.go), defined once in src/product/api/capi.ts. */
 export {
   ANNOTATION_REVISION as ANN_REVISION,
   ANNOTATION_DESIRED_REPLICAS as ANN_DESIRED_REPLICAS,
   ANNOTATION_MAX_REPLICAS as ANN_MAX_REPLICAS,
-} from '../api/capi.js';
+} from '../product/api/capi.js';
 export const ANN_REVISION_HISTORY = 'machinedeployment.clusters.x-k8s.io/revision-history';
 /** Upstream ExcludeNodeDrainingAnnotation (api/v1beta1/common_types.go). */
 export const ANN_EXCLUDE_NODE_DRAINING = 'machine.cluster.x-k8s.io/exclude-node-draining';
@@ -25,7 +25,7 @@ export const ANN_EXCLUDE_NODE_DRAINING = 'machine.cluster.x-k8s.io/exclude-node-
 export const ANN_EXCLUDE_WAIT_FOR_VOLUME_DETACH = 'machine.cluster.x-k8s.io/exclude-wait-for-node-volume-detach';
 /** Testbed knob: a Node carrying this annotation ("true") cannot be drained (pods blocked by a PDB). */
 export const ANN_DRAIN_BLOCKED = 'testbed.hcs/drain-blocked';
-export { SECRET_TYPE_CLUSTER } from '../api/capi.js';
+export { SECRET_TYPE_CLUSTER } from '../product/api/capi.js';
 
 /** Kubernetes' rand.SafeEncodeString (k8s.io/apimachinery/pkg/util/rand). */
 const ALPHANUMS = 'bcdfghjklmnpqrstvwxz2456789';
@@ -110,8 +110,8 @@ export function generatedName(base: string, suffix: string): string {
   return name.length > 63 ? `${name.slice(0, 63 - suffix.length)}${suffix}` : name;
 }
 
-export type { IntOrString } from '../api/capi.js';
-export { scaledValue } from '../api/rolling-update.js';
+export type { IntOrString } from '../product/api/capi.js';
+export { scaledValue } from '../product/api/rolling-update.js';
 
 
 export function getCondition(conds: Condition[] | undefined, type: string): Condition | undefined {

@@ -10,7 +10,7 @@
  *
  * Read through public surfaces only: mock-hcs's catalog() (what its admin
  * API serves, GET /_admin/catalog) of the cloud `hcs-testbed serve` brings up
- * (its default configuration), and the matrix loader of src/workload/matrix.ts
+ * (its default configuration), and the matrix loader of src/product/matrix/matrix.ts
  * (data/os-support-matrix.yaml). The serve banner prints the short form.
  */
 import { parseArgs } from 'node:util';
@@ -18,7 +18,7 @@ import { createMockHcs, type Catalog } from '../../mock-hcs/src/index.js';
 import { VirtualClock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import { SeededRng } from '../core/rng.js';
-import { defaultOsSupportMatrix, type MatrixRow } from '../workload/matrix.js';
+import { defaultOsSupportMatrix, type MatrixRow } from '../product/matrix/matrix.js';
 
 export const CATALOG_HELP = `hcs-testbed catalog — the values the documents' placeholders need
 

@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { errorMessage } from '../core/errors.js';
 import { clusterUpgradeSteps, workerNodeSteps, type DemoValues } from '../demo/documents.js';
 import { getJson, kubeconfigWithContext, runSteps, type DemoCtx, type DemoIo, type StepResult } from '../demo/run.js';
-import { defaultOsSupportMatrix } from '../workload/matrix.js';
+import { defaultOsSupportMatrix } from '../product/matrix/matrix.js';
 import { resolveTarget } from './time.js';
 
 export const DEMO_HELP = `hcs-testbed demo — a procedure document as a guided demo against hcs-testbed serve

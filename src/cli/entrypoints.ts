@@ -1,11 +1,11 @@
 /**
  * The other long-running entry points as subcommands of `hcs-testbed`:
- * `apiserver` (src/realcluster/serve.ts), `crds` (src/core/kube/crds/dump.ts),
+ * `apiserver` (src/realcluster/serve.ts), `crds` (src/product/api/crds/dump.ts),
  * `mock-hcs` (mock-hcs/src/server.ts) and `provider` (src/cli/provider.ts). Bad flags: exit 2 with a message.
  */
 import { parseArgs } from 'node:util';
 import { errorMessage } from '../core/errors.js';
-import { crdsYaml } from '../core/kube/crds/dump.js';
+import { crdsYaml } from '../product/api/crds/dump.js';
 
 export const APISERVER_HELP = `hcs-testbed apiserver — a real kube-apiserver + etcd with the testbed's CRDs and admission webhook
 

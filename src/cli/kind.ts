@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { crdsYaml } from '../core/kube/crds/dump.js';
+import { crdsYaml } from '../product/api/crds/dump.js';
 import { kindBinDir, kindNodeImage } from '../realcluster/kind-binaries.js';
 import { testbedCrdsForUpstream } from '../testbed/upstream.js';
 import { installInCluster, MANAGERS_MODES, type ManagersMode } from './kind-incluster.js';

@@ -1,14 +1,14 @@
 /**
  * `hcs-testbed provider`: the TypeScript HCS provider as a standalone
  * controller process against any management cluster and any HCS endpoint
- * (src/testbed/provider-process.ts; docs/provider.md "Running the provider
+ * (src/product/provider/process.ts; docs/provider.md "Running the provider
  * as a process"). Bad flags exit 2 with a message; SIGTERM/SIGINT stop it
  * gracefully (exit 0).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { errorMessage } from '../core/errors.js';
-import { DEFAULT_CREDENTIALS_SECRET, IN_CLUSTER, inClusterAvailable, parseLoopbackAddr, startProviderProcess, type ProviderProcessOptions } from '../testbed/provider-process.js';
+import { DEFAULT_CREDENTIALS_SECRET, IN_CLUSTER, inClusterAvailable, parseLoopbackAddr, startProviderProcess, type ProviderProcessOptions } from '../product/provider/process.js';
 
 export const PROVIDER_HELP = `hcs-testbed provider — the HCS Cluster API provider as a standalone controller process
 

@@ -5,11 +5,11 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { KubeadmControlPlane, Machine, MachineDeployment } from '../api/capi.js';
+import type { KubeadmControlPlane, Machine, MachineDeployment } from '../product/api/capi.js';
 import { formatDuration } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import { testbedExtension } from '../dashboard/extension.js';
-import { defaultOsSupportMatrix } from '../workload/matrix.js';
+import { defaultOsSupportMatrix } from '../product/matrix/matrix.js';
 import { catalogSummary, catalogValues } from './catalog.js';
 import { startFacade, type Facade } from '../facade/server.js';
 import { checkSpeed, TimeControl } from '../facade/timecontrol.js';

@@ -1,7 +1,7 @@
 /**
  * The pieces of the SDK-HMAC-SHA256 request signature
  * (@huaweicloud/huaweicloud-sdk-core auth/AKSKSigner.js) that the client's
- * signer (src/cloud/signer.ts) and mock-hcs's verifier (mock-hcs/src/auth.ts)
+ * signer (src/product/cloud/signer.ts) and mock-hcs's verifier (mock-hcs/src/auth.ts)
  * both need, written once:
  *
  *   canonical request = METHOD \n canonicalURI \n canonicalQuery \n

@@ -5,8 +5,8 @@
  * the event log for the history.
  */
 import type { MockHcs } from '../../mock-hcs/src/index.js';
-import type { Machine } from '../api/capi.js';
-import { persistentDiskIdentity, type HCSMachineConfigPool } from '../api/hcs.js';
+import type { Machine } from '../product/api/capi.js';
+import { persistentDiskIdentity, type HCSMachineConfigPool } from '../product/api/hcs.js';
 import type { LogEvent } from '../core/events.js';
 import type { EmbeddedStore } from '../core/kube/embedded-store.js';
 import { hostHistories } from '../report/hostnames.js';

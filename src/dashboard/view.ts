@@ -4,8 +4,8 @@
  * the event log says something changed (src/dashboard/feed.ts).
  */
 import type { MockHcs } from '../../mock-hcs/src/index.js';
-import type { Cluster, KubeadmControlPlane, Machine, MachineDeployment, MachineSet } from '../api/capi.js';
-import type { HCSMachineConfigPool } from '../api/hcs.js';
+import type { Cluster, KubeadmControlPlane, Machine, MachineDeployment, MachineSet } from '../product/api/capi.js';
+import type { HCSMachineConfigPool } from '../product/api/hcs.js';
 import type { EventLog } from '../core/events.js';
 import type { EmbeddedStore } from '../core/kube/embedded-store.js';
 import type { KubeObject } from '../core/kube/types.js';
@@ -14,7 +14,7 @@ import { renderHostnames } from '../report/hostnames-svg.js';
 import type { TimeStatus } from '../facade/timecontrol.js';
 import { whyWaiting, WHY_KINDS, type Stall } from '../status/why.js';
 import { hostPicture } from './hosts.js';
-import { META_PERSISTENT } from '../api/metadata.js';
+import { META_PERSISTENT } from '../product/api/metadata.js';
 
 export interface ViewSources {
   mgmt: EmbeddedStore;

@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import type { MatrixRow } from '../workload/matrix.js';
+import type { MatrixRow } from '../product/matrix/matrix.js';
 import { editTemplateCopy, fill, loadDocument, UPGRADE_DOC, WORKER_DOC, type Placeholders } from './document.js';
 import { getJson, type DemoCtx, type Step, type Until } from './run.js';
 

@@ -9,11 +9,11 @@ import type { LogEvent } from '../core/events.js';
 import { FAULT_OPERATIONS, type FaultService } from '../../mock-hcs/src/faults.js';
 import { runScenario, type ScenarioResult } from '../scenario/runner.js';
 import type { Scenario } from '../scenario/types.js';
-import type { HCSMachineConfigPool } from '../api/hcs.js';
+import type { HCSMachineConfigPool } from '../product/api/hcs.js';
 import type { Testbed } from '../testbed/testbed.js';
 import { embeddedFactory, type TestbedPlugin } from './plugin.js';
 import { ANCHOR_SOURCES, armScenarioSchedule, type ScheduleItem } from './schedule.js';
-import { META_HOSTNAME } from '../api/metadata.js';
+import { META_HOSTNAME } from '../product/api/metadata.js';
 
 /** What the scenario exercised in its baseline run: the pool schedules are drawn from. */
 export interface Profile {

@@ -11,7 +11,7 @@
  * /openapi/v2 is not served (404): kubectl only uses it as a fallback for
  * strategic-merge metadata, and custom resources use JSON merge patches.
  */
-import { crdForKind, type JSONSchemaProps } from '../core/kube/crds/index.js';
+import { crdForKind, type JSONSchemaProps } from '../product/api/crds/index.js';
 import { BUILTIN_GROUPS, RESOURCES, type ResourceInfo } from '../core/kube/resources.js';
 import { SCALE_KINDS } from './scale.js';
 

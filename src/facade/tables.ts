@@ -4,7 +4,7 @@
  * additionalPrinterColumns (src/core/kube/crds), built-in kinds the columns of the
  * apiserver's printers (pkg/printers/internalversion).
  */
-import { crdForKind, type PrinterColumn } from '../core/kube/crds/index.js';
+import { crdForKind, type PrinterColumn } from '../product/api/crds/index.js';
 import type { KubeObject } from '../core/kube/types.js';
 
 export interface TableColumnDefinition {

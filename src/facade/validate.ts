@@ -14,7 +14,7 @@
  *   not be set on objects to be created"; the apiserver answers it as a 500,
  *   e.g. operator-framework/java-operator-sdk#2033, fabric8io/kubernetes-client#734).
  */
-import { schemaForKind } from '../core/kube/crds/index.js';
+import { schemaForKind } from '../product/api/crds/index.js';
 import { KubeApiError, type FieldCause } from '../core/kube/errors.js';
 import type { ResourceInfo } from '../core/kube/resources.js';
 import type { KubeObject } from '../core/kube/types.js';

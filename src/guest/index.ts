@@ -13,15 +13,15 @@
  */
 import { parse as parseYaml } from 'yaml';
 import type { Hypervisor, MockHcs } from '../../mock-hcs/src/index.js';
-import { secretValue, type Node, type NodeCondition, type Secret } from '../api/core.js';
+import { secretValue, type Node, type NodeCondition, type Secret } from '../product/api/core.js';
 import { rfc3339 } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import { getShared, type KubeClient } from '../core/kube/client.js';
 import { verifyLeaf } from '../core/pki/index.js';
 import type { ControllerContext, Logger } from '../core/runtime/context.js';
 import type { Controller, Result } from '../core/runtime/manager.js';
-import { META_CLUSTER, META_HOSTNAME, META_K8S_VERSION, META_NAMESPACE, META_PERSISTENT } from '../api/metadata.js';
-import { META_IMAGE_K8S_VERSION, META_IMAGE_NAME } from '../api/metadata.js';
+import { META_CLUSTER, META_HOSTNAME, META_K8S_VERSION, META_NAMESPACE, META_PERSISTENT } from '../product/api/metadata.js';
+import { META_IMAGE_K8S_VERSION, META_IMAGE_NAME } from '../product/api/metadata.js';
 import { LABEL_ROLE_CONTROL_PLANE, TAINT_CONTROL_PLANE } from '../workload/pods.js';
 import { GuestCloudInitError, kubeadmCommand, parseGuestCloudConfig, parseKubeadmConfig, type GuestCloudConfig } from './cloudinit.js';
 

@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import type { CustomResourceDefinition } from '../core/kube/crds/index.js';
+import type { CustomResourceDefinition } from '../product/api/crds/index.js';
 
 /** The label the core controllers look up a provider's API version for the v1beta1 contract by. */
 export const CONTRACT_LABEL = 'cluster.x-k8s.io/v1beta1';

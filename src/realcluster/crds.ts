@@ -1,12 +1,12 @@
 /**
- * Install the testbed's CRDs (src/core/kube/crds/definitions.ts, the same objects
+ * Install the testbed's CRDs (src/product/api/crds/definitions.ts, the same objects
  * `dump.ts` prints) into a real cluster and wait until the apiserver serves
  * them: every CRD Established and NamesAccepted, none NonStructuralSchema.
  * A schema the apiserver refuses (e.g. a CEL rule that does not compile or
  * whose estimated cost is over budget) fails with the apiserver's message.
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { CRDS, type CustomResourceDefinition } from '../core/kube/crds/index.js';
+import { CRDS, type CustomResourceDefinition } from '../product/api/crds/index.js';
 import { kubeRequest } from '../core/kube/client-node.js';
 
 const BASE = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';

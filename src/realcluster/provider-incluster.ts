@@ -45,8 +45,8 @@ export interface ProviderManifestOptions {
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
 /**
- * What the provider reads and writes in the management cluster (src/provider,
- * src/testbed/provider-process.ts): it lists and watches every kind it
+ * What the provider reads and writes in the management cluster (src/product/provider,
+ * src/product/provider/process.ts): it lists and watches every kind it
  * informs on cluster-wide, writes the HCS kinds and their status, reads the
  * Cluster API objects (owners, the Machine's bootstrap data Secret, the
  * `<cluster>-kubeconfig` Secrets), follows the credentials Secret (HCS-5),

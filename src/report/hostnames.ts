@@ -17,7 +17,7 @@
  * - `fault` events: a mark on the row whose volume or server the call named.
  */
 import type { LogEvent } from '../core/events.js';
-import { META_HOSTNAME, META_PERSISTENT, META_SLOT } from '../api/metadata.js';
+import { META_HOSTNAME, META_PERSISTENT, META_SLOT } from '../product/api/metadata.js';
 
 export interface PhaseSpan {
   from: number;

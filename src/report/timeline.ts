@@ -18,7 +18,7 @@
  * - one colour per state of each lane kind, and a legend of what is drawn.
  */
 import type { LogEvent } from '../core/events.js';
-import { META_PERSISTENT } from '../api/metadata.js';
+import { META_PERSISTENT } from '../product/api/metadata.js';
 
 export type LaneGroup = 'machine' | 'server' | 'volume';
 

@@ -1,17 +1,17 @@
-import type { HCSMachine, HCSMachineConfigPool } from '../api/hcs.js';
-import type { Machine, MachineDeployment, MachineSet } from '../api/capi.js';
-import { nodeReady, type Node } from '../api/core.js';
-import { LABEL_CLUSTER_NAME, LABEL_DEPLOYMENT_NAME } from '../api/capi.js';
-import { persistentDiskIdentity } from '../api/hcs.js';
+import type { HCSMachine, HCSMachineConfigPool } from '../product/api/hcs.js';
+import type { Machine, MachineDeployment, MachineSet } from '../product/api/capi.js';
+import { nodeReady, type Node } from '../product/api/core.js';
+import { LABEL_CLUSTER_NAME, LABEL_DEPLOYMENT_NAME } from '../product/api/capi.js';
+import { persistentDiskIdentity } from '../product/api/hcs.js';
 import { getShared, listShared, type KubeClient } from '../core/kube/client.js';
 import type { KubeObject } from '../core/kube/types.js';
-import type { Cluster, KubeadmControlPlane } from '../api/capi.js';
-import { defaultOsSupportMatrix, KUBE_OVN_CHART } from '../workload/matrix.js';
-import type { AppRelease } from '../api/apprelease.js';
+import type { Cluster, KubeadmControlPlane } from '../product/api/capi.js';
+import { defaultOsSupportMatrix, KUBE_OVN_CHART } from '../product/matrix/matrix.js';
+import type { AppRelease } from '../product/api/apprelease.js';
 import { installedRevisionTrap, ovnUpgradeDone } from '../workload/apprelease.js';
 import type { World } from './world.js';
 import { CONTRACT, CONTRACT_CONDITIONS, CONTRACT_EVENT_REASONS, CONTRACT_FIELDS, PROVIDER_KINDS, TESTBED_EVENT_REASONS, reference, without, type Classification } from './contract.js';
-import { META_PERSISTENT_VOLUMES } from '../api/metadata.js';
+import { META_PERSISTENT_VOLUMES } from '../product/api/metadata.js';
 
 /**
  * Checks used by `wait` and `expect` steps. Each one reads the world

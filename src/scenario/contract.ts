@@ -8,7 +8,7 @@
  *   reasons, Kubernetes Event reasons, cloud state (servers, volumes and their
  *   metadata), files on disks, and the testbed's own Cluster API model, guest
  *   and cloud — so any provider can be held to it; or
- * - `reference`: it reads what only the reference provider (src/provider)
+ * - `reference`: it reads what only the reference provider (src/product/provider)
  *   produces — its log wording, its internal decision events, free-text
  *   condition and Event messages, how many times it repeats an Event, the
  *   `hcs-testbed.io/rules` annotation, its naming choices (server name ==
@@ -21,7 +21,7 @@
  * The lists below are the contract's vocabulary: docs/provider.md names
  * every entry (test/scenario/contract.test.ts holds the two together).
  */
-import { META_CLUSTER, META_HOSTNAME, META_IMAGE_K8S_VERSION, META_IMAGE_NAME, META_K8S_VERSION, META_NAMESPACE, META_PERSISTENT, META_PERSISTENT_VOLUMES, META_SLOT } from '../api/metadata.js';
+import { META_CLUSTER, META_HOSTNAME, META_IMAGE_K8S_VERSION, META_IMAGE_NAME, META_K8S_VERSION, META_NAMESPACE, META_PERSISTENT, META_PERSISTENT_VOLUMES, META_SLOT } from '../product/api/metadata.js';
 
 export type Tier = 'contract' | 'reference';
 

@@ -31,11 +31,11 @@
  * - DISK-6: a persistent disk whose slot was appended to the pool after a
  *   server was first seen is never attached to that server (no hot attach).
  */
-import { LABEL_CLUSTER_NAME } from '../api/capi.js';
-import { persistentDiskIdentity, type HCSMachine, type HCSMachineConfigPool, type PersistentDisk } from '../api/hcs.js';
+import { LABEL_CLUSTER_NAME } from '../product/api/capi.js';
+import { persistentDiskIdentity, type HCSMachine, type HCSMachineConfigPool, type PersistentDisk } from '../product/api/hcs.js';
 import { listShared } from '../core/kube/client.js';
 import type { World } from './world.js';
-import { META_PERSISTENT } from '../api/metadata.js';
+import { META_PERSISTENT } from '../product/api/metadata.js';
 
 /** A broken statement: rule, a stable key (reported once), the message, and ids to find its cause by. */
 export interface ContractFinding {

@@ -32,7 +32,7 @@
  * already removed; KCP removes it only once the Machine waits for its
  * pre-terminate hooks, i.e. after the drain, so that changes nothing here.
  */
-import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, type Cluster, type Machine } from '../api/capi.js';
+import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, type Cluster, type Machine } from '../product/api/capi.js';
 import { parseDuration } from '../core/clock.js';
 import { getShared, listShared } from '../core/kube/client.js';
 import type { KubeObject } from '../core/kube/types.js';

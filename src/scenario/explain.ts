@@ -11,7 +11,7 @@
  * report).
  */
 import type { LogEvent } from '../core/events.js';
-import { persistentDiskIdentity, type HCSMachineConfigPool } from '../api/hcs.js';
+import { persistentDiskIdentity, type HCSMachineConfigPool } from '../product/api/hcs.js';
 import { listShared } from '../core/kube/client.js';
 import type { KubeObject } from '../core/kube/types.js';
 import { stallLines, whyWaiting, WHY_KINDS } from '../status/why.js';

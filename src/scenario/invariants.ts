@@ -3,10 +3,10 @@
  * its end). Each violation is reported once, with the event that most
  * recently touched the offending resource — the likely cause.
  */
-import type { HCSMachine, HCSMachineConfigPool } from '../api/hcs.js';
-import { LABEL_DEPLOYMENT_NAME, type Machine, type MachineDeployment } from '../api/capi.js';
+import type { HCSMachine, HCSMachineConfigPool } from '../product/api/hcs.js';
+import { LABEL_DEPLOYMENT_NAME, type Machine, type MachineDeployment } from '../product/api/capi.js';
 import { maxSurge, maxUnavailable } from '../capi/mdutil.js';
-import { nodeReady, secretValue, type Node, type Secret } from '../api/core.js';
+import { nodeReady, secretValue, type Node, type Secret } from '../product/api/core.js';
 import { verifyLeaf } from '../core/pki/index.js';
 
 const KUBELET_CERT = '/etc/kubernetes/pki/kubelet.crt';
@@ -22,7 +22,7 @@ import { KcpScaleDownTracker } from './kcp-scale-down.js';
 import { DrainOrderTracker } from './drain-order.js';
 import { MdRolloutPlanTracker } from './md-rollout-plan.js';
 import { CONTRACT, reference, type Classification } from './contract.js';
-import { META_PERSISTENT } from '../api/metadata.js';
+import { META_PERSISTENT } from '../product/api/metadata.js';
 
 /** The reference provider names each server after its HCSMachine; the contract identifies a server by spec.serverId only. */
 const SERVER_NAME_TIER = reference('the server name equal to the HCSMachine name is the reference provider\'s naming; the contract identifies the server by HCSMachine.spec.serverId');

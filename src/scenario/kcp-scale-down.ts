@@ -28,8 +28,8 @@
  * without a Node yet has none and is not unhealthy), a deletion made by a
  * scenario step — nothing is asserted.
  */
-import { ANNOTATION_CLONED_FROM_NAME, ANNOTATION_DELETE_MACHINE, LABEL_CLUSTER_NAME, type Cluster, type KubeadmControlPlane, type Machine } from '../api/capi.js';
-import { nodeReady, type Node } from '../api/core.js';
+import { ANNOTATION_CLONED_FROM_NAME, ANNOTATION_DELETE_MACHINE, LABEL_CLUSTER_NAME, type Cluster, type KubeadmControlPlane, type Machine } from '../product/api/capi.js';
+import { nodeReady, type Node } from '../product/api/core.js';
 import type { LogEvent } from '../core/events.js';
 import { getShared, listShared } from '../core/kube/client.js';
 import type { KubeObject } from '../core/kube/types.js';

@@ -7,7 +7,7 @@
  */
 import { statSync } from 'node:fs';
 import { InputError } from '../core/errors.js';
-import { schemaForKind, validate as validateSchema } from '../core/kube/crds/index.js';
+import { schemaForKind, validate as validateSchema } from '../product/api/crds/index.js';
 import { loadManifestPath } from '../manifests/index.js';
 
 const cache = new Map<string, { key: string; errors: InputError[] }>();

@@ -32,7 +32,7 @@
  * was written. Paused, OnDelete and deleting MachineDeployments, and
  * MachineSets being deleted, are not judged.
  */
-import type { MachineDeployment, MachineSet } from '../api/capi.js';
+import type { MachineDeployment, MachineSet } from '../product/api/capi.js';
 import { maxUnavailable } from '../capi/mdutil.js';
 import type { KubeClient } from '../core/kube/client.js';
 import type { WatchEvent } from '../core/kube/types.js';

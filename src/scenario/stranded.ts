@@ -20,9 +20,9 @@
  *   disks, and H's data stayed behind. Hostnames retired without a fresh one
  *   being taken are a scale-in (replicas lowered on purpose, MD-4) and pass.
  */
-import type { HCSMachine, HCSMachineConfigPool } from '../api/hcs.js';
-import { persistentDiskIdentity } from '../api/hcs.js';
-import { LABEL_CONTROL_PLANE, LABEL_DEPLOYMENT_NAME, type KubeadmControlPlane, type Machine, type MachineDeployment } from '../api/capi.js';
+import type { HCSMachine, HCSMachineConfigPool } from '../product/api/hcs.js';
+import { persistentDiskIdentity } from '../product/api/hcs.js';
+import { LABEL_CONTROL_PLANE, LABEL_DEPLOYMENT_NAME, type KubeadmControlPlane, type Machine, type MachineDeployment } from '../product/api/capi.js';
 import { listShared } from '../core/kube/client.js';
 import type { World } from './world.js';
 

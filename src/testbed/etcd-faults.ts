@@ -17,8 +17,8 @@
  *   both annotations removed, a Normal Event `EtcdQuorumRestored` and
  *   `etcd.quorum-restored`.
  */
-import { LABEL_CLUSTER_NAME } from '../api/capi.js';
-import type { KubeadmControlPlane, Machine } from '../api/capi.js';
+import { LABEL_CLUSTER_NAME } from '../product/api/capi.js';
+import type { KubeadmControlPlane, Machine } from '../product/api/capi.js';
 import { ANN_ETCD_MEMBER_UNHEALTHY, ANN_RESTORE_ETCD_QUORUM, etcdFaultsOf, reportQuorumLost, reportQuorumRestored } from '../capi/etcd-faults.js';
 import { keyFor, splitKey } from '../capi/util.js';
 import type { WorkloadEtcd } from '../facade/etcd/members.js';

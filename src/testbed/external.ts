@@ -32,8 +32,7 @@ export type CapiMode = (typeof CAPI_MODES)[number];
 export const PROVIDER_MODES = ['embedded', 'external', 'in-cluster'] as const;
 export type ProviderMode = (typeof PROVIDER_MODES)[number];
 
-/** The deployment name the scenario checks read the provider's log of (OPS-3). */
-export const PROVIDER_DEPLOYMENT = 'hcs-controller-manager';
+export { PROVIDER_DEPLOYMENT } from '../product/provider/process.js';
 
 export interface ExternalInfo {
   cloudUrl: string;

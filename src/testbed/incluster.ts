@@ -14,7 +14,7 @@
  *   logs -f deployment/hcs-controller-manager` reads) into the provider log
  *   file, from which the run takes the provider's decisions as events and
  *   the controllerLog checks read (as for `--provider external`,
- *   src/testbed/provider-process.ts followProviderLog). A new pod (restart,
+ *   src/product/provider/process.ts followProviderLog). A new pod (restart,
  *   rollout) is followed from its first line; a dropped stream of the same
  *   pod from where it dropped.
  */

@@ -12,12 +12,12 @@
  * src/capi/machine-delete-gate.ts), so in the worker fixture (control plane
  * outside Cluster API) this is what removes a deleted Machine's Node.
  */
-import type { Node } from '../api/core.js';
-import { nodeReady } from '../api/core.js';
+import type { Node } from '../product/api/core.js';
+import { nodeReady } from '../product/api/core.js';
 import type { Hypervisor } from '../../mock-hcs/src/index.js';
 import { listShared } from '../core/kube/client.js';
-import { providerIDFor } from '../provider/labels.js';
-import { META_CLUSTER, META_MACHINE, META_NAMESPACE } from '../api/metadata.js';
+import { providerIDFor } from '../product/provider/labels.js';
+import { META_CLUSTER, META_MACHINE, META_NAMESPACE } from '../product/api/metadata.js';
 import type { Controller, Result } from '../core/runtime/manager.js';
 import type { ControllerContext } from '../core/runtime/context.js';
 import { splitKey } from '../capi/util.js';

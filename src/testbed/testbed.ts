@@ -7,12 +7,12 @@
 import { NODE_LIFECYCLE_CONTROLLER, setupNodeLifecycle } from './node-lifecycle.js';
 import { createMockHcs, type CloudConfig, type MockHcs } from '../../mock-hcs/src/index.js';
 import { installAdmission } from '../admission/index.js';
-import { secretValue, type Secret } from '../api/core.js';
-import { installCrdSchemas } from '../core/kube/crds/install.js';
+import { secretValue, type Secret } from '../product/api/core.js';
+import { installCrdSchemas } from '../product/api/crds/install.js';
 import { setupCapiControllers } from '../capi/index.js';
-import { dispatchTransport, HcsClient } from '../cloud/index.js';
+import { dispatchTransport, HcsClient } from '../product/cloud/index.js';
 import { GuestFleet, type GuestOptions } from '../guest/index.js';
-import { setupProviderControllers, type DiskClaimer, type ProviderControllers, type ProviderOptions } from '../provider/index.js';
+import { setupProviderControllers, type DiskClaimer, type ProviderControllers, type ProviderOptions } from '../product/provider/index.js';
 import type { TestbedFactory, TestbedHandle } from '../scenario/runner.js';
 import type { World } from '../scenario/world.js';
 import { setupWorkloadControllers, type AppReleaseTimings, type WorkloadControllers } from '../workload/index.js';

@@ -34,13 +34,13 @@
  * - The cloud controller manager's node lifecycle controller is not here: it
  *   runs in every testbed, whichever Cluster API (src/testbed/node-lifecycle.ts).
  */
-import { LABEL_CLUSTER_NAME } from '../api/capi.js';
-import type { Cluster, Condition } from '../api/capi.js';
-import type { KubeadmControlPlane } from '../api/capi.js';
-import { secretValue, type Node, type Secret } from '../api/core.js';
+import { LABEL_CLUSTER_NAME } from '../product/api/capi.js';
+import type { Cluster, Condition } from '../product/api/capi.js';
+import type { KubeadmControlPlane } from '../product/api/capi.js';
+import { secretValue, type Node, type Secret } from '../product/api/core.js';
 import { KUBEADM_CONFIGMAP, writeKubeadmConfig } from '../capi/kubeadm-config.js';
 import { rfc3339 } from '../core/clock.js';
-import { KUBECONFIG_DATA_KEY, SECRET_TYPE_CLUSTER, kubeconfigSecretName } from '../api/capi.js';
+import { KUBECONFIG_DATA_KEY, SECRET_TYPE_CLUSTER, kubeconfigSecretName } from '../product/api/capi.js';
 import { renderKubeconfig } from '../capi/kubeconfig.js';
 import { KubeApiError } from '../core/kube/errors.js';
 import { generateCA, issueCertificateSync } from '../core/pki/index.js';

@@ -40,8 +40,8 @@
  * watch restart replays ADDED for every Machine, MODIFIED arrives for every
  * status write). Handled in watch order, one at a time.
  */
-import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, ANNOTATION_CERTIFICATES_EXPIRY, ANNOTATION_CLONED_FROM_NAME, type KubeadmConfig, type KubeadmControlPlane, type Machine } from '../api/capi.js';
-import type { Node } from '../api/core.js';
+import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, ANNOTATION_CERTIFICATES_EXPIRY, ANNOTATION_CLONED_FROM_NAME, type KubeadmConfig, type KubeadmControlPlane, type Machine } from '../product/api/capi.js';
+import type { Node } from '../product/api/core.js';
 import { errorMessage } from '../core/errors.js';
 import type { EventLog } from '../core/events.js';
 import type { KubeClient } from '../core/kube/client.js';

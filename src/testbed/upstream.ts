@@ -22,8 +22,8 @@
  * unless the process sees only `lo` (run it under `unshare -n sh -c 'ip
  * link set lo up && exec …'`); everything else listens on 127.0.0.1.
  */
-import type { CustomResourceDefinition } from '../core/kube/crds/index.js';
-import { CRDS } from '../core/kube/crds/index.js';
+import type { CustomResourceDefinition } from '../product/api/crds/index.js';
+import { CRDS } from '../product/api/crds/index.js';
 import { DEFAULT_NAMESPACES } from '../facade/controllers.js';
 import { findKubeBinaries } from '../realcluster/binaries.js';
 import { findCapiBinaries } from '../realcluster/capi-binaries.js';

@@ -17,7 +17,7 @@
  * is in status.charts[...].lastTransitionTime), so a restarted controller
  * continues where it was.
  */
-import { FAILED_PHASES, chartOf, type AppReleasePhase, type AppReleaseCondition, type AppReleaseChartStatus, type AppReleaseStatus, type AppRelease } from '../api/apprelease.js';
+import { FAILED_PHASES, chartOf, type AppReleasePhase, type AppReleaseCondition, type AppReleaseChartStatus, type AppReleaseStatus, type AppRelease } from '../product/api/apprelease.js';
 import { rfc3339 } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import type { KubeClient } from '../core/kube/client.js';
@@ -26,7 +26,7 @@ import type { WatchEvent } from '../core/kube/types.js';
 import { EventRecorder, type ControllerContext, type Logger } from '../core/runtime/context.js';
 import type { Controller, Result } from '../core/runtime/manager.js';
 import { kubeOvnHealth } from './kube-ovn-health.js';
-import type { OsSupportMatrix } from './matrix.js';
+import type { OsSupportMatrix } from '../product/matrix/matrix.js';
 
 export const APPRELEASE_CONTROLLER = 'apprelease';
 export const APPRELEASE_DEPLOYMENT = 'apprelease-controller';

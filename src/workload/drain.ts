@@ -24,7 +24,7 @@
  * apiserver refuses it (429 TooManyRequests; evictPod throws
  * EvictionBlockedError) — what Cluster API's drain then reports (MD-4).
  */
-import type { Node } from '../api/core.js';
+import type { Node } from '../product/api/core.js';
 import { ANN_DRAIN_BLOCKED } from '../capi/util.js';
 import type { KubeClient } from '../core/kube/client.js';
 import type { KubeObject } from '../core/kube/types.js';

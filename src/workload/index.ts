@@ -5,12 +5,12 @@
  */
 import type { ControllerContext } from '../core/runtime/context.js';
 import { setupAppReleaseController, type AppReleaseController, type AppReleaseTimings } from './apprelease.js';
-import { defaultOsSupportMatrix, type OsSupportMatrix } from './matrix.js';
+import { defaultOsSupportMatrix, type OsSupportMatrix } from '../product/matrix/matrix.js';
 import { setupSystemPodsController, type SystemPodsController } from './system-pods.js';
 
-export * from './matrix.js';
+export * from '../product/matrix/matrix.js';
 export * from './apprelease.js';
-export * from './versions.js';
+export * from '../product/matrix/versions.js';
 export * from './pods.js';
 export * from './system-pods.js';
 export * from './management.js';

@@ -11,7 +11,7 @@
  *   a cluster whose control plane is outside the model: system-pods.ts).
  * A cluster without Nodes has nothing to verify.
  */
-import { nodeReady, type Node } from '../api/core.js';
+import { nodeReady, type Node } from '../product/api/core.js';
 import type { KubeClient } from '../core/kube/client.js';
 import type { KubeObject } from '../core/kube/types.js';
 import { podReady, SYSTEM_NAMESPACE, type Pod } from './pods.js';

@@ -17,7 +17,7 @@
  */
 import { isIPv4, isIPv6 } from 'node:net';
 import { parse } from 'yaml';
-import type { Node } from '../api/core.js';
+import type { Node } from '../product/api/core.js';
 import { parseDuration } from '../core/clock.js';
 import type { KubeObject } from '../core/kube/types.js';
 import type { LeafRequest } from '../core/pki/index.js';

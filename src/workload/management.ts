@@ -7,7 +7,7 @@
  * `kind://docker/<cluster>/<node>`, an InternalIP on kind's docker network.
  * The controller pods of the facade (src/facade/controllers.ts) run on it.
  */
-import type { Node } from '../api/core.js';
+import type { Node } from '../product/api/core.js';
 import { rfc3339, type Clock } from '../core/clock.js';
 import type { KubeClient } from '../core/kube/client.js';
 import { LABEL_ROLE_CONTROL_PLANE } from './pods.js';

@@ -18,7 +18,7 @@
  * is bound. Pure functions only; the controller is system-pods.ts.
  */
 import { createHash } from 'node:crypto';
-import { nodeReady, type Node } from '../api/core.js';
+import { nodeReady, type Node } from '../product/api/core.js';
 import { rfc3339 } from '../core/clock.js';
 import type { KubeObject, OwnerReference } from '../core/kube/types.js';
 

@@ -26,7 +26,7 @@
  * The controller reads from watch-fed caches, so a node's reconcile costs a
  * handful of map lookups (the N=1000 scale bench keeps its figures).
  */
-import { nodeReady, type Node } from '../api/core.js';
+import { nodeReady, type Node } from '../product/api/core.js';
 import { errorMessage } from '../core/errors.js';
 import { isConflict, isNotFound } from '../core/kube/errors.js';
 import type { KubeClient } from '../core/kube/client.js';
@@ -34,8 +34,8 @@ import type { KubeObject, OwnerReference, WatchEvent } from '../core/kube/types.
 import type { ControllerContext, Logger } from '../core/runtime/context.js';
 import type { Controller, Result } from '../core/runtime/manager.js';
 import type { Rng } from '../core/rng.js';
-import type { AppRelease } from '../api/apprelease.js';
-import type { OsSupportMatrix } from './matrix.js';
+import type { AppRelease } from '../product/api/apprelease.js';
+import type { OsSupportMatrix } from '../product/matrix/matrix.js';
 import {
   ANN_CONFIG_HASH,
   ANN_CONFIG_MIRROR,

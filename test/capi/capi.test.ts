@@ -9,11 +9,11 @@ import {
   LABEL_DEPLOYMENT_NAME,
   LABEL_MACHINE_TEMPLATE_HASH,
   LABEL_SET_NAME,
-} from '../../src/api/capi.js';
-import type { Cluster, KubeadmConfig, MachineDeployment, MachineSet } from '../../src/api/capi.js';
-import type { HCSMachine } from '../../src/api/hcs.js';
-import type { Node, Secret } from '../../src/api/core.js';
-import { secretValue } from '../../src/api/core.js';
+} from '../../src/product/api/capi.js';
+import type { Cluster, KubeadmConfig, MachineDeployment, MachineSet } from '../../src/product/api/capi.js';
+import type { HCSMachine } from '../../src/product/api/hcs.js';
+import type { Node, Secret } from '../../src/product/api/core.js';
+import { secretValue } from '../../src/product/api/core.js';
 import { ANN_DESIRED_REPLICAS, ANN_MAX_REPLICAS, ANN_REVISION, mdutil } from '../../src/capi/index.js';
 import { CLUSTER, KUBELET_PATCH, NS, createWorld, machineDeployment, machineTemplate, machines, runningCount, type World } from './fixtures.js';
 

@@ -4,8 +4,8 @@
  * per test, each naming its source.
  */
 import { describe, expect, it } from 'vitest';
-import { ANNOTATION_DELETE_MACHINE, CAPI_VERSION } from '../../src/api/capi.js';
-import type { Machine, MachineDeployment, MachineSet } from '../../src/api/capi.js';
+import { ANNOTATION_DELETE_MACHINE, CAPI_VERSION } from '../../src/product/api/capi.js';
+import type { Machine, MachineDeployment, MachineSet } from '../../src/product/api/capi.js';
 import { validateMachineDeployment } from '../../src/admission/capi.js';
 import { rfc3339 } from '../../src/core/clock.js';
 import { machinesToDelete, mdutil } from '../../src/capi/index.js';

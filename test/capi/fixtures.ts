@@ -3,12 +3,12 @@
  * infrastructure provider (honouring the HCS provider contract) and the
  * documented worker manifests (seeds/000: KubeadmConfigTemplate, MachineDeployment).
  */
-import { FINALIZER_HCSMACHINE, INFRA_VERSION } from '../../src/api/hcs.js';
-import type { HCSCluster, HCSMachine, HCSMachineTemplate } from '../../src/api/hcs.js';
-import { BOOTSTRAP_VERSION, CAPI_VERSION, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../../src/api/capi.js';
-import { CONTROLPLANE_VERSION } from '../../src/api/capi.js';
-import type { Cluster, KubeadmConfigTemplate, KubeadmControlPlane, Machine, MachineDeployment } from '../../src/api/capi.js';
-import type { Node } from '../../src/api/core.js';
+import { FINALIZER_HCSMACHINE, INFRA_VERSION } from '../../src/product/api/hcs.js';
+import type { HCSCluster, HCSMachine, HCSMachineTemplate } from '../../src/product/api/hcs.js';
+import { BOOTSTRAP_VERSION, CAPI_VERSION, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../../src/product/api/capi.js';
+import { CONTROLPLANE_VERSION } from '../../src/product/api/capi.js';
+import type { Cluster, KubeadmConfigTemplate, KubeadmControlPlane, Machine, MachineDeployment } from '../../src/product/api/capi.js';
+import type { Node } from '../../src/product/api/core.js';
 import { rfc3339 } from '../../src/core/clock.js';
 import { isDeleting } from '../../src/core/kube/types.js';
 import type { Controller, Result } from '../../src/core/runtime/manager.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { ANNOTATION_CERTIFICATES_EXPIRY, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../../src/api/capi.js';
-import type { Cluster, KubeadmConfig, KubeadmControlPlane, Machine } from '../../src/api/capi.js';
-import type { Secret } from '../../src/api/core.js';
-import { secretValue } from '../../src/api/core.js';
+import { ANNOTATION_CERTIFICATES_EXPIRY, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../../src/product/api/capi.js';
+import type { Cluster, KubeadmConfig, KubeadmControlPlane, Machine } from '../../src/product/api/capi.js';
+import type { Secret } from '../../src/product/api/core.js';
+import { secretValue } from '../../src/product/api/core.js';
 import type { KubeObject } from '../../src/core/kube/types.js';
 import {
   ANN_CONTROL_PLANE_COMPONENTS_UNHEALTHY,

@@ -5,9 +5,9 @@
  * Node and MachineSet changes on embedded stores.
  */
 import { describe, expect, it } from 'vitest';
-import { CAPI_VERSION, LABEL_CLUSTER_NAME } from '../../src/api/capi.js';
-import type { Machine, MachineSet } from '../../src/api/capi.js';
-import type { Node } from '../../src/api/core.js';
+import { CAPI_VERSION, LABEL_CLUSTER_NAME } from '../../src/product/api/capi.js';
+import type { Machine, MachineSet } from '../../src/product/api/capi.js';
+import type { Node } from '../../src/product/api/core.js';
 import { MachineOwnerIndex, MachineSetStatusCounter, walkStatusCounts } from '../../src/capi/machineset.js';
 import { VirtualClock } from '../../src/core/clock.js';
 import { SeededRng } from '../../src/core/rng.js';

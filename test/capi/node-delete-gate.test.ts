@@ -6,10 +6,10 @@
  * with the cause (upstream sets no condition for it).
  */
 import { describe, expect, it } from 'vitest';
-import { CAPI_VERSION, CONTROLPLANE_VERSION, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../../src/api/capi.js';
-import type { Cluster, Machine } from '../../src/api/capi.js';
-import type { Node } from '../../src/api/core.js';
-import { INFRA_VERSION } from '../../src/api/hcs.js';
+import { CAPI_VERSION, CONTROLPLANE_VERSION, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../../src/product/api/capi.js';
+import type { Cluster, Machine } from '../../src/product/api/capi.js';
+import type { Node } from '../../src/product/api/core.js';
+import { INFRA_VERSION } from '../../src/product/api/hcs.js';
 import { isDeleteNodeAllowed, NODE_DELETE_SKIP } from '../../src/capi/machine-delete-gate.js';
 import { CAPI_DEPLOYMENT } from '../../src/capi/util.js';
 import type { KubeClient } from '../../src/core/kube/client.js';

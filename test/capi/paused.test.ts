@@ -12,7 +12,7 @@
  * controller cases run on the virtual clock (test/capi/fixtures.ts).
  */
 import { describe, expect, it } from 'vitest';
-import type { MachineDeployment, MachineSet } from '../../src/api/capi.js';
+import type { MachineDeployment, MachineSet } from '../../src/product/api/capi.js';
 import { ANN_REVISION } from '../../src/capi/index.js';
 import { isSaturated, machineSetFraction, planPausedScale, type RolloutDeployment, type RolloutMachineSet } from '../../src/capi/rollout-planner.js';
 import { CLUSTER, NS, createWorld, machineDeployment, machineTemplate, machines, runningCount, type World } from './fixtures.js';

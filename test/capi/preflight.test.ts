@@ -8,7 +8,7 @@
  * This is what orders an upgrade: control plane first, then workers.
  */
 import { describe, expect, it } from 'vitest';
-import type { KubeadmControlPlane, MachineDeployment, MachineSet } from '../../src/api/capi.js';
+import type { KubeadmControlPlane, MachineDeployment, MachineSet } from '../../src/product/api/capi.js';
 import { ANN_SKIP_PREFLIGHT_CHECKS, compareSemver, parseTolerant, scaleUpPreflightChecks, type ControlPlaneView } from '../../src/capi/machineset-preflight.js';
 import { CLUSTER, KCP, NS, createWorld, kubeadmControlPlane, machineDeployment, machines } from './fixtures.js';
 

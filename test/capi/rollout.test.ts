@@ -8,10 +8,10 @@
  * (see docs/capi.md "Tolerated breaches").
  */
 import { describe, expect, it } from 'vitest';
-import { ANNOTATION_CLONED_FROM_NAME, LABEL_SET_NAME } from '../../src/api/capi.js';
-import type { MachineDeployment, MachineSet } from '../../src/api/capi.js';
-import type { Node } from '../../src/api/core.js';
-import { nodeReady } from '../../src/api/core.js';
+import { ANNOTATION_CLONED_FROM_NAME, LABEL_SET_NAME } from '../../src/product/api/capi.js';
+import type { MachineDeployment, MachineSet } from '../../src/product/api/capi.js';
+import type { Node } from '../../src/product/api/core.js';
+import { nodeReady } from '../../src/product/api/core.js';
 import { ANN_DISABLE_MACHINE_CREATE, ANN_REVISION, ANN_REVISION_HISTORY } from '../../src/capi/index.js';
 import { resolveFenceposts } from '../../src/capi/rollout-planner.js';
 import { CLUSTER, NS, createWorld, machineDeployment, machineTemplate, machines, runningCount, type World } from './fixtures.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ANNOTATION_DELETE_MACHINE, CAPI_VERSION } from '../../src/api/capi.js';
-import type { Machine, MachineDeployment } from '../../src/api/capi.js';
+import { ANNOTATION_DELETE_MACHINE, CAPI_VERSION } from '../../src/product/api/capi.js';
+import type { Machine, MachineDeployment } from '../../src/product/api/capi.js';
 import { rfc3339 } from '../../src/core/clock.js';
 import { computePhase, machinesToDelete, mdutil } from '../../src/capi/index.js';
 import { safeEncodeString, scaledValue } from '../../src/capi/util.js';

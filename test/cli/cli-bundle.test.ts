@@ -74,7 +74,7 @@ describe('the CLI bundle', () => {
   it("keeps the bundler's own import.meta.url pattern: the CLI's copy of src/bundle/build.ts rebuilds the workers' bundle with each module's URL", async () => {
     // The plugin once matched the plain string, so bundling build.ts into the CLI rewrote the plugin's own literals:
     // the CLI's copy then found nothing to rewrite, and the workers' bundle it rebuilt crashed on start
-    // (new URL('../../data/os-support-matrix.yaml', undefined) in src/workload/matrix.ts).
+    // (new URL('../../data/os-support-matrix.yaml', undefined) in src/product/matrix/matrix.ts).
     await ensureCliBundle();
     const code = readFileSync(join(CACHE_DIR, readManifest('cli')!.code), 'utf8');
     expect(code).toContain(String(/\bimport\.meta\.url\b/));

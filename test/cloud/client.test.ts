@@ -3,7 +3,7 @@ import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SeededRng, VirtualClock } from '../../src/core/index.js';
 import { createMockHcs, defaultCloudConfig } from '../../mock-hcs/src/index.js';
-import { fetchTransport, HcsApiError, HcsClient, injectTransport, issueToken, sdkDate, signRequest } from '../../src/cloud/index.js';
+import { fetchTransport, HcsApiError, HcsClient, injectTransport, issueToken, sdkDate, signRequest } from '../../src/product/cloud/index.js';
 import { AKSKSigner } from '@huaweicloud/huaweicloud-sdk-core/auth/AKSKSigner.js';
 
 const cfg = defaultCloudConfig();

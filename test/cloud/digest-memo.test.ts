@@ -7,7 +7,7 @@
  */
 import * as crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { signRequest, type HttpRequest } from '../../src/cloud/index.js';
+import { signRequest, type HttpRequest } from '../../src/product/cloud/index.js';
 import { hmacSha256, hmacSha256Hex, sha256Hex } from '../../src/core/sdk-signing.js';
 import { verifySignature } from '../../mock-hcs/src/auth.js';
 

@@ -9,7 +9,7 @@ import * as crypto from 'node:crypto';
 import { AKSKSigner } from '@huaweicloud/huaweicloud-sdk-core/auth/AKSKSigner.js';
 import { describe, expect, it } from 'vitest';
 import { SeededRng } from '../../src/core/index.js';
-import { sdkDate, sdkUrlEncode, signRequest, type HttpRequest } from '../../src/cloud/index.js';
+import { sdkDate, sdkUrlEncode, signRequest, type HttpRequest } from '../../src/product/cloud/index.js';
 import { verifySignature } from '../../mock-hcs/src/auth.js';
 import { PLAIN, refEncode, refQuery, text } from '../support/sdk-signing-reference.js';
 

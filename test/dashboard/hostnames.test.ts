@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Machine } from '../../src/api/capi.js';
+import type { Machine } from '../../src/product/api/capi.js';
 import { runDemo } from '../../src/cli/demo.js';
 import { statusMain } from '../../src/cli/status.js';
 import { parseServeArgs, startServe, type Served, type ServeOptions } from '../../src/cli/serve.js';

@@ -6,7 +6,7 @@
  * version. Virtual time only moves through the testbed's API (sim.runUntil / advance), every wait bounded.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { secretValue, type Secret } from '../../src/api/core.js';
+import { secretValue, type Secret } from '../../src/product/api/core.js';
 import { startWorkerCluster, type FacadeBed } from '../facade/fixture.js';
 import { haveKubectl, KubectlRunner } from '../facade/kubectl.js';
 

@@ -12,9 +12,9 @@
  * Without a crash, or with a crash at any other moment, it behaves like the
  * real claimer — only "the provider crashes during an attach" exposes it.
  */
-import type { HcsClient } from '../../src/cloud/index.js';
-import type { ClaimedDisk, DiskClaimer, DiskRequest } from '../../src/provider/index.js';
-import { EvsDiskClaimer } from '../../src/provider/index.js';
+import type { HcsClient } from '../../src/product/cloud/index.js';
+import type { ClaimedDisk, DiskClaimer, DiskRequest } from '../../src/product/provider/index.js';
+import { EvsDiskClaimer } from '../../src/product/provider/index.js';
 import type { Testbed } from '../../src/testbed/testbed.js';
 
 const key = (r: { namespace: string; cluster: string; hostname: string; slot: number }): string => `${r.namespace}/${r.cluster}/${r.hostname}/${r.slot}`;

@@ -26,7 +26,7 @@ import { apiServerCertificatePlan, firstServiceIp, parseGoDuration } from '../..
 import { EmbeddedStore } from '../../src/core/kube/embedded-store.js';
 import { generateCASync, type CertKeyPair } from '../../src/core/pki/index.js';
 import { EmbeddedWorkloadClusters } from '../../src/testbed/embedded.js';
-import type { Node } from '../../src/api/core.js';
+import type { Node } from '../../src/product/api/core.js';
 import type { Pod } from '../../src/workload/pods.js';
 import { forward } from './spdy-client.js';
 import { buildGoClient, goProblem, runGoClient } from './go-clients.js';

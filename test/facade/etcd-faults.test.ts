@@ -9,12 +9,12 @@
  * The Go clientv3 view of the same etcd: test/facade/etcd-portforward.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { LABEL_CLUSTER_NAME } from '../../src/api/capi.js';
-import type { KubeadmControlPlane } from '../../src/api/capi.js';
+import { LABEL_CLUSTER_NAME } from '../../src/product/api/capi.js';
+import type { KubeadmControlPlane } from '../../src/product/api/capi.js';
 import { ANN_ETCD_MEMBER_UNHEALTHY, ANN_RESTORE_ETCD_QUORUM, ETCD_NO_LEADER } from '../../src/capi/etcd-faults.js';
 import { EtcdError, WorkloadEtcd } from '../../src/facade/etcd/members.js';
 import { configMapPersistence } from '../../src/facade/portforward/etcd-forward.js';
-import type { Node } from '../../src/api/core.js';
+import type { Node } from '../../src/product/api/core.js';
 import { createEmbeddedEnv } from '../../src/testbed/embedded.js';
 import { setupServedEtcdFaults } from '../../src/testbed/etcd-faults.js';
 import { kubeadmControlPlane } from '../capi/fixtures.js';

@@ -9,7 +9,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Node } from '../../src/api/core.js';
+import type { Node } from '../../src/product/api/core.js';
 import type { KubeObject } from '../../src/core/kube/types.js';
 import { startWorkerCluster, type FacadeBed } from './fixture.js';
 import { raw } from './http.js';

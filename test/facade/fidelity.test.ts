@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MachineDeployment } from '../../src/api/capi.js';
+import type { MachineDeployment } from '../../src/product/api/capi.js';
 import { startWorkerCluster, type FacadeBed } from './fixture.js';
 import { raw } from './http.js';
 import { haveKubectl, KubectlRunner } from './kubectl.js';

@@ -8,10 +8,10 @@ import { readFileSync, writeFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import type { KubeadmControlPlane, Machine, MachineDeployment, Cluster } from '../../src/api/capi.js';
-import type { HCSMachine, HCSMachineConfigPool } from '../../src/api/hcs.js';
+import type { KubeadmControlPlane, Machine, MachineDeployment, Cluster } from '../../src/product/api/capi.js';
+import type { HCSMachine, HCSMachineConfigPool } from '../../src/product/api/hcs.js';
 import type { KubeObject } from '../../src/core/kube/types.js';
-import type { AppRelease } from '../../src/api/apprelease.js';
+import type { AppRelease } from '../../src/product/api/apprelease.js';
 import { FIXTURES, runningMachines, startWorkerCluster, type FacadeBed } from './fixture.js';
 import { haveKubectl, KubectlRunner, until } from './kubectl.js';
 

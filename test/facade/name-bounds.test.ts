@@ -18,7 +18,7 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Machine, MachineDeployment, MachineSet } from '../../src/api/capi.js';
+import type { Machine, MachineDeployment, MachineSet } from '../../src/product/api/capi.js';
 import { generatedName, mustFormatLabelValue } from '../../src/capi/util.js';
 import { workloadKubeconfigName } from '../../src/facade/kubeconfig-files.js';
 import { objectMetaCauses } from '../../src/core/kube/object-meta.js';

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { EtcdError, WorkloadEtcd } from '../../src/facade/etcd/members.js';
 import { SPDY3_DICTIONARY } from '../../src/facade/portforward/spdy-dictionary.js';
 import { decodeHeaderBlock, encodeHeaderBlock, FLAG_FIN, FrameReader, FrameWriter } from '../../src/facade/portforward/spdy-frames.js';
-import type { Node } from '../../src/api/core.js';
+import type { Node } from '../../src/product/api/core.js';
 
 /** Header blocks as a SPDY client compresses them: one zlib stream with the dictionary, a sync flush per block. */
 async function clientBlocks(blocks: Buffer[]): Promise<Buffer[]> {

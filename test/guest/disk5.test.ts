@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HCSMachineConfigPool } from '../../src/api/hcs.js';
+import type { HCSMachineConfigPool } from '../../src/product/api/hcs.js';
 import { NS, POOL, createHarness, nodeReadyStatus, type Harness } from '../provider/harness.js';
 
 let h: Harness | undefined;

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { installAdmission } from '../../src/admission/index.js';
 import { VirtualClock } from '../../src/core/clock.js';
 import { SeededRng } from '../../src/core/rng.js';
-import { installCrdSchemas } from '../../src/core/kube/crds/index.js';
+import { installCrdSchemas } from '../../src/product/api/crds/index.js';
 import { EmbeddedStore } from '../../src/core/kube/embedded-store.js';
 import type { KubeClient } from '../../src/core/kube/client.js';
 import { KubeApiError } from '../../src/core/kube/errors.js';

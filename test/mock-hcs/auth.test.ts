@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { signRequest } from '../../src/cloud/index.js';
+import { signRequest } from '../../src/product/cloud/index.js';
 import { serverBody, setup, type Env } from './helpers.js';
 
 let env: Env;

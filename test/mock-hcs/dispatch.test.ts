@@ -12,7 +12,7 @@ import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMockHcs, defaultCloudConfig, DispatchError, type MockHcs } from '../../mock-hcs/src/index.js';
 import { dispatch } from '../../mock-hcs/src/dispatch.js';
-import { dispatchTransport, HcsClient, injectTransport, signRequest, type HcsTransport, type HttpRequest, type HttpResponse } from '../../src/cloud/index.js';
+import { dispatchTransport, HcsClient, injectTransport, signRequest, type HcsTransport, type HttpRequest, type HttpResponse } from '../../src/product/cloud/index.js';
 import { EventLog, SeededRng, VirtualClock } from '../../src/core/index.js';
 
 interface Side {

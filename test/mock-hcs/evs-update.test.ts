@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HcsApiError } from '../../src/cloud/index.js';
+import { HcsApiError } from '../../src/product/cloud/index.js';
 import { serverBody, setup } from './helpers.js';
 
 describe('HCS-2: EVS update and list by server', () => {

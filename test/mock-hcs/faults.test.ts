@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultCloudConfig } from '../../mock-hcs/src/index.js';
-import { HcsApiError } from '../../src/cloud/index.js';
+import { HcsApiError } from '../../src/product/cloud/index.js';
 import { serverBody, settle, setup, type Env } from './helpers.js';
 
 let env: Env;

@@ -1,6 +1,6 @@
 import { EventLog, SeededRng, VirtualClock } from '../../src/core/index.js';
 import { createMockHcs, defaultCloudConfig, type CloudConfig, type MockHcs } from '../../mock-hcs/src/index.js';
-import { HcsClient, injectTransport, signRequest, type HttpResponse } from '../../src/cloud/index.js';
+import { HcsClient, injectTransport, signRequest, type HttpResponse } from '../../src/product/cloud/index.js';
 
 export interface Env {
   clock: VirtualClock;

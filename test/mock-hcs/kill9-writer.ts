@@ -14,7 +14,7 @@
  *   node --import tsx test/mock-hcs/kill9-writer.ts URL WRITER COUNT
  */
 import { RealClock } from '../../src/core/index.js';
-import { HcsClient, fetchTransport } from '../../src/cloud/index.js';
+import { HcsClient, fetchTransport } from '../../src/product/cloud/index.js';
 import { defaultCloudConfig } from '../../mock-hcs/src/index.js';
 
 const [url, writer, countText] = process.argv.slice(2);

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RealClock, SeededRng } from '../../src/core/index.js';
-import { HcsClient, fetchTransport } from '../../src/cloud/index.js';
+import { HcsClient, fetchTransport } from '../../src/product/cloud/index.js';
 import { defaultCloudConfig } from '../../mock-hcs/src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mock-hcs-kill9-'));

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { HcsApiError } from '../../src/cloud/index.js';
+import { HcsApiError } from '../../src/product/cloud/index.js';
 import { serverBody, settle, setup, type Env } from './helpers.js';
 
 let env: Env;

@@ -83,7 +83,7 @@ import {
 } from '@huaweicloud/huaweicloud-sdk-iam/v3/public-api.js';
 import { EventLog, SeededRng, VirtualClock } from '../../src/core/index.js';
 import { createMockHcs, DEFAULT_DOMAIN, type MockHcs } from '../../mock-hcs/src/index.js';
-import { fetchTransport, HcsClient } from '../../src/cloud/index.js';
+import { fetchTransport, HcsClient } from '../../src/product/cloud/index.js';
 
 /** SDK responses are the parsed wire JSON (snake_case keys kept) plus httpStatusCode. */
 function wire<T>(sdkResponse: object): T {

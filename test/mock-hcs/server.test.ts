@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { defaultCloudConfig } from '../../mock-hcs/src/index.js';
-import { fetchTransport, HcsClient } from '../../src/cloud/index.js';
+import { fetchTransport, HcsClient } from '../../src/product/cloud/index.js';
 import { RealClock } from '../../src/core/index.js';
 
 const root = resolve(import.meta.dirname, '../..');

@@ -1,5 +1,5 @@
 /**
- * Mutants of the reference provider (src/provider): one realistic slip each,
+ * Mutants of the reference provider (src/product/provider): one realistic slip each,
  * as a provider team would write it. Each patch's `from` must occur exactly
  * once in its file (the runner and test/mutants/catalogue.test.ts check it),
  * so a refactor of the provider that removes the code a mutant changes shows
@@ -7,11 +7,11 @@
  */
 import type { Mutant } from './types.js';
 
-const HM = 'src/provider/hcsmachine.ts';
-const SB = 'src/provider/server-build.ts';
-const CI = 'src/provider/cloudinit.ts';
-const DK = 'src/provider/disks.ts';
-const PL = 'src/provider/pool.ts';
+const HM = 'src/product/provider/hcsmachine.ts';
+const SB = 'src/product/provider/server-build.ts';
+const CI = 'src/product/provider/cloudinit.ts';
+const DK = 'src/product/provider/disks.ts';
+const PL = 'src/product/provider/pool.ts';
 
 export const providerMutants: Mutant[] = [
   // ---- attach / detach order (DISK-9) ------------------------------------------------------------

@@ -6,8 +6,8 @@ describe('StrykerJS report → score', () => {
   it('counts statuses and scores (killed + timeout) / (all − errors − ignored), as Stryker prints it', { timeout: 5_000 }, () => {
     const report = {
       files: {
-        'src/provider/surge.ts': { mutants: [{ status: 'Killed' }, { status: 'Killed' }, { status: 'Timeout' }, { status: 'Survived' }, { status: 'CompileError' }, { status: 'Ignored' }] },
-        'src/provider/labels.ts': { mutants: [{ status: 'NoCoverage' }, { status: 'Survived' }] },
+        'src/product/provider/surge.ts': { mutants: [{ status: 'Killed' }, { status: 'Killed' }, { status: 'Timeout' }, { status: 'Survived' }, { status: 'CompileError' }, { status: 'Ignored' }] },
+        'src/product/provider/labels.ts': { mutants: [{ status: 'NoCoverage' }, { status: 'Survived' }] },
       },
     } as Parameters<typeof scoreOf>[0];
     const s = scoreOf(report);

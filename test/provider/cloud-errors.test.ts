@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cloudErrorReason, ruleForCloudError } from '../../src/provider/cloud-errors.js';
+import { cloudErrorReason, ruleForCloudError } from '../../src/product/provider/cloud-errors.js';
 
 // The codes the official API references document (issue 24): ECS "Error Codes" ecs_07_0002,
 // EVS "Error Codes" evs_04_0038, VPC "Error Codes" vpc_api_0003. Each case below was misread

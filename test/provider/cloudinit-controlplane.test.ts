@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { renderInitCloudInit, renderJoinCloudInit } from '../../src/capi/cloudinit.js';
 import { kubeadmCommand, parseGuestCloudConfig, parseKubeadmConfig } from '../../src/guest/cloudinit.js';
-import { INIT_CONFIG_PATH, JOIN_CONFIG_PATH, KUBELET_CERT_PATH, KUBELET_KEY_PATH, injectCloudInit } from '../../src/provider/index.js';
-import type { KubeadmConfigSpec } from '../../src/api/capi.js';
+import { INIT_CONFIG_PATH, JOIN_CONFIG_PATH, KUBELET_CERT_PATH, KUBELET_KEY_PATH, injectCloudInit } from '../../src/product/provider/index.js';
+import type { KubeadmConfigSpec } from '../../src/product/api/capi.js';
 
 const PATCH = '/etc/kubernetes/patches/kubeletconfiguration0+strategic.json';
 const SPEC: KubeadmConfigSpec = {

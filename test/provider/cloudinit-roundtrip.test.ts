@@ -1,5 +1,5 @@
 /**
- * The cloud-init YAML paths (js-yaml, src/provider/cloudinit.ts): what the
+ * The cloud-init YAML paths (js-yaml, src/product/provider/cloudinit.ts): what the
  * provider injects is what the guest reads, plain scalars resolve as the
  * `yaml` package resolves them (YAML 1.2 core), and the emitted user data
  * reads the same under YAML 1.1 (PyYAML, what cloud-init uses), which the
@@ -7,11 +7,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import type { BootstrapFile, KubeadmConfigSpec } from '../../src/api/capi.js';
+import type { BootstrapFile, KubeadmConfigSpec } from '../../src/product/api/capi.js';
 import { renderInitCloudInit, renderJoinCloudInit } from '../../src/capi/cloudinit.js';
 import { GuestCloudInitError, kubeadmCommand, parseGuestCloudConfig, parseKubeadmConfig } from '../../src/guest/cloudinit.js';
 import { dumpYaml, loadYaml } from '../../src/core/yaml.js';
-import { CloudInitError, INIT_CONFIG_PATH, JOIN_CONFIG_PATH, KUBELET_CERT_PATH, KUBELET_KEY_PATH, injectCloudInit, patchInitConfiguration, patchJoinConfiguration } from '../../src/provider/cloudinit.js';
+import { CloudInitError, INIT_CONFIG_PATH, JOIN_CONFIG_PATH, KUBELET_CERT_PATH, KUBELET_KEY_PATH, injectCloudInit, patchInitConfiguration, patchJoinConfiguration } from '../../src/product/provider/cloudinit.js';
 
 const PEM = '-----BEGIN CERTIFICATE-----\nMIIBQTCB6aADAgECAggU3SeR+m5e9DAKBggqhkjOPQQDAjAVMRMwEQYDVQQDEwpr\ndWJlcm5ldGVzMB4XDTI1MTIzMTAwMDAwMFoXDTM1MTIzMDAwMDAwMFowFTETMBEG\n-----END CERTIFICATE-----\n';
 const KEY = '-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIGsuuE3u10536lVOaMych15ZULl9pWA1hLK8MfS2qZf7oAoGCCqGSM49\n-----END EC PRIVATE KEY-----\n';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { injectCloudInit, patchJoinConfiguration } from '../../src/provider/index.js';
+import { injectCloudInit, patchJoinConfiguration } from '../../src/product/provider/index.js';
 
 const USER_FILE = '{\n  "tlsCertFile": "/etc/kubernetes/pki/kubelet.crt",\n  "tlsPrivateKeyFile": "/etc/kubernetes/pki/kubelet.key"\n}\n';
 const ORIGINAL = `#cloud-config

@@ -6,8 +6,8 @@
  * The end state must have no duplicate servers, no leaked volumes or IPs, no double attachment.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { MachineDeployment } from '../../src/api/capi.js';
-import type { HCSMachine, HCSMachineConfigPool, HCSMachineTemplate } from '../../src/api/hcs.js';
+import type { MachineDeployment } from '../../src/product/api/capi.js';
+import type { HCSMachine, HCSMachineConfigPool, HCSMachineTemplate } from '../../src/product/api/hcs.js';
 import { SeededRng } from '../../src/core/rng.js';
 import { GUEST_CONTROLLER } from '../../src/guest/index.js';
 import type { Testbed } from '../../src/testbed/index.js';

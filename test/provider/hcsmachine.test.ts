@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DiskClaimer } from '../../src/provider/index.js';
+import type { DiskClaimer } from '../../src/product/provider/index.js';
 import { createHarness, nodeReadyStatus, workerPoolConfigs, type Harness } from './harness.js';
 
 let h: Harness | undefined;

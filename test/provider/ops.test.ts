@@ -4,10 +4,10 @@
  * cause is gone. Cloud faults come from mock-hcs fault injection (HCS-6).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Condition } from '../../src/api/capi.js';
-import type { HCSCluster } from '../../src/api/hcs.js';
+import type { Condition } from '../../src/product/api/capi.js';
+import type { HCSCluster } from '../../src/product/api/hcs.js';
 import type { KubeObject } from '../../src/core/kube/types.js';
-import { COND_DISKS, COND_INSTANCE, STUCK_AFTER_MS } from '../../src/provider/index.js';
+import { COND_DISKS, COND_INSTANCE, STUCK_AFTER_MS } from '../../src/product/provider/index.js';
 import { CLUSTER, NS, createHarness, nodeReadyStatus, workerPoolConfigs, type Harness } from './harness.js';
 
 let h: Harness | undefined;

@@ -7,11 +7,11 @@
  * must agree.
  */
 import { describe, expect, it } from 'vitest';
-import type { HCSMachineConfigPool } from '../../src/api/hcs.js';
+import type { HCSMachineConfigPool } from '../../src/product/api/hcs.js';
 import { VirtualClock } from '../../src/core/clock.js';
 import { SeededRng } from '../../src/core/rng.js';
 import { EmbeddedStore, type KubeClient } from '../../src/core/kube/index.js';
-import { bindEntry } from '../../src/provider/index.js';
+import { bindEntry } from '../../src/product/provider/index.js';
 
 const NS = 'ns';
 const REF = { kind: 'HCSMachineConfigPool', namespace: NS, name: 'pool' };

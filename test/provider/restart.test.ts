@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { EvsDiskClaimer, HCSMachineController, MACHINE_CONTROLLER } from '../../src/provider/index.js';
+import { EvsDiskClaimer, HCSMachineController, MACHINE_CONTROLLER } from '../../src/product/provider/index.js';
 import { NS, createHarness, nodeReadyStatus, type Harness } from './harness.js';
 
 let h: Harness | undefined;

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import type { HCSCluster, HCSMachineConfigPool } from '../../src/api/hcs.js';
+import type { HCSCluster, HCSMachineConfigPool } from '../../src/product/api/hcs.js';
 import { verifyLeaf } from '../../src/core/pki/index.js';
-import { EvsDiskClaimer, POOL_REFRESH_MS } from '../../src/provider/index.js';
+import { EvsDiskClaimer, POOL_REFRESH_MS } from '../../src/product/provider/index.js';
 import { CLUSTER, IMAGE_130, KUBELET_PATCH, NS, POOL, createHarness, nodeReadyStatus, workerPoolConfigs, type Harness } from './harness.js';
 
 let h: Harness | undefined;

@@ -14,7 +14,7 @@ import { generateCA, issueCertificate } from '../../src/core/pki/index.js';
 import { findCapiBinaries } from '../../src/realcluster/capi-binaries.js';
 import { KEEP_LABEL, managerImage, renderManager, substituteVariables, type Manifest } from '../../src/realcluster/capi-incluster.js';
 import { PROVIDER_DEPLOYMENT_NAME, providerClusterRole, providerManifests } from '../../src/realcluster/provider-incluster.js';
-import { parseLoopbackAddr } from '../../src/testbed/provider-process.js';
+import { parseLoopbackAddr } from '../../src/product/provider/process.js';
 import { providerOptions } from '../../src/cli/provider.js';
 import { request as httpsRequest } from 'node:https';
 import { loopbackTls } from '../../src/facade/auth.js';

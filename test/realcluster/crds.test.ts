@@ -2,7 +2,7 @@
  * The CRDs on a real kube-apiserver: accepted, established, structural; the
  * scenario library's manifests validate without pruning (fieldValidation
  * Strict, dry run); and every admission rule (src/admission: CEL rules in
- * the CRDs, x-kubernetes-validations in src/core/kube/crds/definitions.ts, and the
+ * the CRDs, x-kubernetes-validations in src/product/api/crds/definitions.ts, and the
  * rest through the testbed's admission webhook, src/realcluster/webhook.ts)
  * rejects the same objects as the embedded store's admission, with the same
  * reason and the same (SPEC rule, field) causes; defaulting gives the same
@@ -11,7 +11,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CRDS } from '../../src/core/kube/crds/index.js';
+import { CRDS } from '../../src/product/api/crds/index.js';
 import { ClientNodeKube } from '../../src/core/kube/client-node.js';
 import type { KubeClient } from '../../src/core/kube/client.js';
 import { KubeApiError } from '../../src/core/kube/errors.js';

@@ -32,7 +32,7 @@ import { loadScenario } from '../../src/scenario/parse.js';
 import { runScenario, type ScenarioResult } from '../../src/scenario/runner.js';
 import { openBackend, type OpenBackend } from '../../src/testbed/backends.js';
 import { embeddedTestbedFactory } from '../../src/testbed/index.js';
-import { readProviderLog } from '../../src/testbed/provider-process.js';
+import { readProviderLog } from '../../src/product/provider/process.js';
 import { logDigest } from '../upstream/provider-child.js';
 import { compareShapes, recordingStart, rolloutSequences, runShape } from '../upstream/sequences.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { providerOptions } from '../../src/cli/provider.js';
-import { parseLoopbackAddr } from '../../src/testbed/provider-process.js';
+import { parseLoopbackAddr } from '../../src/product/provider/process.js';
 
 async function run(args: string[]): Promise<{ code: number; out: string }> {
   let out = '';

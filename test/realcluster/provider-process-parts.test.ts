@@ -17,12 +17,12 @@ import { createMockHcs, defaultCloudConfig } from '../../mock-hcs/src/index.js';
 import { RealClock } from '../../src/core/clock.js';
 import { EventLog, type EventInput } from '../../src/core/events.js';
 import { SeededRng } from '../../src/core/rng.js';
-import { HcsClient } from '../../src/cloud/index.js';
+import { HcsClient } from '../../src/product/cloud/index.js';
 import { EmbeddedStore } from '../../src/core/kube/embedded-store.js';
 import type { KubeObject } from '../../src/core/kube/types.js';
 import { CloudFront, writeExternalInfo } from '../../src/testbed/external.js';
-import { ANN_EVENT_RULES, cloudTransport, followProviderLog, mirrorProviderEvents, namespaced, readProviderLog } from '../../src/testbed/provider-process.js';
-import { Reporter } from '../../src/provider/util.js';
+import { ANN_EVENT_RULES, cloudTransport, followProviderLog, mirrorProviderEvents, namespaced, readProviderLog } from '../../src/product/provider/process.js';
+import { Reporter } from '../../src/product/provider/util.js';
 import { ControllerLogs, type ControllerContext } from '../../src/core/runtime/context.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hcs-provider-parts-'));

@@ -15,7 +15,7 @@ import { embeddedTestbedFactory } from '../../src/testbed/index.js';
 import type { TestbedOptions } from '../../src/testbed/testbed.js';
 import { forgetfulClaimer } from '../scenarios/mutants.js';
 import { main } from '../../src/cli/main.js';
-import type { HCSMachine } from '../../src/api/hcs.js';
+import type { HCSMachine } from '../../src/product/api/hcs.js';
 import { InvariantMonitor } from '../../src/scenario/invariants.js';
 import type { CloudView, World } from '../../src/scenario/world.js';
 import { runningCluster } from './fixtures.js';

@@ -7,8 +7,8 @@
  * evicts nothing).
  */
 import { describe, expect, it } from 'vitest';
-import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, type Machine } from '../../src/api/capi.js';
-import type { HCSMachine } from '../../src/api/hcs.js';
+import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, type Machine } from '../../src/product/api/capi.js';
+import type { HCSMachine } from '../../src/product/api/hcs.js';
 import type { KubeClient } from '../../src/core/kube/client.js';
 import type { KubeObject } from '../../src/core/kube/types.js';
 import { DrainOrderTracker } from '../../src/scenario/drain-order.js';

@@ -1,6 +1,6 @@
 /** Shared set-ups of the invariant tests. */
 import { expect } from 'vitest';
-import type { HCSMachine } from '../../src/api/hcs.js';
+import type { HCSMachine } from '../../src/product/api/hcs.js';
 import { applyObject, loadManifestPath } from '../../src/manifests/index.js';
 import { createTestbed, type Testbed } from '../../src/testbed/index.js';
 

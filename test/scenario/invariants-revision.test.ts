@@ -8,8 +8,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runningCluster } from './fixtures.js';
-import type { HCSMachine } from '../../src/api/hcs.js';
-import type { Node } from '../../src/api/core.js';
+import type { HCSMachine } from '../../src/product/api/hcs.js';
+import type { Node } from '../../src/product/api/core.js';
 import { InvariantMonitor } from '../../src/scenario/invariants.js';
 import type { World } from '../../src/scenario/world.js';
 

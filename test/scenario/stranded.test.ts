@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { HCSMachine } from '../../src/api/hcs.js';
-import type { MachineDeployment } from '../../src/api/capi.js';
+import type { HCSMachine } from '../../src/product/api/hcs.js';
+import type { MachineDeployment } from '../../src/product/api/capi.js';
 import { loadManifestPath, applyObject } from '../../src/manifests/index.js';
 import { InvariantMonitor } from '../../src/scenario/invariants.js';
 import { createTestbed, type Testbed } from '../../src/testbed/index.js';

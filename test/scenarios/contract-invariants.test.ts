@@ -8,8 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { HcsClient } from '../../src/cloud/index.js';
-import { EvsDiskClaimer, type DiskClaimer } from '../../src/provider/index.js';
+import type { HcsClient } from '../../src/product/cloud/index.js';
+import { EvsDiskClaimer, type DiskClaimer } from '../../src/product/provider/index.js';
 import { loadScenario } from '../../src/scenario/parse.js';
 import { runScenario, type ScenarioResult, type TestbedFactory } from '../../src/scenario/runner.js';
 import { embeddedTestbedFactory, type Testbed, type TestbedOptions } from '../../src/testbed/index.js';

@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LABEL_CONTROL_PLANE, type Machine } from '../../src/api/capi.js';
+import { LABEL_CONTROL_PLANE, type Machine } from '../../src/product/api/capi.js';
 import type { KubeClient } from '../../src/core/kube/client.js';
 import { scaleDownChoices } from '../../src/scenario/kcp-scale-down.js';
 import { loadScenario } from '../../src/scenario/parse.js';

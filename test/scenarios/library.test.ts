@@ -1,8 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { HcsClient } from '../../src/cloud/index.js';
-import { EvsDiskClaimer, type DiskClaimer } from '../../src/provider/index.js';
+import type { HcsClient } from '../../src/product/cloud/index.js';
+import { EvsDiskClaimer, type DiskClaimer } from '../../src/product/provider/index.js';
 import { loadScenario } from '../../src/scenario/parse.js';
 import { runScenario, type ScenarioResult } from '../../src/scenario/runner.js';
 import { specCoverage } from '../../src/report/coverage.js';

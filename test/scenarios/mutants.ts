@@ -1,6 +1,6 @@
 /** Broken system parts that scenario tests swap in to prove the checks can fail. */
-import type { HcsClient } from '../../src/cloud/index.js';
-import type { DiskClaimer } from '../../src/provider/index.js';
+import type { HcsClient } from '../../src/product/cloud/index.js';
+import type { DiskClaimer } from '../../src/product/provider/index.js';
 
 /** The classic disk-reuse bug: every claim creates a fresh volume, the (hostname, slot) identity is forgotten. */
 export const forgetfulClaimer = (cloud: HcsClient): DiskClaimer => {

@@ -9,7 +9,7 @@ import type { Catalog } from '../../mock-hcs/src/index.js';
 import { catalogText, catalogValues, defaultCatalog } from '../../src/cli/catalog.js';
 import { readManifest } from '../../src/bundle/build.js';
 import { ensureLiteBundle } from '../../src/cli/cli-bundle.js';
-import { defaultOsSupportMatrix } from '../../src/workload/matrix.js';
+import { defaultOsSupportMatrix } from '../../src/product/matrix/matrix.js';
 import { REPO } from '../facade/fixture.js';
 
 describe('hcs-testbed catalog', () => {

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { providerOptions } from '../../src/cli/provider.js';
 import { checkHealthPort } from '../../src/testbed/backends.js';
 import { clearExternalMarkers, ephemeralPortRange, pickHealthPort, portFree } from '../../src/testbed/external.js';
-import type { ProviderProcessOptions } from '../../src/testbed/provider-process.js';
+import type { ProviderProcessOptions } from '../../src/product/provider/process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hcs-external-path-'));
 

@@ -6,8 +6,8 @@
  * upstream-only kcp.certificates-expiry from the KubeadmConfigs KCP annotates.
  */
 import { describe, expect, it } from 'vitest';
-import { ANNOTATION_CERTIFICATES_EXPIRY, ANNOTATION_CLONED_FROM_NAME, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../../src/api/capi.js';
-import type { KubeadmControlPlane, Machine } from '../../src/api/capi.js';
+import { ANNOTATION_CERTIFICATES_EXPIRY, ANNOTATION_CLONED_FROM_NAME, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE } from '../../src/product/api/capi.js';
+import type { KubeadmControlPlane, Machine } from '../../src/product/api/capi.js';
 import { VirtualClock } from '../../src/core/clock.js';
 import { EventLog } from '../../src/core/events.js';
 import { SeededRng } from '../../src/core/rng.js';

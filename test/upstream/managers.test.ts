@@ -15,7 +15,7 @@
  * Skipped, saying why, without the binaries or outside such a namespace.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type { MachineDeployment } from '../../src/api/capi.js';
+import type { MachineDeployment } from '../../src/product/api/capi.js';
 import { validateMachineDeployment } from '../../src/admission/capi.js';
 import { mdutil } from '../../src/capi/index.js';
 import { kubeRequest, loadKubeconfig } from '../../src/core/kube/client-node.js';

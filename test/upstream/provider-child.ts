@@ -4,7 +4,7 @@
  * (`set -a; . provider.env; set +a`), its stdout appended to the run's
  * provider log (what `controllerLog` checks, `kubectl logs
  * deployment/hcs-controller-manager` and the run's provider events read:
- * src/testbed/provider-process.ts). Used by test/upstream/scenarios.test.ts
+ * src/product/provider/process.ts). Used by test/upstream/scenarios.test.ts
  * and test/realcluster/provider-process-upstream.test.ts.
  *
  * Every wait here is bounded: ready within `readyMs`, stopped within

@@ -41,7 +41,7 @@ import type { LogEvent } from '../../src/core/events.js';
 import { openBackend, type OpenBackend } from '../../src/testbed/backends.js';
 import { embeddedTestbedFactory } from '../../src/testbed/index.js';
 import { upstreamProblem } from '../../src/testbed/upstream.js';
-import { readProviderLog } from '../../src/testbed/provider-process.js';
+import { readProviderLog } from '../../src/product/provider/process.js';
 import { logDigest, startProviderChild, type ProviderChild } from './provider-child.js';
 import { compareShapes, recordingStart, rolloutSequences, runShape } from './sequences.js';
 

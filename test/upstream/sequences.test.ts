@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { MachineDeployment } from '../../src/api/capi.js';
+import type { MachineDeployment } from '../../src/product/api/capi.js';
 import type { LogEvent } from '../../src/core/events.js';
 import { generateRollout, type GeneratedRollout } from '../../src/explore/rollouts.js';
 import type { ScenarioResult, StepResult, TestbedFactory } from '../../src/scenario/runner.js';

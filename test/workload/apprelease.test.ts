@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { APPRELEASE_API_VERSION, type AppRelease, type AppReleasePhase } from '../../src/api/apprelease.js';
+import { APPRELEASE_API_VERSION, type AppRelease, type AppReleasePhase } from '../../src/product/api/apprelease.js';
 import { runKubectl } from '../../src/kubectl/index.js';
 import { createEmbeddedEnv, type EmbeddedEnv } from '../../src/testbed/embedded.js';
 import {

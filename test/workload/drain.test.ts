@@ -4,7 +4,7 @@
  * and the evicted ReplicaSet pods are rescheduled onto the other Ready Nodes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Machine, MachineDeployment } from '../../src/api/capi.js';
+import type { Machine, MachineDeployment } from '../../src/product/api/capi.js';
 import { drainNode } from '../../src/workload/drain.js';
 import { ANN_CONFIG_MIRROR, podReady, type Pod } from '../../src/workload/pods.js';
 import type { Testbed } from '../../src/testbed/index.js';

@@ -1,8 +1,8 @@
 /** The worker-cluster fixture of the scenario library, booted on a full embedded testbed. */
 import { fileURLToPath } from 'node:url';
-import { CAPI_VERSION, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, type Machine } from '../../src/api/capi.js';
-import type { Node } from '../../src/api/core.js';
-import { INFRA_VERSION } from '../../src/api/hcs.js';
+import { CAPI_VERSION, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, type Machine } from '../../src/product/api/capi.js';
+import type { Node } from '../../src/product/api/core.js';
+import { INFRA_VERSION } from '../../src/product/api/hcs.js';
 import { runKubectl, type KubectlResult } from '../../src/kubectl/index.js';
 import { applyObject, loadManifestPath } from '../../src/manifests/index.js';
 import { createTestbed, type Testbed } from '../../src/testbed/index.js';

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Testbed } from '../../src/testbed/index.js';
-import type { AppRelease } from '../../src/api/apprelease.js';
+import type { AppRelease } from '../../src/product/api/apprelease.js';
 import { kubeOvnHealth } from '../../src/workload/kube-ovn-health.js';
 import { ANN_POD_NOT_READY, podReady, type Pod } from '../../src/workload/pods.js';
 import { daemonSetPodName } from '../../src/workload/system-pods.js';

@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Node } from '../../src/api/core.js';
+import type { Node } from '../../src/product/api/core.js';
 import type { KubeObject } from '../../src/core/kube/types.js';
 import { applyObject, loadManifestPath } from '../../src/manifests/index.js';
 import { createTestbed, type Testbed } from '../../src/testbed/index.js';

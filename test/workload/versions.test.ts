@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { CAPI_VERSION, CONTROLPLANE_VERSION, type Cluster, type KubeadmControlPlane, type MachineDeployment } from '../../src/api/capi.js';
-import { INFRA_VERSION, type HCSCluster, type HCSMachineTemplate } from '../../src/api/hcs.js';
+import { CAPI_VERSION, CONTROLPLANE_VERSION, type Cluster, type KubeadmControlPlane, type MachineDeployment } from '../../src/product/api/capi.js';
+import { INFRA_VERSION, type HCSCluster, type HCSMachineTemplate } from '../../src/product/api/hcs.js';
 import type { KubeObject } from '../../src/core/kube/types.js';
-import { COND_VERSIONS, HCSClusterWorkloadController } from '../../src/provider/index.js';
+import { COND_VERSIONS, HCSClusterWorkloadController } from '../../src/product/provider/index.js';
 import { createEmbeddedEnv, type EmbeddedEnv } from '../../src/testbed/embedded.js';
 import { checkControlPlaneSpec, checkDeployedControlPlane, checkWorkerVersions, defaultOsSupportMatrix, parseOsSupportMatrix, workerImagesFor } from '../../src/workload/index.js';
 

@@ -4,7 +4,7 @@ import type { EventLog } from '../events.js';
 import type { Rng } from '../rng.js';
 import type { KubeClient, ListOptions, PatchType, WatchOptions, WriteOptions } from './client.js';
 import { objectMetaCauses } from './object-meta.js';
-import { prune, validate as validateSchema, type JSONSchemaProps } from './crds/schema.js';
+import { prune, validate as validateSchema, type JSONSchemaProps } from './schema.js';
 import { KubeApiError, type FieldCause } from './errors.js';
 import { applyJsonPatch, applyMergePatch, jsonClone, jsonEqual } from './patch.js';
 import { resourceForKind } from './resources.js';

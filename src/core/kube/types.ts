@@ -28,7 +28,7 @@ export interface KubeObject {
   apiVersion: string;
   kind: string;
   metadata: ObjectMeta;
-  /** Resource-specific. Typed per kind in src/api. */
+  /** Resource-specific. Typed per kind in src/product/api. */
   spec?: unknown;
   status?: unknown;
 }

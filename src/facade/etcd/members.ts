@@ -34,8 +34,8 @@
  * again on the same workload clusters serves the same membership.
  */
 import { createHash } from 'node:crypto';
-import type { Node } from '../../api/core.js';
-import { nodeReady } from '../../api/core.js';
+import type { Node } from '../../product/api/core.js';
+import { nodeReady } from '../../product/api/core.js';
 import { ETCD_NO_LEADER, ETCD_REQUEST_TIMED_OUT, hasQuorum } from '../../capi/etcd-faults.js';
 
 export const LABEL_CONTROL_PLANE = 'node-role.kubernetes.io/control-plane';

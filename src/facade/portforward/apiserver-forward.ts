@@ -55,7 +55,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { randomInt } from 'node:crypto';
-import type { Node } from '../../api/core.js';
+import type { Node } from '../../product/api/core.js';
 import { SeededRng } from '../../core/rng.js';
 import type { EmbeddedStore } from '../../core/kube/embedded-store.js';
 import { issueCertificateSync, type CertKeyPair } from '../../core/pki/index.js';

@@ -23,7 +23,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2SecureServer } from 'node:http2';
 import type { Socket } from 'node:net';
 import { randomInt } from 'node:crypto';
-import type { Node } from '../../api/core.js';
+import type { Node } from '../../product/api/core.js';
 import type { Pod } from '../../workload/pods.js';
 import { SeededRng } from '../../core/rng.js';
 import type { EmbeddedStore } from '../../core/kube/embedded-store.js';

@@ -2,8 +2,8 @@
  * The catalogue's plugin form of test/scenarios/mutants.ts's forgetfulClaimer
  * (src/explore/plugin.ts): a provider whose every claim creates a fresh volume.
  */
-import type { HcsClient } from '../../../src/cloud/index.js';
-import type { DiskClaimer } from '../../../src/provider/index.js';
+import type { HcsClient } from '../../../src/product/cloud/index.js';
+import type { DiskClaimer } from '../../../src/product/provider/index.js';
 import { forgetfulClaimer } from '../../scenarios/mutants.js';
 
 export function options(): { diskClaimer: (cloud: HcsClient) => DiskClaimer } {

@@ -1,7 +1,7 @@
 /**
  * The part of the HCS cloud API the provider uses, as a structural interface.
  *
- * `HcsClient` (src/cloud) satisfies it; tests may also pass any object with
+ * `HcsClient` (src/product/cloud) satisfies it; tests may also pass any object with
  * these methods. Field names follow the wire (snake_case, "OS-EXT-..." keys),
  * and every field the provider does not strictly need is optional, so the
  * real client's richer types stay assignable.

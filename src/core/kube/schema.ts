@@ -5,7 +5,7 @@
  * required fields, enums and bounds. Messages follow kube-openapi's wording so
  * that `kubectl` output looks like a real cluster's.
  */
-import type { FieldCause } from '../errors.js';
+import type { FieldCause } from './errors.js';
 
 export interface JSONSchemaProps {
   type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';

@@ -9,7 +9,7 @@
  * src/core/sdk-signing.ts, shared with mock-hcs's verifier; this module
  * chooses what to sign (every header) and writes the Authorization header.
  */
-import { canonicalRequestHash, hmacSha256Hex, sdkUrlEncode, sha256Hex, stringToSign } from '../core/sdk-signing.js';
+import { canonicalRequestHash, hmacSha256Hex, sdkUrlEncode, sha256Hex, stringToSign } from '../../core/sdk-signing.js';
 import type { HttpRequest } from './transport.js';
 
 export { sdkUrlEncode };

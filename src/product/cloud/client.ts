@@ -4,7 +4,7 @@
  * (X-Auth-Token). It only speaks HTTP (through an HcsTransport), never into
  * the fake cloud.
  */
-import type { Clock } from '../core/index.js';
+import type { Clock } from '../../core/index.js';
 import { signRequest } from './signer.js';
 import type { HcsTransport, HttpRequest, HttpResponse } from './transport.js';
 import type {

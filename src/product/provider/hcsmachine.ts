@@ -10,13 +10,13 @@
  * X-Client-Token derived from the HCSMachine uid), disks by identity metadata,
  * pool bindings live in the pool status.
  */
-import { getShared, updateStatusShared } from '../core/kube/client.js';
+import { getShared, updateStatusShared } from '../../core/kube/client.js';
 import { LABEL_CLUSTER_NAME, type Cluster, type Machine } from '../api/capi.js';
 import { FINALIZER_HCSMACHINE, type HCSCluster, type HCSMachine, type HCSMachineConfigPool } from '../api/hcs.js';
-import { isConflict } from '../core/kube/errors.js';
-import { hasFinalizer, isDeleting, type ObjectRef } from '../core/kube/types.js';
-import type { ControllerContext } from '../core/runtime/context.js';
-import type { Controller, Result } from '../core/runtime/manager.js';
+import { isConflict } from '../../core/kube/errors.js';
+import { hasFinalizer, isDeleting, type ObjectRef } from '../../core/kube/types.js';
+import type { ControllerContext } from '../../core/runtime/context.js';
+import type { Controller, Result } from '../../core/runtime/manager.js';
 import { asCloudError, attachedServers, type CloudApi, type CloudServer, type CloudVolume } from './cloud-api.js';
 import { cloudErrorReason, ruleForCloudError } from './cloud-errors.js';
 import type { ClaimedDisk, DiskClaimer } from './disks.js';

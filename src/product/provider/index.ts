@@ -5,12 +5,12 @@
 import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, type Cluster, type KubeadmControlPlane, type Machine, type MachineDeployment } from '../api/capi.js';
 import type { HCSCluster, HCSMachine, HCSMachineConfigPool } from '../api/hcs.js';
 import type { HcsClient } from '../cloud/index.js';
-import type { KubeObject, WatchEvent } from '../core/kube/types.js';
-import { getShared } from '../core/kube/client.js';
-import { jsonEqual } from '../core/kube/patch.js';
-import type { ControllerContext } from '../core/runtime/context.js';
-import type { Controller, Result } from '../core/runtime/manager.js';
-import { defaultOsSupportMatrix, type OsSupportMatrix } from '../workload/matrix.js';
+import type { KubeObject, WatchEvent } from '../../core/kube/types.js';
+import { getShared } from '../../core/kube/client.js';
+import { jsonEqual } from '../../core/kube/patch.js';
+import type { ControllerContext } from '../../core/runtime/context.js';
+import type { Controller, Result } from '../../core/runtime/manager.js';
+import { defaultOsSupportMatrix, type OsSupportMatrix } from '../matrix/matrix.js';
 import { CLUSTER_WORKLOAD_CONTROLLER, HCSClusterWorkloadController } from './clusterworkload.js';
 import type { CloudApi } from './cloud-api.js';
 import { EvsDiskClaimer, type DiskClaimer } from './disks.js';

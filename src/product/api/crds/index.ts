@@ -1,3 +1,3 @@
-export * from './schema.js';
+export * from '../../../core/kube/schema.js';
 export * from './definitions.js';
 export * from './install.js';

@@ -9,8 +9,8 @@
  */
 import { secretValue, tlsPairOf, type Secret } from '../api/core.js';
 import type { HCSCluster, PersistentDisk, PoolConfig, PoolNetwork } from '../api/hcs.js';
-import { issueCertificate } from '../core/pki/index.js';
-import type { ControllerContext } from '../core/runtime/context.js';
+import { issueCertificate } from '../../core/pki/index.js';
+import type { ControllerContext } from '../../core/runtime/context.js';
 import { asCloudError, type CloudApi, type CloudImage, type CloudServer, type CloudSubnet } from './cloud-api.js';
 import { cloudErrorReason, ruleForCloudError } from './cloud-errors.js';
 import { CloudInitError, injectCloudInit } from './cloudinit.js';

@@ -2,7 +2,7 @@
  * The CustomResourceDefinitions of every custom resource in SPEC.md, as
  * TypeScript data: one source of truth that the embedded store validates and
  * prunes against, the HTTP facade serves (discovery, OpenAPI, printer
- * columns) and `npx tsx src/core/kube/crds/dump.ts` prints as YAML for a real
+ * columns) and `npx tsx src/product/api/crds/dump.ts` prints as YAML for a real
  * apiserver.
  *
  * Field lists follow the procedure documents' YAML (seeds/000, seeds/004; the
@@ -15,7 +15,7 @@
  * admission (src/admission) so that the rejection names the SPEC rule; the
  * documents say the CRD schema lists the subnet selectors as optional.
  */
-import type { JSONSchemaProps } from './schema.js';
+import type { JSONSchemaProps } from '../../../core/kube/schema.js';
 
 export interface PrinterColumn {
   name: string;
@@ -168,7 +168,7 @@ const poolNetwork: JSONSchemaProps = {
   // Unknown per-NIC fields (gateway, routes, dns, ...) reach admission, which
   // rejects them naming NET-6, instead of being pruned silently.
   'x-kubernetes-preserve-unknown-fields': true,
-  // The subnet-selector rules, for a real apiserver (src/admission/hcs.ts enforces them on the embedded store).
+  // The subnet-selector rules, for a real apiserver (src/product/api/admission.ts enforces them on the embedded store).
   'x-kubernetes-validations': [
     { rule: '!(has(self.subnetName) && has(self.subnetId))', message: 'NET-1: set subnetName or subnetId, not both', reason: 'FieldValueForbidden', fieldPath: '.subnetId' },
     { rule: 'has(self.subnetName) || has(self.subenetName) || has(self.subnetId)', message: 'NET-1: one subnet selector (subnetName or subnetId)', reason: 'FieldValueRequired' },

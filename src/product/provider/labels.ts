@@ -1,7 +1,7 @@
 /**
  * Names the provider derives: device paths, filesystem labels, volume names,
  * providerIDs. The metadata keys it writes on servers and volumes are in
- * src/api/metadata.ts.
+ * src/product/api/metadata.ts.
  */
 /** Annotation on HCSMachine: job id of the server delete request. */
 export const ANNOTATION_DELETE_JOB = 'hcs.io/delete-job';

@@ -3,7 +3,7 @@
  * procedure documents use them (seeds/000, seeds/004; SPEC TPL-1, POOL-1, DISK-1).
  */
 import type { Condition, ObjectReference } from './capi.js';
-import type { Typed } from '../core/kube/types.js';
+import type { Typed } from '../../core/kube/types.js';
 
 export const INFRA_VERSION = 'infrastructure.cluster.x-k8s.io/v1beta1';
 export const FINALIZER_HCSMACHINE = 'hcsmachine.infrastructure.cluster.x-k8s.io';

@@ -1,5 +1,5 @@
 /** Kubernetes core/v1 types used by the testbed (Node, Secret, Namespace). */
-import type { KubeObject, Typed } from '../core/kube/types.js';
+import type { KubeObject, Typed } from '../../core/kube/types.js';
 
 export interface NodeCondition {
   type: string;

@@ -4,9 +4,9 @@
  * the field and the rule; a rejected write changes nothing (the store
  * validates before it stores).
  */
-import type { HCSMachineConfigPool, HCSMachineSpec, HCSMachineTemplate, PersistentDisk } from '../api/hcs.js';
-import type { FieldCause } from '../core/kube/errors.js';
-import type { KubeObject } from '../core/kube/types.js';
+import type { HCSMachineConfigPool, HCSMachineSpec, HCSMachineTemplate, PersistentDisk } from './hcs.js';
+import type { FieldCause } from '../../core/kube/errors.js';
+import type { KubeObject } from '../../core/kube/types.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

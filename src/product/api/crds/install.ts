@@ -1,9 +1,9 @@
-import type { EmbeddedStore } from '../embedded-store.js';
+import type { EmbeddedStore } from '../../../core/kube/embedded-store.js';
 import { CRDS } from './definitions.js';
 
 /**
  * Make an embedded store validate and prune every custom resource against
- * its CRD schema (src/core/kube/crds/definitions.ts), as a real apiserver does.
+ * its CRD schema (src/product/api/crds/definitions.ts), as a real apiserver does.
  */
 export function installCrdSchemas(store: EmbeddedStore): void {
   for (const crd of CRDS) {

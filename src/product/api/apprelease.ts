@@ -2,10 +2,10 @@
  * AppRelease (app.alauda.io/v1): the resource through which the platform
  * installs and upgrades a chart in a workload cluster (Kube-OVN, OVN-1 ...
  * OVN-5). The types and the reading of a release that both the provider
- * (src/provider/kubeovn.ts) and the workload cluster's controller
+ * (src/product/provider/kubeovn.ts) and the workload cluster's controller
  * (src/workload/apprelease.ts, which models the phases) need.
  */
-import type { Typed } from '../core/kube/types.js';
+import type { Typed } from '../../core/kube/types.js';
 
 export const APPRELEASE_API_VERSION = 'app.alauda.io/v1';
 

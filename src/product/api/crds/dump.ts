@@ -2,7 +2,7 @@
  * Print every CRD as a multi-document YAML stream, ready for
  * `kubectl apply -f` against a real apiserver:
  *
- *   npx tsx src/core/kube/crds/dump.ts > out/crds.yaml
+ *   npx tsx src/product/api/crds/dump.ts > out/crds.yaml
  */
 import { stringify } from 'yaml';
 import { CRDS } from './definitions.js';

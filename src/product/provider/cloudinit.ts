@@ -7,7 +7,7 @@
  * pool-managed persistent disks. The format is documented in docs/provider.md.
  */
 import type { DataVolume } from '../api/hcs.js';
-import { dumpYaml, loadAllYaml, loadYaml, yamlErrorMessage } from '../core/yaml.js';
+import { dumpYaml, loadAllYaml, loadYaml, yamlErrorMessage } from '../../core/yaml.js';
 import {
   dataVolumeDevicePath,
   dataVolumeLabel,

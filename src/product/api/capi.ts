@@ -3,7 +3,7 @@
  * controlplane.cluster.x-k8s.io): the fields the testbed models.
  * Source: kubernetes-sigs/cluster-api api/v1beta1/*_types.go.
  */
-import type { KubeObject, Typed } from '../core/kube/types.js';
+import type { KubeObject, Typed } from '../../core/kube/types.js';
 
 export const CAPI_GROUP = 'cluster.x-k8s.io';
 export const CAPI_VERSION = 'cluster.x-k8s.io/v1beta1';
@@ -37,7 +37,7 @@ export function kubeconfigSecretName(cluster: string): string {
 /**
  * The testbed's record, in each workload cluster, of what its control plane
  * actually runs (KCP-3): written by the KubeadmControlPlane model, read by the
- * provider's version checks (src/provider/clusterworkload.ts).
+ * provider's version checks (src/product/provider/clusterworkload.ts).
  */
 export const CONTROL_PLANE_CONFIGMAP = { namespace: 'kube-system', name: 'testbed-control-plane' };
 

@@ -7,10 +7,10 @@
 import { LABEL_CLUSTER_NAME } from '../api/capi.js';
 import type { HCSCluster, HCSClusterStatus, HCSMachine, HCSSubnet } from '../api/hcs.js';
 import { FINALIZER_HCSCLUSTER } from '../api/hcs.js';
-import { errorMessage } from '../core/errors.js';
-import { hasFinalizer, isDeleting } from '../core/kube/types.js';
-import type { ControllerContext } from '../core/runtime/context.js';
-import type { Controller, Result } from '../core/runtime/manager.js';
+import { errorMessage } from '../../core/errors.js';
+import { hasFinalizer, isDeleting } from '../../core/kube/types.js';
+import type { ControllerContext } from '../../core/runtime/context.js';
+import type { Controller, Result } from '../../core/runtime/manager.js';
 import { asCloudError, stableMessage, type CloudApi, type CloudSubnet } from './cloud-api.js';
 import { cloudErrorReason, ruleForCloudError } from './cloud-errors.js';
 import { Reporter, getCondition, mutateStatus, setCondition } from './util.js';

@@ -17,13 +17,13 @@ import type {
   PoolConfig,
   PoolEntryStatus,
 } from '../api/hcs.js';
-import { rfc3339 } from '../core/clock.js';
-import { getShared, listShared, updateStatusShared, type KubeClient } from '../core/kube/client.js';
-import { isConflict } from '../core/kube/errors.js';
-import { jsonEqual } from '../core/kube/patch.js';
-import type { KubeObject, ObjectRef } from '../core/kube/types.js';
-import type { Controller, Result } from '../core/runtime/manager.js';
-import type { ControllerContext } from '../core/runtime/context.js';
+import { rfc3339 } from '../../core/clock.js';
+import { getShared, listShared, updateStatusShared, type KubeClient } from '../../core/kube/client.js';
+import { isConflict } from '../../core/kube/errors.js';
+import { jsonEqual } from '../../core/kube/patch.js';
+import type { KubeObject, ObjectRef } from '../../core/kube/types.js';
+import type { Controller, Result } from '../../core/runtime/manager.js';
+import type { ControllerContext } from '../../core/runtime/context.js';
 import type { CloudApi, CloudVolume } from './cloud-api.js';
 import { attachedServers } from './cloud-api.js';
 import { META_CLUSTER, META_HOSTNAME, META_PERSISTENT, META_SLOT } from '../api/metadata.js';

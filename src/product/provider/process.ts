@@ -5,7 +5,7 @@
  * - the management cluster through @kubernetes/client-node (any kubeconfig);
  * - the workload clusters through their `<cluster>-kubeconfig` Secrets, as
  *   Cluster API's cluster cache does (the Kube-OVN AppRelease, OVN-1..3);
- * - the cloud only over HTTP(S), AK/SK-signed (src/cloud/client.ts), never in
+ * - the cloud only over HTTP(S), AK/SK-signed (src/product/cloud/client.ts), never in
  *   process; the credentials Secret (HCS-5) is followed as in the testbed;
  * - the wall clock (`speed`, for testbed runs on paced time only, shortens
  *   the delays: requeues and backoff; timestamps, certificates and
@@ -30,18 +30,20 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { secretValue, type Secret } from '../api/core.js';
 import { KUBECONFIG_DATA_KEY, LABEL_CLUSTER_NAME, SECRET_TYPE_CLUSTER } from '../api/capi.js';
-import { RealClock, rfc3339, type Clock, type TimerId } from '../core/clock.js';
-import { errorMessage } from '../core/errors.js';
-import { EventLog, type EventInput, type EventListener, type EventSource, type LogEvent } from '../core/events.js';
-import { SeededRng } from '../core/rng.js';
+import { RealClock, rfc3339, type Clock, type TimerId } from '../../core/clock.js';
+import { errorMessage } from '../../core/errors.js';
+import { EventLog, type EventInput, type EventListener, type EventSource, type LogEvent } from '../../core/events.js';
+import { SeededRng } from '../../core/rng.js';
 import { HcsClient, type HcsTransport } from '../cloud/index.js';
-import { ClientNodeKube } from '../core/kube/client-node.js';
-import type { KubeClient, ListOptions, WatchOptions } from '../core/kube/client.js';
-import type { KubeObject, ObjectRef, WatchEvent } from '../core/kube/types.js';
-import { setupProviderControllers, type ProviderControllers } from '../provider/index.js';
-import { ControllerLogs, EventRecorder, kubeEvent, type ControllerContext, type LogLine, type Logger, type WorkloadClusters } from '../core/runtime/context.js';
-import { Manager } from '../core/runtime/manager.js';
-import { PROVIDER_DEPLOYMENT } from './external.js';
+import { ClientNodeKube } from '../../core/kube/client-node.js';
+import type { KubeClient, ListOptions, WatchOptions } from '../../core/kube/client.js';
+import type { KubeObject, ObjectRef, WatchEvent } from '../../core/kube/types.js';
+import { setupProviderControllers, type ProviderControllers } from './index.js';
+import { ControllerLogs, EventRecorder, kubeEvent, type ControllerContext, type LogLine, type Logger, type WorkloadClusters } from '../../core/runtime/context.js';
+import { Manager } from '../../core/runtime/manager.js';
+
+/** The provider's Deployment (and controller-log) name, as clusterctl would install it: hcs-controller-manager. */
+export const PROVIDER_DEPLOYMENT = 'hcs-controller-manager';
 
 /** Annotation on the provider's Kubernetes Events: the SPEC rules the Event cites (comma-separated). */
 export const ANN_EVENT_RULES = 'hcs-testbed.io/rules';
@@ -466,7 +468,7 @@ export function readProviderLog(file: string): () => string {
   };
 }
 
-/** Keys of a provider log line that are not the event's data (StreamLogs, Reporter: src/provider/util.ts). */
+/** Keys of a provider log line that are not the event's data (StreamLogs, Reporter: src/product/provider/util.ts). */
 const LINE_KEYS = new Set(['t', 'level', 'controller', 'msg', 'event', 'rules']);
 
 /**

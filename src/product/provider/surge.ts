@@ -10,7 +10,7 @@
 import { LABEL_DEPLOYMENT_NAME, LABEL_SET_NAME, type KubeadmControlPlane, type Machine, type MachineDeployment } from '../api/capi.js';
 import type { HCSMachineConfigPool } from '../api/hcs.js';
 import { maxSurge as mdMaxSurge } from '../api/rolling-update.js';
-import { getShared, listShared, type KubeClient } from '../core/kube/client.js';
+import { getShared, listShared, type KubeClient } from '../../core/kube/client.js';
 
 const LABEL_CONTROL_PLANE_NAME = 'cluster.x-k8s.io/control-plane-name';
 

@@ -14,11 +14,11 @@
  */
 import { CONTROL_PLANE_CONFIGMAP, type Cluster, type Condition, type KubeadmControlPlane, type MachineDeployment } from '../api/capi.js';
 import type { HCSCluster, HCSMachineTemplate } from '../api/hcs.js';
-import type { KubeObject, ObjectRef } from '../core/kube/types.js';
-import type { ControllerContext } from '../core/runtime/context.js';
-import type { Controller, Result } from '../core/runtime/manager.js';
-import type { OsSupportMatrix } from '../workload/matrix.js';
-import { checkControlPlaneSpec, checkDeployedControlPlane, checkWorkerVersions, type DeployedControlPlane, type VersionProblem } from '../workload/versions.js';
+import type { KubeObject, ObjectRef } from '../../core/kube/types.js';
+import type { ControllerContext } from '../../core/runtime/context.js';
+import type { Controller, Result } from '../../core/runtime/manager.js';
+import type { OsSupportMatrix } from '../matrix/matrix.js';
+import { checkControlPlaneSpec, checkDeployedControlPlane, checkWorkerVersions, type DeployedControlPlane, type VersionProblem } from '../matrix/versions.js';
 import { COND_KUBE_OVN, KUBE_OVN_APPRELEASE, KUBE_OVN_NAMESPACE, clusterForHCSCluster, reconcileKubeOvnRelease } from './kubeovn.js';
 import { Reporter, getCondition, mutateStatus, setCondition } from './util.js';
 

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { repoPath } from '../core/repo.js';
+import { repoPath } from '../../core/repo.js';
 
 export interface MatrixRow {
   acpVersion: string;

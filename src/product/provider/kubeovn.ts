@@ -15,12 +15,12 @@
  */
 import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, type Cluster, type Machine } from '../api/capi.js';
 import type { HCSCluster } from '../api/hcs.js';
-import { listShared, type KubeClient, type ListOptions } from '../core/kube/client.js';
-import { keyOf } from '../core/kube/types.js';
-import { KubeApiError } from '../core/kube/errors.js';
-import type { ControllerContext } from '../core/runtime/context.js';
+import { listShared, type KubeClient, type ListOptions } from '../../core/kube/client.js';
+import { keyOf } from '../../core/kube/types.js';
+import { KubeApiError } from '../../core/kube/errors.js';
+import type { ControllerContext } from '../../core/runtime/context.js';
 import { APPRELEASE_API_VERSION, chartOf, type AppRelease } from '../api/apprelease.js';
-import { KUBE_OVN_CHART } from '../workload/matrix.js';
+import { KUBE_OVN_CHART } from '../matrix/matrix.js';
 
 export const KUBE_OVN_APPRELEASE = 'cni-kube-ovn';
 export const KUBE_OVN_NAMESPACE = 'cpaas-system';

@@ -1,10 +1,10 @@
 import type { Condition } from '../api/capi.js';
-import { rfc3339 } from '../core/clock.js';
-import type { EventInput } from '../core/events.js';
-import type { KubeClient } from '../core/kube/client.js';
-import { isConflict } from '../core/kube/errors.js';
-import type { KubeObject, ObjectRef } from '../core/kube/types.js';
-import type { ControllerContext, Logger } from '../core/runtime/context.js';
+import { rfc3339 } from '../../core/clock.js';
+import type { EventInput } from '../../core/events.js';
+import type { KubeClient } from '../../core/kube/client.js';
+import { isConflict } from '../../core/kube/errors.js';
+import type { KubeObject, ObjectRef } from '../../core/kube/types.js';
+import type { ControllerContext, Logger } from '../../core/runtime/context.js';
 
 export const DEPLOYMENT = 'hcs-controller-manager';
 
@@ -49,7 +49,7 @@ export class Reporter {
   }
 
   // The log line names the event type (`event`): a run with an outside provider process rebuilds the provider's
-  // events from its log (src/testbed/provider-process.ts followProviderLog), as the in-process provider records them.
+  // events from its log (src/product/provider/process.ts followProviderLog), as the in-process provider records them.
   info(type: string, msg: string, kv: Record<string, unknown> = {}, rules?: string[]): void {
     this.log.info(msg, { event: type, ...kv, ...(rules ? { rules } : {}) });
     this.record({ source: 'provider', type, message: msg, data: kv, ...(rules ? { rules } : {}) });
