@@ -2,7 +2,7 @@
  * YAML for cloud-init user data and the kubeadm files inside it.
  *
  * The user data is read on the node by cloud-init, that is by PyYAML (YAML
- * 1.1), and in the testbed by the guest (src/guest/cloudinit.ts) and the tests.
+ * 1.1), and in the testbed by the guest (src/world/guest/cloudinit.ts) and the tests.
  * Both hot paths (one injectCloudInit per server creation, one guest parse per
  * boot) use js-yaml on plain JS values, several times faster than the `yaml`
  * package's document model, with two schemas:

@@ -11,7 +11,7 @@
 import type { ServerResponse } from 'node:http';
 import type { KubeObject, WatchEvent } from '../core/kube/types.js';
 import type { ControllerLogs, LogLine } from '../core/runtime/context.js';
-import type { TimeControl } from '../facade/timecontrol.js';
+import type { TimeControl } from '../world/facade/timecontrol.js';
 import { computeView, type ViewSources } from './view.js';
 
 export const WATCHED_KINDS = ['Cluster', 'KubeadmControlPlane', 'MachineDeployment', 'MachineSet', 'Machine', 'HCSMachineConfigPool', 'HCSMachine'];

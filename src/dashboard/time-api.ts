@@ -11,7 +11,7 @@
  * metav1.Status with code 400 and nothing changes.
  */
 import { parseDuration } from '../core/clock.js';
-import { TimeControlError, type TimeControl } from '../facade/timecontrol.js';
+import { TimeControlError, type TimeControl } from '../world/facade/timecontrol.js';
 
 export class ApiError extends Error {
   constructor(

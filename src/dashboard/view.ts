@@ -11,7 +11,7 @@ import type { EmbeddedStore } from '../core/kube/embedded-store.js';
 import type { KubeObject } from '../core/kube/types.js';
 import { timelineSvg } from '../report/html.js';
 import { renderHostnames } from '../report/hostnames-svg.js';
-import type { TimeStatus } from '../facade/timecontrol.js';
+import type { TimeStatus } from '../world/facade/timecontrol.js';
 import { whyWaiting, WHY_KINDS, type Stall } from '../status/why.js';
 import { hostPicture } from './hosts.js';
 import { META_PERSISTENT } from '../product/api/metadata.js';

@@ -9,7 +9,7 @@ import type { KubeObject } from '../core/kube/types.js';
 import type { WorkloadClusters } from '../core/runtime/context.js';
 import { applyObject, loadManifestPath } from '../manifests/index.js';
 import { tokenize } from './tokenize.js';
-import { toTable } from '../facade/tables.js';
+import { toTable } from '../world/facade/tables.js';
 
 /**
  * A built-in interpreter for the kubectl subset the procedure documents use
@@ -100,7 +100,7 @@ function age(clock: Clock, o: KubeObject): string {
 
 /**
  * `kubectl get` table: the same columns the API facade serves for server-side
- * printing (src/facade/tables.ts: the CRDs' printer columns, the apiserver's
+ * printing (src/world/facade/tables.ts: the CRDs' printer columns, the apiserver's
  * printers for built-in kinds), laid out as kubectl prints them. `-o wide`
  * adds the columns of priority > 0.
  */

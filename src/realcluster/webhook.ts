@@ -26,7 +26,7 @@ import { randomInt } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { ADMISSION, admissionFor } from '../admission/index.js';
+import { ADMISSION, admissionFor } from '../world/admission.js';
 import { SeededRng } from '../core/rng.js';
 import { kubeRequest } from '../core/kube/client-node.js';
 import { KubeApiError, type FieldCause } from '../core/kube/errors.js';

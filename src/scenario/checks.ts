@@ -8,7 +8,7 @@ import type { KubeObject } from '../core/kube/types.js';
 import type { Cluster, KubeadmControlPlane } from '../product/api/capi.js';
 import { defaultOsSupportMatrix, KUBE_OVN_CHART } from '../product/matrix/matrix.js';
 import type { AppRelease } from '../product/api/apprelease.js';
-import { installedRevisionTrap, ovnUpgradeDone } from '../workload/apprelease.js';
+import { installedRevisionTrap, ovnUpgradeDone } from '../world/workload/apprelease.js';
 import type { World } from './world.js';
 import { CONTRACT, CONTRACT_CONDITIONS, CONTRACT_EVENT_REASONS, CONTRACT_FIELDS, PROVIDER_KINDS, TESTBED_EVENT_REASONS, reference, without, type Classification } from './contract.js';
 import { META_PERSISTENT_VOLUMES } from '../product/api/metadata.js';

@@ -25,7 +25,7 @@ const KINDS = ['Machine', 'HCSMachine', 'MachineDeployment', 'MachineSet', 'Kube
 
 interface Cond { type: string; status: string; reason?: string; message?: string }
 
-/** Guest event types that leave a node stuck short of joining (src/guest): what a wait for nodes or machines waits on. */
+/** Guest event types that leave a node stuck short of joining (src/world/guest): what a wait for nodes or machines waits on. */
 const GUEST_STUCK = new Set(['guest.join-failed', 'guest.waiting-for-disks']);
 
 /**

@@ -5,7 +5,7 @@
  */
 import type { HCSMachine, HCSMachineConfigPool } from '../product/api/hcs.js';
 import { LABEL_DEPLOYMENT_NAME, type Machine, type MachineDeployment } from '../product/api/capi.js';
-import { maxSurge, maxUnavailable } from '../capi/mdutil.js';
+import { maxSurge, maxUnavailable } from '../world/capi/mdutil.js';
 import { nodeReady, secretValue, type Node, type Secret } from '../product/api/core.js';
 import { verifyLeaf } from '../core/pki/index.js';
 

@@ -33,7 +33,7 @@
  * MachineSets being deleted, are not judged.
  */
 import type { MachineDeployment, MachineSet } from '../product/api/capi.js';
-import { maxUnavailable } from '../capi/mdutil.js';
+import { maxUnavailable } from '../world/capi/mdutil.js';
 import type { KubeClient } from '../core/kube/client.js';
 import type { WatchEvent } from '../core/kube/types.js';
 import type { ContractFinding } from './disk-reuse.js';

@@ -1,8 +1,8 @@
 /**
  * The testbed etcd's faults (KCP-5) on the etcd the facade serves to a real
- * Cluster API (`--capi upstream` / `external`: src/facade/etcd/members.ts
+ * Cluster API (`--capi upstream` / `external`: src/world/facade/etcd/members.ts
  * behind `pods/etcd-<node>/portforward`). The same fault model and the same
- * operator hint as the model's KCP (src/capi/etcd-faults.ts, src/capi/kcp.ts),
+ * operator hint as the model's KCP (src/world/capi/etcd-faults.ts, src/world/capi/kcp.ts),
  * so a scenario reads the same on both:
  *
  * - the KubeadmControlPlane annotation `testbed.hcs/etcd-member-unhealthy`
@@ -19,9 +19,9 @@
  */
 import { LABEL_CLUSTER_NAME } from '../product/api/capi.js';
 import type { KubeadmControlPlane, Machine } from '../product/api/capi.js';
-import { ANN_ETCD_MEMBER_UNHEALTHY, ANN_RESTORE_ETCD_QUORUM, etcdFaultsOf, reportQuorumLost, reportQuorumRestored } from '../capi/etcd-faults.js';
-import { keyFor, splitKey } from '../capi/util.js';
-import type { WorkloadEtcd } from '../facade/etcd/members.js';
+import { ANN_ETCD_MEMBER_UNHEALTHY, ANN_RESTORE_ETCD_QUORUM, etcdFaultsOf, reportQuorumLost, reportQuorumRestored } from '../world/capi/etcd-faults.js';
+import { keyFor, splitKey } from '../world/capi/util.js';
+import type { WorkloadEtcd } from '../world/facade/etcd/members.js';
 import type { Controller, Result } from '../core/runtime/manager.js';
 import type { ControllerContext } from '../core/runtime/context.js';
 

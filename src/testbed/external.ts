@@ -23,7 +23,7 @@ import { createServer } from 'node:https';
 import { dirname, resolve, join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { defaultCloudConfig, type MockHcs } from '../../mock-hcs/src/index.js';
-import { loopbackTls } from '../facade/auth.js';
+import { loopbackTls } from '../world/facade/auth.js';
 import { writeSecretFile } from '../core/secret-file.js';
 
 export const CAPI_MODES = ['embedded', 'upstream', 'external'] as const;

@@ -1,2 +1,2 @@
-export * from './embedded.js';
+export * from '../world/embedded.js';
 export * from './testbed.js';

@@ -31,13 +31,13 @@ import { BUILTIN_GROUPS, RESOURCES } from '../core/kube/resources.js';
 import type { KubeObject } from '../core/kube/types.js';
 import { installCrdSchemas } from '../product/api/crds/install.js';
 import { setupGarbageCollector } from '../core/runtime/garbage-collector.js';
-import { DEFAULT_NAMESPACES } from '../facade/controllers.js';
+import { DEFAULT_NAMESPACES } from '../world/facade/controllers.js';
 import { ensureNamespaces, installCrds } from '../realcluster/crds.js';
 import type { TestbedFactory } from '../scenario/runner.js';
 import { EmbeddedStore } from '../core/kube/embedded-store.js';
-import { startFacade, type Facade } from '../facade/index.js';
+import { startFacade, type Facade } from '../world/facade/index.js';
 import type { LogEvent } from '../core/events.js';
-import { createEnv, type Env } from './embedded.js';
+import { createEnv, type Env } from '../world/embedded.js';
 import { CloudFront, PROVIDER_DEPLOYMENT, type CapiMode, type ProviderMode } from './external.js';
 import { DEFAULT_SPEED, PacedSimulation } from './paced.js';
 import { assembleTestbed, type TestbedOptions, type TestbedParts } from './testbed.js';
@@ -214,9 +214,9 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
       mgmt: new EmbeddedStore({ clock: env.clock, rng: env.rng.fork('facade'), clusterName: 'unused' }),
       workloads: env.workloads,
       clock: env.clock,
-      // The etcd members KCP reads through pods/etcd-<node>/portforward are served with the cluster's etcd CA (src/facade/portforward/etcd-forward.ts).
+      // The etcd members KCP reads through pods/etcd-<node>/portforward are served with the cluster's etcd CA (src/world/facade/portforward/etcd-forward.ts).
       etcdCa: (namespace, cluster) => etcdCaOf(env, namespace, cluster),
-      // KCP's reconcileCertificateExpiries reads the apiserver certificate through pods/kube-apiserver-<node>/portforward (src/facade/portforward/apiserver-forward.ts).
+      // KCP's reconcileCertificateExpiries reads the apiserver certificate through pods/kube-apiserver-<node>/portforward (src/world/facade/portforward/apiserver-forward.ts).
       clusterCa: (namespace, cluster) => clusterCaOf(env, namespace, cluster),
     });
   }

@@ -4,20 +4,20 @@
  * over (in-process) signed HTTP, the simulated Cluster API core, the HCS
  * provider and the guests. One seed fixes the whole run.
  */
-import { NODE_LIFECYCLE_CONTROLLER, setupNodeLifecycle } from './node-lifecycle.js';
+import { NODE_LIFECYCLE_CONTROLLER, setupNodeLifecycle } from '../world/workload/node-lifecycle.js';
 import { createMockHcs, type CloudConfig, type MockHcs } from '../../mock-hcs/src/index.js';
-import { installAdmission } from '../admission/index.js';
+import { installAdmission } from '../world/admission.js';
 import { secretValue, type Secret } from '../product/api/core.js';
 import { installCrdSchemas } from '../product/api/crds/install.js';
-import { setupCapiControllers } from '../capi/index.js';
+import { setupCapiControllers } from '../world/capi/index.js';
 import { dispatchTransport, HcsClient } from '../product/cloud/index.js';
-import { GuestFleet, type GuestOptions } from '../guest/index.js';
+import { GuestFleet, type GuestOptions } from '../world/guest/index.js';
 import { setupProviderControllers, type DiskClaimer, type ProviderControllers, type ProviderOptions } from '../product/provider/index.js';
 import type { TestbedFactory, TestbedHandle } from '../scenario/runner.js';
 import type { World } from '../scenario/world.js';
-import { setupWorkloadControllers, type AppReleaseTimings, type WorkloadControllers } from '../workload/index.js';
-import { startFacade, type Facade } from '../facade/index.js';
-import { createEmbeddedEnv, type EmbeddedEnv, type Env } from './embedded.js';
+import { setupWorkloadControllers, type AppReleaseTimings, type WorkloadControllers } from '../world/workload/index.js';
+import { startFacade, type Facade } from '../world/facade/index.js';
+import { createEmbeddedEnv, type EmbeddedEnv, type Env } from '../world/embedded.js';
 
 /** The kind each kind-keyed controller reconciles (for resync after a restart). */
 const CONTROLLER_KINDS: Record<string, string> = {

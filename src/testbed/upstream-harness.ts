@@ -32,21 +32,21 @@
  *   once per Machine, and `kcp.certificates-expiry` once per KubeadmConfig
  *   KCP annotates (src/testbed/upstream-kcp-events.ts).
  * - The cloud controller manager's node lifecycle controller is not here: it
- *   runs in every testbed, whichever Cluster API (src/testbed/node-lifecycle.ts).
+ *   runs in every testbed, whichever Cluster API (src/world/workload/node-lifecycle.ts).
  */
 import { LABEL_CLUSTER_NAME } from '../product/api/capi.js';
 import type { Cluster, Condition } from '../product/api/capi.js';
 import type { KubeadmControlPlane } from '../product/api/capi.js';
 import { secretValue, type Node, type Secret } from '../product/api/core.js';
-import { KUBEADM_CONFIGMAP, writeKubeadmConfig } from '../capi/kubeadm-config.js';
+import { KUBEADM_CONFIGMAP, writeKubeadmConfig } from '../world/capi/kubeadm-config.js';
 import { rfc3339 } from '../core/clock.js';
 import { KUBECONFIG_DATA_KEY, SECRET_TYPE_CLUSTER, kubeconfigSecretName } from '../product/api/capi.js';
-import { renderKubeconfig } from '../capi/kubeconfig.js';
+import { renderKubeconfig } from '../world/capi/kubeconfig.js';
 import { KubeApiError } from '../core/kube/errors.js';
 import { generateCA, issueCertificateSync } from '../core/pki/index.js';
 import type { Controller, Result } from '../core/runtime/manager.js';
 import type { ControllerContext } from '../core/runtime/context.js';
-import { splitKey } from '../capi/util.js';
+import { splitKey } from '../world/capi/util.js';
 import { observeCertificateExpiries, observeKcpMachines } from './upstream-kcp-events.js';
 
 export const HARNESS_CONTROLLER = 'upstream-external-control-plane';

@@ -1,6 +1,6 @@
 /**
  * The `source: capi` KubeadmControlPlane events of the model
- * (`kcp.machine-created`, `kcp.scale-down`: src/capi/kcp.ts createMachine and
+ * (`kcp.machine-created`, `kcp.scale-down`: src/world/capi/kcp.ts createMachine and
  * decision) on upstream Cluster API, where KCP writes no testbed events: the
  * upstream harness records them from what it observes KCP write to the
  * management cluster, so a scenario's `events:` checks read the same on
@@ -26,12 +26,12 @@
  *   upstream delete none.
  *
  * - **`kcp.certificates-expiry`** (upstream only: the model's KCP writes the
- *   same annotation, src/capi/kcp-certificates.ts, but no event, as upstream
+ *   same annotation, src/world/capi/kcp-certificates.ts, but no event, as upstream
  *   only logs it): a KubeadmConfig owned by a Machine gets
  *   the `machine.cluster.x-k8s.io/certificates-expiry` annotation, which
  *   KCP's reconcileCertificateExpiries writes from the kube-apiserver
  *   certificate it read through `pods/kube-apiserver-<node>/portforward`
- *   (src/facade/portforward/apiserver-forward.ts). `data`: machine, node, the
+ *   (src/world/facade/portforward/apiserver-forward.ts). `data`: machine, node, the
  *   annotation's value and the Node's creationTimestamp as the workload
  *   cluster has it (the moment the testbed's kubeadm issued that
  *   certificate), so a test can check expiry = Node creation + 8760 h.

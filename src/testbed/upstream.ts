@@ -24,7 +24,7 @@
  */
 import type { CustomResourceDefinition } from '../product/api/crds/index.js';
 import { CRDS } from '../product/api/crds/index.js';
-import { DEFAULT_NAMESPACES } from '../facade/controllers.js';
+import { DEFAULT_NAMESPACES } from '../world/facade/controllers.js';
 import { findKubeBinaries } from '../realcluster/binaries.js';
 import { findCapiBinaries } from '../realcluster/capi-binaries.js';
 import { CONTRACT_LABEL, loadUpstreamCrds } from '../realcluster/capi-crds.js';

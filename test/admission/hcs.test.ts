@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { installAdmission } from '../../src/admission/index.js';
+import { installAdmission } from '../../src/world/admission.js';
 import { KubeApiError, type KubeObject } from '../../src/core/kube/index.js';
-import { createEmbeddedEnv } from '../../src/testbed/embedded.js';
+import { createEmbeddedEnv } from '../../src/world/embedded.js';
 
 const disk = { slot: 0, size: 100, type: 'SSD', mountPath: '/var/cpaas', format: 'xfs' };
 const pool = (configs: unknown[]): KubeObject => ({

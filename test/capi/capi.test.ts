@@ -14,7 +14,7 @@ import type { Cluster, KubeadmConfig, MachineDeployment, MachineSet } from '../.
 import type { HCSMachine } from '../../src/product/api/hcs.js';
 import type { Node, Secret } from '../../src/product/api/core.js';
 import { secretValue } from '../../src/product/api/core.js';
-import { ANN_DESIRED_REPLICAS, ANN_MAX_REPLICAS, ANN_REVISION, mdutil } from '../../src/capi/index.js';
+import { ANN_DESIRED_REPLICAS, ANN_MAX_REPLICAS, ANN_REVISION, mdutil } from '../../src/world/capi/index.js';
 import { CLUSTER, KUBELET_PATCH, NS, createWorld, machineDeployment, machineTemplate, machines, runningCount, type World } from './fixtures.js';
 
 const MD = `${CLUSTER}-md-0`;

@@ -6,11 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { ANNOTATION_DELETE_MACHINE, CAPI_VERSION } from '../../src/product/api/capi.js';
 import type { Machine, MachineDeployment, MachineSet } from '../../src/product/api/capi.js';
-import { validateMachineDeployment } from '../../src/admission/capi.js';
+import { validateMachineDeployment } from '../../src/world/capi/admission.js';
 import { rfc3339 } from '../../src/core/clock.js';
-import { machinesToDelete, mdutil } from '../../src/capi/index.js';
-import { scaledValue } from '../../src/capi/util.js';
-import { resolveFenceposts } from '../../src/capi/rollout-planner.js';
+import { machinesToDelete, mdutil } from '../../src/world/capi/index.js';
+import { scaledValue } from '../../src/world/capi/util.js';
+import { resolveFenceposts } from '../../src/world/capi/rollout-planner.js';
 import { CLUSTER, NS, createWorld, machineDeployment, machines } from './fixtures.js';
 
 describe('intstr (k8s.io/apimachinery pkg/util/intstr GetScaledValueFromIntOrPercent, as v1.10 mdutil and its webhook call it)', () => {

@@ -13,8 +13,8 @@ import { rfc3339 } from '../../src/core/clock.js';
 import { isDeleting } from '../../src/core/kube/types.js';
 import type { Controller, Result } from '../../src/core/runtime/manager.js';
 import type { ControllerContext } from '../../src/core/runtime/context.js';
-import { createEmbeddedEnv, type EmbeddedEnv } from '../../src/testbed/embedded.js';
-import { setupCapiControllers } from '../../src/capi/index.js';
+import { createEmbeddedEnv, type EmbeddedEnv } from '../../src/world/embedded.js';
+import { setupCapiControllers } from '../../src/world/capi/index.js';
 
 export const NS = 'cpaas-system';
 export const CLUSTER = 'demo';
@@ -222,7 +222,7 @@ export function kubeadmControlPlane(replicas: number, maxSurge: 0 | 1, opts: { v
  * infrastructure machine never exists (it stays Provisioning). Upstream
  * drains and deletes a worker's Node only while the cluster has an active
  * control plane Machine (machine_controller.go isDeleteNodeAllowed counts
- * Machines, not their readiness; src/capi/machine-delete-gate.ts), so the
+ * Machines, not their readiness; src/world/capi/machine-delete-gate.ts), so the
  * worlds that test drain and Node deletion carry one. `machines(w)` leaves it out.
  */
 export const CP_MACHINE = `${CLUSTER}-cp-0`;

@@ -18,9 +18,9 @@ import {
   validateKcp,
   type EtcdMemberRecord,
   type KcpMachineView,
-} from '../../src/capi/index.js';
+} from '../../src/world/capi/index.js';
 import { CLUSTER, KCP, NS, createWorld, kubeadmControlPlane, machineTemplate, machines, type World } from './fixtures.js';
-import { pickFewestFailureDomain, pickMostFailureDomain } from '../../src/capi/failure-domains.js';
+import { pickFewestFailureDomain, pickMostFailureDomain } from '../../src/world/capi/failure-domains.js';
 
 const MIN = 60_000;
 

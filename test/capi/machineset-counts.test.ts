@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { CAPI_VERSION, LABEL_CLUSTER_NAME } from '../../src/product/api/capi.js';
 import type { Machine, MachineSet } from '../../src/product/api/capi.js';
 import type { Node } from '../../src/product/api/core.js';
-import { MachineOwnerIndex, MachineSetStatusCounter, walkStatusCounts } from '../../src/capi/machineset.js';
+import { MachineOwnerIndex, MachineSetStatusCounter, walkStatusCounts } from '../../src/world/capi/machineset.js';
 import { VirtualClock } from '../../src/core/clock.js';
 import { SeededRng } from '../../src/core/rng.js';
 import { EmbeddedStore } from '../../src/core/kube/index.js';

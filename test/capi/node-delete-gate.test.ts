@@ -1,7 +1,7 @@
 /**
  * MD-4: when the Machine controller may drain and delete a deleted Machine's
  * Node, after upstream v1.10.10 internal/controllers/machine/machine_controller.go
- * isDeleteNodeAllowed (src/capi/machine-delete-gate.ts). Not allowed: no
+ * isDeleteNodeAllowed (src/world/capi/machine-delete-gate.ts). Not allowed: no
  * cordon, no drain, no volume-detach wait, the Node stays; only a log line
  * with the cause (upstream sets no condition for it).
  */
@@ -10,12 +10,12 @@ import { CAPI_VERSION, CONTROLPLANE_VERSION, LABEL_CLUSTER_NAME, LABEL_CONTROL_P
 import type { Cluster, Machine } from '../../src/product/api/capi.js';
 import type { Node } from '../../src/product/api/core.js';
 import { INFRA_VERSION } from '../../src/product/api/hcs.js';
-import { isDeleteNodeAllowed, NODE_DELETE_SKIP } from '../../src/capi/machine-delete-gate.js';
-import { CAPI_DEPLOYMENT } from '../../src/capi/util.js';
+import { isDeleteNodeAllowed, NODE_DELETE_SKIP } from '../../src/world/capi/machine-delete-gate.js';
+import { CAPI_DEPLOYMENT } from '../../src/world/capi/util.js';
 import type { KubeClient } from '../../src/core/kube/client.js';
 import { KubeApiError } from '../../src/core/kube/errors.js';
 import type { KubeObject, ObjectRef } from '../../src/core/kube/types.js';
-import { createEmbeddedEnv } from '../../src/testbed/embedded.js';
+import { createEmbeddedEnv } from '../../src/world/embedded.js';
 import { CLUSTER, CP_MACHINE, NS, controlPlaneMachine, createWorld, machineDeployment, machines, runningCount, type World } from './fixtures.js';
 
 const MIN = 60_000;

@@ -3,7 +3,7 @@
  * machinedeployment_controller.go reconcile (`if md.Spec.Paused { return
  * r.sync(...) }`) and machinedeployment_sync.go `sync()` / `scale()` with
  * mdutil FindOneActiveOrLatest, IsSaturated, GetProportion and
- * getMachineSetFraction (src/capi/rollout-planner.ts planPausedScale).
+ * getMachineSetFraction (src/world/capi/rollout-planner.ts planPausedScale).
  *
  * The table cases are the proportional-scaling cases of the deployment
  * controller's TestScale (kubernetes pkg/controller/deployment/sync_test.go,
@@ -13,8 +13,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { MachineDeployment, MachineSet } from '../../src/product/api/capi.js';
-import { ANN_REVISION } from '../../src/capi/index.js';
-import { isSaturated, machineSetFraction, planPausedScale, type RolloutDeployment, type RolloutMachineSet } from '../../src/capi/rollout-planner.js';
+import { ANN_REVISION } from '../../src/world/capi/index.js';
+import { isSaturated, machineSetFraction, planPausedScale, type RolloutDeployment, type RolloutMachineSet } from '../../src/world/capi/rollout-planner.js';
 import { CLUSTER, NS, createWorld, machineDeployment, machineTemplate, machines, runningCount, type World } from './fixtures.js';
 
 // kubernetes' TestScale deployments: maxSurge 0, maxUnavailable 0 (ResolveFenceposts then makes unavailable 1).

@@ -1,5 +1,5 @@
 /**
- * Table tests for the pure rollout decisions (src/capi/rollout-planner.ts),
+ * Table tests for the pure rollout decisions (src/world/capi/rollout-planner.ts),
  * which follow kubernetes-sigs/cluster-api v1.10.10 (the version tools/capi
  * builds): internal/controllers/machinedeployment/machinedeployment_rolling_test.go
  * (TestReconcileNewMachineSet, TestReconcileOldMachineSets) and
@@ -27,7 +27,7 @@ import {
   resolveFenceposts,
   type RolloutDeployment,
   type RolloutMachineSet,
-} from '../../src/capi/rollout-planner.js';
+} from '../../src/world/capi/rollout-planner.js';
 import { initialScope, runSequence, type SeqMS, type SeqScope } from './sequence.js';
 
 const md = (replicas: number, maxSurge: number | string = 1, maxUnavailable: number | string = 0): RolloutDeployment => ({ replicas, strategy: 'RollingUpdate', maxSurge, maxUnavailable });

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { KubeadmControlPlane, MachineDeployment, MachineSet } from '../../src/product/api/capi.js';
-import { ANN_SKIP_PREFLIGHT_CHECKS, compareSemver, parseTolerant, scaleUpPreflightChecks, type ControlPlaneView } from '../../src/capi/machineset-preflight.js';
+import { ANN_SKIP_PREFLIGHT_CHECKS, compareSemver, parseTolerant, scaleUpPreflightChecks, type ControlPlaneView } from '../../src/world/capi/machineset-preflight.js';
 import { CLUSTER, KCP, NS, createWorld, kubeadmControlPlane, machineDeployment, machines } from './fixtures.js';
 
 function msAt(version: string | undefined, annotations?: Record<string, string>, bootstrapKind = 'KubeadmConfigTemplate'): MachineSet {

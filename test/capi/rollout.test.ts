@@ -12,8 +12,8 @@ import { ANNOTATION_CLONED_FROM_NAME, LABEL_SET_NAME } from '../../src/product/a
 import type { MachineDeployment, MachineSet } from '../../src/product/api/capi.js';
 import type { Node } from '../../src/product/api/core.js';
 import { nodeReady } from '../../src/product/api/core.js';
-import { ANN_DISABLE_MACHINE_CREATE, ANN_REVISION, ANN_REVISION_HISTORY } from '../../src/capi/index.js';
-import { resolveFenceposts } from '../../src/capi/rollout-planner.js';
+import { ANN_DISABLE_MACHINE_CREATE, ANN_REVISION, ANN_REVISION_HISTORY } from '../../src/world/capi/index.js';
+import { resolveFenceposts } from '../../src/world/capi/rollout-planner.js';
 import { CLUSTER, NS, createWorld, machineDeployment, machineTemplate, machines, runningCount, type World } from './fixtures.js';
 
 const MD = `${CLUSTER}-md-0`;

@@ -4,13 +4,13 @@
  * machinedeployment_rollout_rollingupdate_test.go runRollingUpdateTestCase and
  * machinedeployment_rollout_sequence_test.go, default controller order): each
  * iteration reconciles the MachineDeployment (the pure planner in
- * src/capi/rollout-planner.ts, its intents applied to spec.replicas), then each
+ * src/world/capi/rollout-planner.ts, its intents applied to spec.replicas), then each
  * MachineSet in order with a fake MachineSet controller that creates Machines
  * named m<N> and deletes the oldest first; every Machine is available at once.
  * The log has the format of upstream's golden files
  * (testdata/rollingupdate/*.test.log.golden), so the two can be compared line by line.
  */
-import { mdMaxSurge, mdMaxUnavailable, plan, totalMachineSetsReplicaSum, type RolloutDeployment, type RolloutMachineSet } from '../../src/capi/rollout-planner.js';
+import { mdMaxSurge, mdMaxUnavailable, plan, totalMachineSetsReplicaSum, type RolloutDeployment, type RolloutMachineSet } from '../../src/world/capi/rollout-planner.js';
 
 export interface SeqMS {
   name: string;

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ANNOTATION_DELETE_MACHINE, CAPI_VERSION } from '../../src/product/api/capi.js';
 import type { Machine, MachineDeployment } from '../../src/product/api/capi.js';
 import { rfc3339 } from '../../src/core/clock.js';
-import { computePhase, machinesToDelete, mdutil } from '../../src/capi/index.js';
-import { safeEncodeString, scaledValue } from '../../src/capi/util.js';
+import { computePhase, machinesToDelete, mdutil } from '../../src/world/capi/index.js';
+import { safeEncodeString, scaledValue } from '../../src/world/capi/util.js';
 
 const NOW = Date.UTC(2026, 0, 10);
 

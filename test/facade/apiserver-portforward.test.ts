@@ -1,6 +1,6 @@
 /**
  * The kube-apiserver pods' serving port behind pods/kube-apiserver-<node>/portforward
- * (src/facade/portforward/apiserver-forward.ts), as Cluster API's KubeadmControlPlane v1.10
+ * (src/world/facade/portforward/apiserver-forward.ts), as Cluster API's KubeadmControlPlane v1.10
  * reconcileCertificateExpiries reads it (controlplane/kubeadm/internal/workload_cluster.go
  * GetAPIServerCertificateExpiry; KCP-1 control plane lifecycle): an outside Go client
  * (test/facade/etcd-go/apiserver-cert: client-go's transport/spdy dial as in
@@ -21,13 +21,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/core/clock.js';
 import { EventLog } from '../../src/core/events.js';
 import { SeededRng } from '../../src/core/rng.js';
-import { startFacade, type Facade } from '../../src/facade/index.js';
-import { apiServerCertificatePlan, firstServiceIp, parseGoDuration } from '../../src/workload/kubeadm-apiserver-cert.js';
+import { startFacade, type Facade } from '../../src/world/facade/index.js';
+import { apiServerCertificatePlan, firstServiceIp, parseGoDuration } from '../../src/world/workload/kubeadm-apiserver-cert.js';
 import { EmbeddedStore } from '../../src/core/kube/embedded-store.js';
 import { generateCASync, type CertKeyPair } from '../../src/core/pki/index.js';
-import { EmbeddedWorkloadClusters } from '../../src/testbed/embedded.js';
+import { EmbeddedWorkloadClusters } from '../../src/world/embedded.js';
 import type { Node } from '../../src/product/api/core.js';
-import type { Pod } from '../../src/workload/pods.js';
+import type { Pod } from '../../src/world/workload/pods.js';
 import { forward } from './spdy-client.js';
 import { buildGoClient, goProblem, runGoClient } from './go-clients.js';
 
@@ -61,7 +61,7 @@ async function setUp(): Promise<void> {
   const rng = new SeededRng(11);
   workloads = new EmbeddedWorkloadClusters(clock, rng.fork('wl'), new EventLog(clock));
   const store = workloads.store('cpaas-system', 'demo');
-  // What kubeadm uploaded (src/capi/kubeadm-config.ts): a non-default service subnet, the control plane endpoint.
+  // What kubeadm uploaded (src/world/capi/kubeadm-config.ts): a non-default service subnet, the control plane endpoint.
   await store.create({
     apiVersion: 'v1',
     kind: 'ConfigMap',

@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/core/clock.js';
 import { EventLog } from '../../src/core/events.js';
 import { SeededRng } from '../../src/core/rng.js';
-import { startFacade, type Facade } from '../../src/facade/index.js';
+import { startFacade, type Facade } from '../../src/world/facade/index.js';
 import { EmbeddedStore } from '../../src/core/kube/embedded-store.js';
-import { EmbeddedWorkloadClusters } from '../../src/testbed/embedded.js';
+import { EmbeddedWorkloadClusters } from '../../src/world/embedded.js';
 
 describe('KCP-2: RBAC and VolumeAttachments on a served workload cluster', () => {
   let facade: Facade;

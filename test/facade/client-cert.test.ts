@@ -1,5 +1,5 @@
 /**
- * Client-certificate login (src/facade/auth.ts), with the real kubectl: the generated
+ * Client-certificate login (src/world/facade/auth.ts), with the real kubectl: the generated
  * client-cert.kubeconfig (kubernetes-admin, O=kubeadm:cluster-admins, as kubeadm's admin.conf)
  * works on the management and the workload clusters; `kubectl auth whoami` shows the
  * certificate's CN as the user and its O as the group; a certificate of another CA, or an expired
@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueClientCertificate, loopbackTls } from '../../src/facade/auth.js';
+import { issueClientCertificate, loopbackTls } from '../../src/world/facade/auth.js';
 import { startWorkerCluster, type FacadeBed } from './fixture.js';
 import { raw } from './http.js';
 import { haveKubectl, KubectlRunner } from './kubectl.js';

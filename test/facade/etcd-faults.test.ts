@@ -1,6 +1,6 @@
 /**
  * KCP-5 on the etcd served to a real Cluster API (src/testbed/etcd-faults.ts,
- * src/facade/etcd/members.ts): the testbed's fault annotation on the
+ * src/world/facade/etcd/members.ts): the testbed's fault annotation on the
  * KubeadmControlPlane takes the named members down, the etcd left without
  * quorum answers as etcd v3.5 does (Status: leader 0, "etcdserver: no leader";
  * raft requests: "etcdserver: request timed out"), the testbed etcd gives the
@@ -11,11 +11,11 @@
 import { describe, expect, it } from 'vitest';
 import { LABEL_CLUSTER_NAME } from '../../src/product/api/capi.js';
 import type { KubeadmControlPlane } from '../../src/product/api/capi.js';
-import { ANN_ETCD_MEMBER_UNHEALTHY, ANN_RESTORE_ETCD_QUORUM, ETCD_NO_LEADER } from '../../src/capi/etcd-faults.js';
-import { EtcdError, WorkloadEtcd } from '../../src/facade/etcd/members.js';
-import { configMapPersistence } from '../../src/facade/portforward/etcd-forward.js';
+import { ANN_ETCD_MEMBER_UNHEALTHY, ANN_RESTORE_ETCD_QUORUM, ETCD_NO_LEADER } from '../../src/world/capi/etcd-faults.js';
+import { EtcdError, WorkloadEtcd } from '../../src/world/facade/etcd/members.js';
+import { configMapPersistence } from '../../src/world/facade/portforward/etcd-forward.js';
 import type { Node } from '../../src/product/api/core.js';
-import { createEmbeddedEnv } from '../../src/testbed/embedded.js';
+import { createEmbeddedEnv } from '../../src/world/embedded.js';
 import { setupServedEtcdFaults } from '../../src/testbed/etcd-faults.js';
 import { kubeadmControlPlane } from '../capi/fixtures.js';
 

@@ -1,12 +1,12 @@
 /**
  * The workload cluster's etcd as Cluster API's KubeadmControlPlane v1.10 reaches it
- * (src/facade/portforward/etcd-forward.ts; KCP-2 scale up/down and rollouts wait on its member
+ * (src/world/facade/portforward/etcd-forward.ts; KCP-2 scale up/down and rollouts wait on its member
  * health): an outside Go client built on client-go's transport/spdy and
  * go.etcd.io/etcd/client/v3 (test/facade/etcd-go, the same modules and versions the
  * upstream managers build with) port-forwards to `kube-system/etcd-<node>:2379` through
  * the served workload API, verifies the member's serving certificate against the etcd
  * CA, and calls Status, MemberList, AlarmList, MoveLeader and MemberRemove. Then
- * the testbed's etcd fault (KCP-5, src/capi/etcd-faults.ts): down members refuse the
+ * the testbed's etcd fault (KCP-5, src/world/capi/etcd-faults.ts): down members refuse the
  * forward, the member left without quorum reports "etcdserver: no leader" in its Status
  * and times out a linearizable MemberList, as etcd v3.5 does, which is what makes KCP
  * v1.10.10 mark every Machine's EtcdMemberHealthy False; the forced recovery brings the
@@ -21,10 +21,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/core/clock.js';
 import { EventLog } from '../../src/core/events.js';
 import { SeededRng } from '../../src/core/rng.js';
-import { startFacade, type Facade } from '../../src/facade/index.js';
+import { startFacade, type Facade } from '../../src/world/facade/index.js';
 import { EmbeddedStore } from '../../src/core/kube/embedded-store.js';
 import { generateCASync, issueCertificateSync, type CertKeyPair } from '../../src/core/pki/index.js';
-import { EmbeddedWorkloadClusters } from '../../src/testbed/embedded.js';
+import { EmbeddedWorkloadClusters } from '../../src/world/embedded.js';
 import { buildGoClient, goProblem, runGoClient } from './go-clients.js';
 
 const skip = goProblem(['k8s.io/client-go@v0.32.3', 'go.etcd.io/etcd/client/v3@v3.5.20']);

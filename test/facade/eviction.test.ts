@@ -1,5 +1,5 @@
 /**
- * The pods/eviction subresource of the served workload cluster (src/facade/eviction.ts), with the
+ * The pods/eviction subresource of the served workload cluster (src/world/facade/eviction.ts), with the
  * real kubectl: `kubectl drain` finds it in discovery and evicts through it (the ReplicaSet's
  * replacement lands on another Node, MD-4), and raw eviction requests get the apiserver's answers:
  * 201 Status Success, 404 for a missing Pod, 429 when the disruption budget (modelled by the Node

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startFacade, type Facade } from '../../src/facade/index.js';
+import { startFacade, type Facade } from '../../src/world/facade/index.js';
 import type { Machine } from '../../src/product/api/capi.js';
 import { applyObject, loadManifestPath } from '../../src/manifests/index.js';
 import { createTestbed, type Testbed } from '../../src/testbed/index.js';

@@ -6,7 +6,7 @@
  * the bytes for the next request.
  */
 import { request } from 'node:https';
-import type { Facade } from '../../src/facade/index.js';
+import type { Facade } from '../../src/world/facade/index.js';
 
 export interface RawResponse {
   code: number;

@@ -1,10 +1,10 @@
 /**
- * The facade's decoding of protobuf request bodies (src/facade/protobuf/decode.ts),
+ * The facade's decoding of protobuf request bodies (src/world/facade/protobuf/decode.ts),
  * which controller-runtime clients send for built-in kinds: what the upstream
  * managers need of a workload cluster's API (`run --capi upstream`).
  */
 import { describe, expect, it } from 'vitest';
-import { decodeKubeProtobuf, ProtobufError } from '../../src/facade/protobuf/decode.js';
+import { decodeKubeProtobuf, ProtobufError } from '../../src/world/facade/protobuf/decode.js';
 
 /** Minimal protobuf writer for the test (varint tags, length-delimited fields). */
 const varint = (n: number): number[] => { const out: number[] = []; do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; out.push(b); } while (n); return out; };

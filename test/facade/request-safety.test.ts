@@ -15,7 +15,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFacade, type Facade } from '../../src/facade/index.js';
+import { startFacade, type Facade } from '../../src/world/facade/index.js';
 import type { KubeObject } from '../../src/core/kube/types.js';
 import { createTestbed, type Testbed } from '../../src/testbed/index.js';
 import { raw } from './http.js';

@@ -119,7 +119,7 @@ describe('OPS-1: serve --preset cluster: bring-up, banner, the time API and CLI'
 
   it('the wall-driven clock: speed x elapsed wall time per tick while running', async () => {
     let wall = 1_000_000;
-    const { TimeControl } = await import('../../src/facade/timecontrol.js');
+    const { TimeControl } = await import('../../src/world/facade/timecontrol.js');
     const tc = new TimeControl(s.tb.sim, { speed: 30, tickMs: 0, wallNow: () => wall });
     const t = s.tb.clock.now();
     wall += 2000;

@@ -2,7 +2,7 @@
  * A valid write cannot hang `hcs-testbed serve` (issue 24): spec.replicas
  * 2147483647 on a MachineDeployment is a valid int32 and is accepted; the
  * MachineSet then creates Machines in bounded batches (MACHINESET_BURST,
- * src/capi/machineset.ts) and the drain lets the event loop run every
+ * src/world/capi/machineset.ts) and the drain lets the event loop run every
  * SERVE_YIELD_SLICE_MS (Manager.setYieldSlice), so /healthz keeps answering
  * within 1 s throughout. 1e308 is not an integer to the CRD's int32 schema
  * (kube-openapi's type validator: a float64 beyond 2^53 is "number") and is

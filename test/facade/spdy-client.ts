@@ -10,8 +10,8 @@ import { request } from 'node:https';
 import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
-import type { Facade } from '../../src/facade/index.js';
-import { FLAG_FIN, FrameReader, FrameWriter } from '../../src/facade/portforward/spdy-frames.js';
+import type { Facade } from '../../src/world/facade/index.js';
+import { FLAG_FIN, FrameReader, FrameWriter } from '../../src/world/facade/portforward/spdy-frames.js';
 
 export interface ForwardResult {
   /** The HTTP status when the upgrade was refused. */

@@ -1,14 +1,14 @@
 /**
- * SPDY/3.1 framing of the port-forward server (src/facade/portforward/spdy-frames.ts) and the
- * etcd member model behind it (src/facade/etcd/members.ts); the whole path against
+ * SPDY/3.1 framing of the port-forward server (src/world/facade/portforward/spdy-frames.ts) and the
+ * etcd member model behind it (src/world/facade/etcd/members.ts); the whole path against
  * client-go and etcd clientv3 is test/facade/etcd-portforward.test.ts (KCP-2).
  */
 import { createHash } from 'node:crypto';
 import { constants, createDeflate, inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { EtcdError, WorkloadEtcd } from '../../src/facade/etcd/members.js';
-import { SPDY3_DICTIONARY } from '../../src/facade/portforward/spdy-dictionary.js';
-import { decodeHeaderBlock, encodeHeaderBlock, FLAG_FIN, FrameReader, FrameWriter } from '../../src/facade/portforward/spdy-frames.js';
+import { EtcdError, WorkloadEtcd } from '../../src/world/facade/etcd/members.js';
+import { SPDY3_DICTIONARY } from '../../src/world/facade/portforward/spdy-dictionary.js';
+import { decodeHeaderBlock, encodeHeaderBlock, FLAG_FIN, FrameReader, FrameWriter } from '../../src/world/facade/portforward/spdy-frames.js';
 import type { Node } from '../../src/product/api/core.js';
 
 /** Header blocks as a SPDY client compresses them: one zlib stream with the dictionary, a sync flush per block. */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { kubeadmCommand, parseGuestCloudConfig, parseKubeadmConfig } from '../../src/guest/index.js';
+import { kubeadmCommand, parseGuestCloudConfig, parseKubeadmConfig } from '../../src/world/guest/index.js';
 import { createHarness, nodeReadyStatus, workerPoolConfigs, type Harness } from '../provider/harness.js';
 
 let h: Harness | undefined;

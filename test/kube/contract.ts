@@ -5,7 +5,7 @@
  * behaviour whichever backend they run on.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { installAdmission } from '../../src/admission/index.js';
+import { installAdmission } from '../../src/world/admission.js';
 import { VirtualClock } from '../../src/core/clock.js';
 import { SeededRng } from '../../src/core/rng.js';
 import { installCrdSchemas } from '../../src/product/api/crds/index.js';

@@ -6,7 +6,7 @@ import { CRDS, crdForKind, prune, schemaForKind, validate, type JSONSchemaProps 
 import { crdsYaml } from '../../src/product/api/crds/dump.js';
 import { RESOURCES } from '../../src/core/kube/resources.js';
 import { loadManifestPath } from '../../src/manifests/index.js';
-import { evalColumnPath } from '../../src/facade/tables.js';
+import { evalColumnPath } from '../../src/world/facade/tables.js';
 import { parseLabelSelector, matchesLabels, parseFieldSelector } from '../../src/core/kube/selectors.js';
 
 const SEEDS = '/work/shared/seeds';

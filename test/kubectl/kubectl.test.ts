@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { jsonpath, runKubectl, tokenize } from '../../src/kubectl/index.js';
-import { createEmbeddedEnv } from '../../src/testbed/embedded.js';
+import { createEmbeddedEnv } from '../../src/world/embedded.js';
 
 describe('tokenize', () => {
   it('handles the quoting and line continuations of the documents', () => {

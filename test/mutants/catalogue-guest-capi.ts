@@ -1,17 +1,17 @@
 /**
- * Mutants of the guest (src/guest: what the node image does at boot) and of
- * the Cluster API model (src/capi): one realistic slip each. Same rules as
+ * Mutants of the guest (src/world/guest: what the node image does at boot) and of
+ * the Cluster API model (src/world/capi): one realistic slip each. Same rules as
  * catalogue-provider.ts.
  */
 import type { Mutant } from './types.js';
 
-const G = 'src/guest/index.ts';
-const KCP = 'src/capi/kcp.ts';
-const FD = 'src/capi/failure-domains.ts';
-const RP = 'src/capi/rollout-planner.ts';
-const DP = 'src/capi/delete-policy.ts';
-const MACH = 'src/capi/machine.ts';
-const MS = 'src/capi/machineset.ts';
+const G = 'src/world/guest/index.ts';
+const KCP = 'src/world/capi/kcp.ts';
+const FD = 'src/world/capi/failure-domains.ts';
+const RP = 'src/world/capi/rollout-planner.ts';
+const DP = 'src/world/capi/delete-policy.ts';
+const MACH = 'src/world/capi/machine.ts';
+const MS = 'src/world/capi/machineset.ts';
 
 export const guestMutants: Mutant[] = [
   {

@@ -2,7 +2,7 @@
 
 /** One textual change of one source file, applied at load time (hook.mjs); `from` must occur exactly once. */
 export interface Patch {
-  /** Repository-relative path of the TypeScript source (src/product/provider/…, src/guest/…, src/capi/…). */
+  /** Repository-relative path of the TypeScript source (src/product/provider/…, src/world/guest/…, src/world/capi/…). */
   file: string;
   from: string;
   to: string;

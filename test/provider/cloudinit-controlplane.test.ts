@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
-import { renderInitCloudInit, renderJoinCloudInit } from '../../src/capi/cloudinit.js';
-import { kubeadmCommand, parseGuestCloudConfig, parseKubeadmConfig } from '../../src/guest/cloudinit.js';
+import { renderInitCloudInit, renderJoinCloudInit } from '../../src/world/capi/cloudinit.js';
+import { kubeadmCommand, parseGuestCloudConfig, parseKubeadmConfig } from '../../src/world/guest/cloudinit.js';
 import { INIT_CONFIG_PATH, JOIN_CONFIG_PATH, KUBELET_CERT_PATH, KUBELET_KEY_PATH, injectCloudInit } from '../../src/product/provider/index.js';
 import type { KubeadmConfigSpec } from '../../src/product/api/capi.js';
 

@@ -8,8 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import type { BootstrapFile, KubeadmConfigSpec } from '../../src/product/api/capi.js';
-import { renderInitCloudInit, renderJoinCloudInit } from '../../src/capi/cloudinit.js';
-import { GuestCloudInitError, kubeadmCommand, parseGuestCloudConfig, parseKubeadmConfig } from '../../src/guest/cloudinit.js';
+import { renderInitCloudInit, renderJoinCloudInit } from '../../src/world/capi/cloudinit.js';
+import { GuestCloudInitError, kubeadmCommand, parseGuestCloudConfig, parseKubeadmConfig } from '../../src/world/guest/cloudinit.js';
 import { dumpYaml, loadYaml } from '../../src/core/yaml.js';
 import { CloudInitError, INIT_CONFIG_PATH, JOIN_CONFIG_PATH, KUBELET_CERT_PATH, KUBELET_KEY_PATH, injectCloudInit, patchInitConfiguration, patchJoinConfiguration } from '../../src/product/provider/cloudinit.js';
 
@@ -130,7 +130,7 @@ describe('cloud-init round trip: provider injection -> guest (BOOT-2)', () => {
     expect(out).toContain('hostname: worker-7\nfqdn: worker-7\n');
     expect(out).toContain('  - - /dev/vdb\n    - /var/lib/kubelet\n    - xfs\n    - defaults,nofail\n    - "0"\n    - "2"\n');
     expect(out).not.toMatch(/&ref|\*ref/);
-    // The CAPBK renderer (src/capi/cloudinit.ts) writes with the same dumper: no anchors, "0644" quoted for YAML 1.1.
+    // The CAPBK renderer (src/world/capi/cloudinit.ts) writes with the same dumper: no anchors, "0644" quoted for YAML 1.1.
     expect(original).not.toMatch(/&ref|\*ref/);
     expect(original).toContain('    permissions: "0644"\n');
   });

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { MachineDeployment } from '../../src/product/api/capi.js';
 import type { HCSMachine, HCSMachineConfigPool, HCSMachineTemplate } from '../../src/product/api/hcs.js';
 import { SeededRng } from '../../src/core/rng.js';
-import { GUEST_CONTROLLER } from '../../src/guest/index.js';
+import { GUEST_CONTROLLER } from '../../src/world/guest/index.js';
 import type { Testbed } from '../../src/testbed/index.js';
 import { NS, bootWorkerCluster, nodesReady } from '../workload/fixture.js';
 

@@ -9,13 +9,13 @@ import { createMockHcs, defaultCloudConfig, type CloudConfig, type MockHcs } fro
 import { CAPI_VERSION, LABEL_CLUSTER_NAME, type Cluster, type Machine } from '../../src/product/api/capi.js';
 import type { Node, Secret } from '../../src/product/api/core.js';
 import { INFRA_VERSION, type HCSCluster, type HCSMachine, type HCSMachineConfigPool, type HCSMachineSpec, type PoolConfig } from '../../src/product/api/hcs.js';
-import { renderJoinCloudInit } from '../../src/capi/cloudinit.js';
+import { renderJoinCloudInit } from '../../src/world/capi/cloudinit.js';
 import { HcsClient, injectTransport } from '../../src/product/cloud/index.js';
-import { GuestFleet } from '../../src/guest/index.js';
+import { GuestFleet } from '../../src/world/guest/index.js';
 import { ownerRef } from '../../src/core/kube/types.js';
 import { generateCA, type CertKeyPair } from '../../src/core/pki/index.js';
 import { setupProviderControllers, type DiskClaimer, type ProviderControllers } from '../../src/product/provider/index.js';
-import { createEmbeddedEnv, type EmbeddedEnv } from '../../src/testbed/embedded.js';
+import { createEmbeddedEnv, type EmbeddedEnv } from '../../src/world/embedded.js';
 
 export const NS = 'cpaas-system';
 export const CLUSTER = 'demo';

@@ -17,7 +17,7 @@ import { PROVIDER_DEPLOYMENT_NAME, providerClusterRole, providerManifests } from
 import { parseLoopbackAddr } from '../../src/product/provider/process.js';
 import { providerOptions } from '../../src/cli/provider.js';
 import { request as httpsRequest } from 'node:https';
-import { loopbackTls } from '../../src/facade/auth.js';
+import { loopbackTls } from '../../src/world/facade/auth.js';
 import { CloudFront } from '../../src/testbed/external.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');

@@ -10,7 +10,7 @@
  * the run itself started none.
  */
 import { describe, expect, it } from 'vitest';
-import { setupCapiControllers } from '../../src/capi/index.js';
+import { setupCapiControllers } from '../../src/world/capi/index.js';
 import { ClientNodeKube } from '../../src/core/kube/client-node.js';
 import { EventRecorder, type ControllerContext } from '../../src/core/runtime/context.js';
 import { Manager } from '../../src/core/runtime/manager.js';

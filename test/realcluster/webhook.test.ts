@@ -7,7 +7,7 @@
  */
 import https from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMISSION } from '../../src/admission/index.js';
+import { ADMISSION } from '../../src/world/admission.js';
 import { statusToError } from '../../src/core/kube/client-node.js';
 import { KubeApiError } from '../../src/core/kube/errors.js';
 import { applyJsonPatch } from '../../src/core/kube/patch.js';

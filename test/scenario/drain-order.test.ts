@@ -84,7 +84,7 @@ describe('MD-4 drain order: no finding where upstream does not drain', () => {
     try {
       await addControlPlaneMember(tb);
       const r = await deleteWorker(tb, async (m, workload) => {
-        // The Node's budget allows no eviction (src/workload/drain.ts); the drain gives up after 1m.
+        // The Node's budget allows no eviction (src/world/workload/drain.ts); the drain gives up after 1m.
         const n = await workload.get<KubeObject>({ kind: 'Node', name: m.status!.nodeRef!.name });
         await workload.update({ ...n!, metadata: { ...n!.metadata, annotations: { ...n!.metadata.annotations, 'testbed.hcs/drain-blocked': 'true' } } });
         return { ...m, spec: { ...m.spec, nodeDrainTimeout: '1m' } };

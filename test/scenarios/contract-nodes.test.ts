@@ -20,8 +20,8 @@ const planted = vi.hoisted(() => ({ skipDrain: false }));
 
 // The planted Cluster API bug (capi/machine-skips-drain): the Machine controller's drain evicts nothing and reports
 // success, so the infrastructure is deleted with the Node's pods still on it.
-vi.mock('../../src/workload/drain.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../src/workload/drain.js')>();
+vi.mock('../../src/world/workload/drain.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/world/workload/drain.js')>();
   return {
     ...real,
     drainNode: (...a: Parameters<typeof real.drainNode>) => (planted.skipDrain ? Promise.resolve({ evicted: [], skipped: [], warnings: [], waiting: [] }) : real.drainNode(...a)),

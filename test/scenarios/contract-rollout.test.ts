@@ -6,12 +6,12 @@
  * model removes those first, one at a time (upstream cleanupUnhealthyReplicas capped by maxUnavailable,
  * + the delete policy's preference for unhealthy machines) and passes. The planted bugs:
  * - a MachineSet delete policy that prefers healthy machines removes the healthy one and fails with
- *   MD-1 (the availability bound). Planted by wrapping the model's delete policy (src/capi/delete-policy.ts);
+ *   MD-1 (the availability bound). Planted by wrapping the model's delete policy (src/world/capi/delete-policy.ts);
  * - a rollout planner whose cleanup of unhealthy old replicas ignores maxUnavailable (both unhealthy
  *   machines at once) fails with MD-1 from the MachineSets' spec.replicas against upstream's
  *   rolling-update plan (src/scenario/md-rollout-plan.ts): removing unhealthy machines lowers no
  *   available count, so the availability bound cannot see it. Planted by wrapping the planner's
- *   `plan` (src/capi/rollout-planner.ts).
+ *   `plan` (src/world/capi/rollout-planner.ts).
  * Both in this file only.
  */
 import { readFileSync } from 'node:fs';
@@ -24,8 +24,8 @@ import { embeddedTestbedFactory } from '../../src/testbed/index.js';
 
 const planted = vi.hoisted(() => ({ healthyFirst: false, uncappedCleanup: false }));
 
-vi.mock('../../src/capi/rollout-planner.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../src/capi/rollout-planner.js')>();
+vi.mock('../../src/world/capi/rollout-planner.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/world/capi/rollout-planner.js')>();
   return {
     ...real,
     plan: (...a: Parameters<typeof real.plan>) => {
@@ -44,8 +44,8 @@ vi.mock('../../src/capi/rollout-planner.js', async (importOriginal) => {
   };
 });
 
-vi.mock('../../src/capi/delete-policy.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../src/capi/delete-policy.js')>();
+vi.mock('../../src/world/capi/delete-policy.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/world/capi/delete-policy.js')>();
   return {
     ...real,
     machinesToDelete: (...a: Parameters<typeof real.machinesToDelete>) => {

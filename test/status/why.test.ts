@@ -15,7 +15,7 @@ import { preflightChecks, stallLines, whyWaiting } from '../../src/status/why.js
 const obj = (kind: string, name: string, conditions: Record<string, string>[], status: Record<string, unknown> = {}): KubeObject =>
   ({ apiVersion: 'v1', kind, metadata: { name, namespace: 'cpaas-system' }, status: { ...status, conditions } }) as unknown as KubeObject;
 
-// The message Cluster API writes for the two version-skew checks (machineset_preflight.go), as src/capi/machineset-preflight.ts does.
+// The message Cluster API writes for the two version-skew checks (machineset_preflight.go), as src/world/capi/machineset-preflight.ts does.
 const SKEW =
   'MachineSet version (1.32.3) and ControlPlane version (1.31.6) do not conform to the kubernetes version skew policy as MachineSet version is higher than ControlPlane version ("KubernetesVersionSkew" preflight check failed); MachineSet version (1.32.3) and ControlPlane version (1.31.6) do not conform to kubeadm version skew policy as kubeadm only supports joining with the same major+minor version as the control plane ("KubeadmVersionSkew" preflight check failed)';
 

@@ -1,7 +1,7 @@
 /**
  * The upstream harness's observed KCP events (src/testbed/upstream-kcp-events.ts):
  * on `--capi upstream` the model's `kcp.machine-created` / `kcp.scale-down`
- * (src/capi/kcp.ts) are recorded from the control plane Machines KCP writes,
+ * (src/world/capi/kcp.ts) are recorded from the control plane Machines KCP writes,
  * once per Machine however often the watch repeats them (KCP-1, KCP-2); and the
  * upstream-only kcp.certificates-expiry from the KubeadmConfigs KCP annotates.
  */

@@ -16,8 +16,8 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { MachineDeployment } from '../../src/product/api/capi.js';
-import { validateMachineDeployment } from '../../src/admission/capi.js';
-import { mdutil } from '../../src/capi/index.js';
+import { validateMachineDeployment } from '../../src/world/capi/admission.js';
+import { mdutil } from '../../src/world/capi/index.js';
 import { kubeRequest, loadKubeconfig } from '../../src/core/kube/client-node.js';
 import { startControlPlane, type ControlPlane } from '../../src/realcluster/apiserver.js';
 import { findKubeBinaries } from '../../src/realcluster/binaries.js';

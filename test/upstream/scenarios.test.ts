@@ -82,7 +82,7 @@ const UPSTREAM_ONLY: Record<string, (u: ScenarioResult, kcpLog: string) => strin
     expect(ofType(u, 'harness.kubeconfig-served').map((e) => e.source), 'KCP\'s <cluster>-kubeconfig pointed at the served workload API once').toEqual(['workload']);
     expect(ofType(u, 'harness.kubeadm-config-uploaded').map((e) => e.source), 'kubeadm init\'s upload-config played once').toEqual(['workload']);
     // KCP's reconcileCertificateExpiries (controller.go) read each kube-apiserver's certificate through
-    // pods/kube-apiserver-<node>/portforward (src/facade/portforward/apiserver-forward.ts) and annotated the KubeadmConfigs:
+    // pods/kube-apiserver-<node>/portforward (src/world/facade/portforward/apiserver-forward.ts) and annotated the KubeadmConfigs:
     // the value is the Node's creation (kubeadm's issue time in the testbed) + 8760 h; no more "failed to reconcile
     // certificate expiry … TLS handshake with the kube-apiserver failed: EOF" in its log.
     const expiries = ofType(u, 'kcp.certificates-expiry');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { APPRELEASE_API_VERSION, type AppRelease, type AppReleasePhase } from '../../src/product/api/apprelease.js';
 import { runKubectl } from '../../src/kubectl/index.js';
-import { createEmbeddedEnv, type EmbeddedEnv } from '../../src/testbed/embedded.js';
+import { createEmbeddedEnv, type EmbeddedEnv } from '../../src/world/embedded.js';
 import {
   ANN_APPRELEASE_FAIL,
   APPRELEASE_CONTROLLER,
@@ -12,7 +12,7 @@ import {
   judgeDoneClaim,
   ovnUpgradeDone,
   setupAppReleaseController,
-} from '../../src/workload/index.js';
+} from '../../src/world/workload/index.js';
 
 const NS = 'cpaas-system';
 const REF = { kind: 'AppRelease', namespace: NS, name: 'cni-kube-ovn' };

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Machine, MachineDeployment } from '../../src/product/api/capi.js';
-import { drainNode } from '../../src/workload/drain.js';
-import { ANN_CONFIG_MIRROR, podReady, type Pod } from '../../src/workload/pods.js';
+import { drainNode } from '../../src/world/workload/drain.js';
+import { ANN_CONFIG_MIRROR, podReady, type Pod } from '../../src/world/workload/pods.js';
 import type { Testbed } from '../../src/testbed/index.js';
 import { bootWorkerCluster, NS } from './fixture.js';
 
@@ -50,7 +50,7 @@ describe('drain evicts through the workload cluster; evicted pods are reschedule
     await tb.env.mgmt.update<MachineDeployment>({ ...md, spec: { ...md.spec, replicas: 2 } });
     const ok = await tb.sim.runUntil(async () => !wl().getSync({ kind: 'Node', name: onNode }), 30 * 60_000);
     expect(ok.ok).toBe(true);
-    // The Machine controller deleted it (not the cloud node lifecycle, src/testbed/node-lifecycle.ts).
+    // The Machine controller deleted it (not the cloud node lifecycle, src/world/workload/node-lifecycle.ts).
     expect(tb.env.events.all().some((e) => e.type === 'machine.node-deleted' && (e.data as { node?: string }).node === onNode)).toBe(true);
     const drained = tb.env.events.all().find((e) => e.type === 'machine.node-drained' && (e.data as { node?: string }).node === onNode);
     expect(drained?.message).toMatch(/evicted [1-9]\d* pod\(s\) \(.*kube-system\/coredns-/);

@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Testbed } from '../../src/testbed/index.js';
 import type { AppRelease } from '../../src/product/api/apprelease.js';
-import { kubeOvnHealth } from '../../src/workload/kube-ovn-health.js';
-import { ANN_POD_NOT_READY, podReady, type Pod } from '../../src/workload/pods.js';
-import { daemonSetPodName } from '../../src/workload/system-pods.js';
+import { kubeOvnHealth } from '../../src/world/workload/kube-ovn-health.js';
+import { ANN_POD_NOT_READY, podReady, type Pod } from '../../src/world/workload/pods.js';
+import { daemonSetPodName } from '../../src/world/workload/system-pods.js';
 import { bootWorkerCluster, NS } from './fixture.js';
 
 const CHART = 'acp/chart-cpaas-kube-ovn';

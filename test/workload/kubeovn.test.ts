@@ -4,7 +4,7 @@ import type { HCSCluster } from '../../src/product/api/hcs.js';
 import { COND_KUBE_OVN, DEFAULT_REGISTRY } from '../../src/product/provider/index.js';
 import type { Testbed } from '../../src/testbed/index.js';
 import type { AppRelease } from '../../src/product/api/apprelease.js';
-import { KUBE_OVN_CHART, ovnUpgradeDone } from '../../src/workload/index.js';
+import { KUBE_OVN_CHART, ovnUpgradeDone } from '../../src/world/workload/index.js';
 import { NS, bootWorkerCluster, kubectl } from './fixture.js';
 
 let tb: Testbed | undefined;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultCloudConfig } from '../../mock-hcs/src/index.js';
-import { DEFAULT_MATRIX_PATH, KUBE_OVN_CHART, MatrixError, loadOsSupportMatrix, parseOsSupportMatrix } from '../../src/workload/index.js';
+import { DEFAULT_MATRIX_PATH, KUBE_OVN_CHART, MatrixError, loadOsSupportMatrix, parseOsSupportMatrix } from '../../src/world/workload/index.js';
 
 const ROW = `  - acpVersion: v4.1
     alaudaOSImage: alauda-os-v4.1-k8s-v1.31.6

@@ -9,8 +9,8 @@ import type { Node } from '../../src/product/api/core.js';
 import type { KubeObject } from '../../src/core/kube/types.js';
 import { applyObject, loadManifestPath } from '../../src/manifests/index.js';
 import { createTestbed, type Testbed } from '../../src/testbed/index.js';
-import { ANN_CONFIG_MIRROR, LABEL_ROLE_CONTROL_PLANE, podReady, type Pod } from '../../src/workload/pods.js';
-import { daemonSetPodName, mirrorPodName } from '../../src/workload/system-pods.js';
+import { ANN_CONFIG_MIRROR, LABEL_ROLE_CONTROL_PLANE, podReady, type Pod } from '../../src/world/workload/pods.js';
+import { daemonSetPodName, mirrorPodName } from '../../src/world/workload/system-pods.js';
 import { bootWorkerCluster, NS } from './fixture.js';
 
 const CLUSTER = fileURLToPath(new URL('../../scenarios/manifests/cluster', import.meta.url));

@@ -3,8 +3,8 @@ import { CAPI_VERSION, CONTROLPLANE_VERSION, type Cluster, type KubeadmControlPl
 import { INFRA_VERSION, type HCSCluster, type HCSMachineTemplate } from '../../src/product/api/hcs.js';
 import type { KubeObject } from '../../src/core/kube/types.js';
 import { COND_VERSIONS, HCSClusterWorkloadController } from '../../src/product/provider/index.js';
-import { createEmbeddedEnv, type EmbeddedEnv } from '../../src/testbed/embedded.js';
-import { checkControlPlaneSpec, checkDeployedControlPlane, checkWorkerVersions, defaultOsSupportMatrix, parseOsSupportMatrix, workerImagesFor } from '../../src/workload/index.js';
+import { createEmbeddedEnv, type EmbeddedEnv } from '../../src/world/embedded.js';
+import { checkControlPlaneSpec, checkDeployedControlPlane, checkWorkerVersions, defaultOsSupportMatrix, parseOsSupportMatrix, workerImagesFor } from '../../src/world/workload/index.js';
 
 const NS = 'cpaas-system';
 const matrix = defaultOsSupportMatrix();

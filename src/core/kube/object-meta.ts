@@ -88,6 +88,21 @@ export function qualifiedNameErrors(v: string): string[] {
   return out;
 }
 
+/**
+ * Kinds whose names need only be valid path segments (pkg/apis/rbac/validation:
+ * ValidateRBACName = path.IsValidPathSegmentName), as kubeadm's
+ * `kubeadm:get-nodes` ClusterRole shows.
+ */
+const PATH_SEGMENT_NAMED = new Set(['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding']);
+
+/** path.IsValidPathSegmentName (k8s.io/apimachinery pkg/api/validation/path). */
+export function pathSegmentNameErrors(v: string): string[] {
+  if (v === '.' || v === '..') return [`may not be '${v}'`];
+  const out: string[] = [];
+  for (const bad of ['/', '%']) if (v.includes(bad)) out.push(`may not contain '${bad}'`);
+  return out;
+}
+
 interface MetaLike {
   name?: string;
   generateName?: string;
@@ -104,7 +119,7 @@ interface MetaLike {
 export function objectMetaCauses(kind: string, meta: MetaLike, checkName = true): FieldCause[] {
   const causes: FieldCause[] = [];
   if (checkName && typeof meta.name === 'string') {
-    const errs = kind === 'Namespace' ? dns1123LabelErrors(meta.name) : dns1123SubdomainErrors(meta.name);
+    const errs = kind === 'Namespace' ? dns1123LabelErrors(meta.name) : PATH_SEGMENT_NAMED.has(kind) ? pathSegmentNameErrors(meta.name) : dns1123SubdomainErrors(meta.name);
     for (const e of errs) causes.push({ field: 'metadata.name', message: `Invalid value: ${shown(meta.name)}: ${e}` });
   }
   if (checkName && typeof meta.namespace === 'string' && meta.namespace !== '') {

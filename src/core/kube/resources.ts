@@ -45,7 +45,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
   // Controller deployments and their pods, so that `kubectl logs deployment/<name>` resolves a pod (OPS-3).
   r('Pod', '', 'v1', 'pods', true, true, ['po']),
   r('Deployment', 'apps', 'v1', 'deployments', true, true, ['deploy']),
-  // Workload clusters' system workloads (kube-proxy, kube-ovn, coredns: src/workload/system-pods.ts).
+  // Workload clusters' system workloads (kube-proxy, kube-ovn, coredns: src/world/workload/system-pods.ts).
   r('DaemonSet', 'apps', 'v1', 'daemonsets', true, true, ['ds']),
   r('ReplicaSet', 'apps', 'v1', 'replicasets', true, true, ['rs']),
   // kubeadm's RBAC in workload clusters: Cluster API's KCP writes kubeadm:get-nodes (ClusterRole + binding) and

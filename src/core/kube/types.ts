@@ -60,6 +60,12 @@ export function keyOf(ref: { namespace?: string; name: string }): string {
   return ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
 }
 
+/** The inverse of keyOf: `namespace/name` (no slash: namespace "default"). */
+export function splitKey(key: string): { namespace: string; name: string } {
+  const i = key.indexOf('/');
+  return i < 0 ? { namespace: 'default', name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
+}
+
 export function describeRef(ref: ObjectRef): string {
   return `${ref.kind} ${keyOf(ref)}`;
 }

@@ -3,7 +3,7 @@
  * installs and upgrades a chart in a workload cluster (Kube-OVN, OVN-1 ...
  * OVN-5). The types and the reading of a release that both the provider
  * (src/product/provider/kubeovn.ts) and the workload cluster's controller
- * (src/workload/apprelease.ts, which models the phases) need.
+ * (src/world/workload/apprelease.ts, which models the phases) need.
  */
 import type { Typed } from '../../core/kube/types.js';
 

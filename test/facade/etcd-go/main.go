@@ -1,5 +1,5 @@
 // Command etcd-go is test code: an outside client of the facade's
-// pods/<pod>/portforward + etcd v3 endpoint (src/facade/portforward/etcd-forward.ts),
+// pods/<pod>/portforward + etcd v3 endpoint (src/world/facade/portforward/etcd-forward.ts),
 // built on the official clients, the way Cluster API's KCP v1.10 reaches etcd
 // (controlplane/kubeadm/internal/proxy/dial.go: client-go transport/spdy,
 // protocol portforward.k8s.io, an error stream then a data stream for port

@@ -463,7 +463,7 @@ const machineDeployment = crd(CAPI, 'MachineDeployment', 'machinedeployments', {
               maxSurge: intOrString('Absolute number or percentage of machines above the desired number (MD-1, MD-2).'),
               deletePolicy,
             }),
-            // MD-1 as CEL (src/admission/capi.ts on the embedded store, where the defaulting webhook
+            // MD-1 as CEL (src/world/capi/admission.ts on the embedded store, where the defaulting webhook
             // sets maxSurge 1 / maxUnavailable 0: an absent maxSurge is not zero, an absent maxUnavailable is).
             'x-kubernetes-validations': [
               ...(['maxSurge', 'maxUnavailable'] as const).map((k) => ({

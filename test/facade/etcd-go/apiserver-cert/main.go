@@ -1,5 +1,5 @@
 // Command apiserver-cert is test code: an outside client of the facade's
-// pods/kube-apiserver-<node>/portforward (src/facade/portforward/apiserver-forward.ts),
+// pods/kube-apiserver-<node>/portforward (src/world/facade/portforward/apiserver-forward.ts),
 // reading the serving certificate the way Cluster API's KCP v1.10 does in
 // GetAPIServerCertificateExpiry (controlplane/kubeadm/internal/workload_cluster.go):
 // the SPDY port-forward dial of controlplane/kubeadm/internal/proxy/dial.go
