@@ -9,7 +9,7 @@
 #   docker build --build-arg BASE_IMAGE=hcs-testbed/node-base:trixie --build-arg KUBECTL_SOURCE=context .
 ARG BASE_IMAGE=node:20-bookworm-slim
 FROM ${BASE_IMAGE}
-# The real kubectl, for scenario steps with `real: true` (src/scenario/real-kubectl.ts
+# The real kubectl, for scenario steps with `real: true` (src/harness/scenario/real-kubectl.ts
 # looks at /usr/bin/kubectl). KUBECTL_SOURCE=download fetches the release binary;
 # KUBECTL_SOURCE=context takes .kubectl/kubectl from the build context (e.g. the
 # one tools/kind/build.sh built from the Go module proxy; tools/kind/ci-step.sh puts it there).

@@ -10,8 +10,8 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
   {
-    // The dashboard's page script runs in the browser (src/dashboard/static, no build step).
-    files: ['src/dashboard/static/**/*.js'],
+    // The dashboard's page script runs in the browser (src/harness/dashboard/static, no build step).
+    files: ['src/harness/dashboard/static/**/*.js'],
     languageOptions: { sourceType: 'script', globals: { document: 'readonly', window: 'readonly', fetch: 'readonly', EventSource: 'readonly', console: 'readonly' } },
   },
   {

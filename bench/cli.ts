@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ensureCliBundle } from '../src/cli/cli-bundle.js';
+import { ensureCliBundle } from '../src/harness/cli/cli-bundle.js';
 import { median } from './support/machine.js';
 
 interface BenchResult {

@@ -18,10 +18,10 @@ import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { main } from '../src/cli/main.js';
-import { explore } from '../src/explore/explore.js';
-import { WORKER_EXEC_ARGV } from '../src/explore/pool.js';
-import { workerBundle } from '../src/explore/worker-bundle.js';
+import { main } from '../src/harness/cli/main.js';
+import { explore } from '../src/harness/explore/explore.js';
+import { WORKER_EXEC_ARGV } from '../src/harness/explore/pool.js';
+import { workerBundle } from '../src/harness/explore/worker-bundle.js';
 import { machineSpeedups, median } from './support/machine.js';
 
 export interface BenchResult {
@@ -115,7 +115,7 @@ export async function benchExplore(): Promise<BenchResult[]> {
   const cores = `${availableParallelism()} cores`;
   const out: BenchResult[] = [];
   const bundle = await workerBundle();
-  const tsx = await workerStart(fileURLToPath(new URL('../src/explore/worker-entry.mjs', import.meta.url)));
+  const tsx = await workerStart(fileURLToPath(new URL('../src/harness/explore/worker-entry.mjs', import.meta.url)));
   out.push({ name: 'worker start-up through tsx', value: tsx.wall, unit: 'ms wall', note: `${tsx.cpu.toFixed(0)} ms CPU; ${load()}` });
   if (bundle) {
     const b = await workerStart(bundle);

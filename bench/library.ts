@@ -12,10 +12,10 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
-import { loadScenario } from '../src/scenario/parse.js';
-import { runScenario } from '../src/scenario/runner.js';
-import { sweep } from '../src/scenario/seeds.js';
-import { embeddedTestbedFactory } from '../src/testbed/index.js';
+import { loadScenario } from '../src/harness/scenario/parse.js';
+import { runScenario } from '../src/harness/scenario/runner.js';
+import { sweep } from '../src/harness/scenario/seeds.js';
+import { embeddedTestbedFactory } from '../src/harness/testbed/index.js';
 
 export interface BenchResult {
   name: string;

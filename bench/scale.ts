@@ -16,8 +16,8 @@ import { pathToFileURL } from 'node:url';
 import { defaultCloudConfig } from '../mock-hcs/src/index.js';
 import type { MachineDeployment } from '../src/product/api/capi.js';
 import type { KubeObject } from '../src/core/kube/types.js';
-import { applyObject } from '../src/manifests/index.js';
-import { createTestbed } from '../src/testbed/index.js';
+import { applyObject } from '../src/harness/manifests/index.js';
+import { createTestbed } from '../src/harness/testbed/index.js';
 
 export interface BenchResult {
   name: string;

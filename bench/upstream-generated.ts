@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- upstream-generated` (issue 26): generated rollouts
- * (src/explore/rollouts.ts) on the upstream Cluster API v1.10.10 managers
+ * (src/harness/explore/rollouts.ts) on the upstream Cluster API v1.10.10 managers
  * and on the model, all against one kube-apiserver + managers, compared by
  * verdict and shape (test/upstream/differential.ts, sequences.ts). Prints
  * how many of them are equal and the wall time; a difference is shrunk with
@@ -15,10 +15,10 @@
  * binaries it runs the model side only and says why.
  */
 import { resolve } from 'node:path';
-import { describeRollout, generateRollout } from '../src/explore/rollouts.js';
-import { openBackend } from '../src/testbed/backends.js';
-import { embeddedTestbedFactory } from '../src/testbed/index.js';
-import { upstreamProblem } from '../src/testbed/upstream.js';
+import { describeRollout, generateRollout } from '../src/harness/explore/rollouts.js';
+import { openBackend } from '../src/harness/realcluster/backends.js';
+import { embeddedTestbedFactory } from '../src/harness/testbed/index.js';
+import { upstreamProblem } from '../src/harness/realcluster/upstream/upstream.js';
 import { compareRollout, shrinkDifference } from '../test/upstream/differential.js';
 import type { BenchResult } from './scale.js';
 

@@ -19,11 +19,11 @@
 import type { MachineDeployment } from '../src/product/api/capi.js';
 import type { KubeClient } from '../src/core/kube/client.js';
 import type { KubeObject } from '../src/core/kube/types.js';
-import { applyObject } from '../src/manifests/index.js';
-import type { TestbedHandle } from '../src/scenario/runner.js';
-import { openBackend } from '../src/testbed/backends.js';
-import { createTestbed } from '../src/testbed/index.js';
-import { upstreamProblem } from '../src/testbed/upstream.js';
+import { applyObject } from '../src/harness/manifests/index.js';
+import type { TestbedHandle } from '../src/harness/scenario/runner.js';
+import { openBackend } from '../src/harness/realcluster/backends.js';
+import { createTestbed } from '../src/harness/testbed/index.js';
+import { upstreamProblem } from '../src/harness/realcluster/upstream/upstream.js';
 import type { BenchResult } from './scale.js';
 
 const NS = 'cpaas-system';

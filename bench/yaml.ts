@@ -9,8 +9,8 @@
  */
 import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
-import { loadManifestFile } from '../src/manifests/manifests.js';
-import { loadScenario } from '../src/scenario/parse.js';
+import { loadManifestFile } from '../src/harness/manifests/manifests.js';
+import { loadScenario } from '../src/harness/scenario/parse.js';
 import type { BenchResult } from './library.js';
 
 const SIZES = [20_000, 40_000, 80_000];
@@ -41,7 +41,7 @@ export function benchYaml(): Promise<BenchResult[]> {
         kind === 'scenario'
           ? `name: big\nseed: 1\nsteps:\n  - advance: 1s\nextra:\n  big:\n${keys(n, '    ')}`
           : `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\n  namespace: default\ndata:\n${keys(n, '  ')}`;
-      // Another file name each time: src/manifests/source.ts reuses the parse of an unchanged file.
+      // Another file name each time: src/harness/manifests/source.ts reuses the parse of an unchanged file.
       const ms = best((i) => {
         const file = `big-${kind}-${n}-${i}.yaml`;
         if (kind === 'manifest') {

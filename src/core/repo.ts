@@ -3,7 +3,7 @@
  * counts `..` from its own place (a module that moves would silently point
  * elsewhere). Data the testbed reads from the checkout (scenarios/, data/,
  * tools/, the documents' seeds) is found from here. In the esbuild bundle of
- * the CLI (src/bundle), `import.meta.url` is this source file's URL, so the
+ * the CLI (src/harness/bundle), `import.meta.url` is this source file's URL, so the
  * root is the same.
  */
 import { dirname, join, resolve } from 'node:path';

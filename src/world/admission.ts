@@ -20,7 +20,7 @@ export interface KindAdmission {
 /**
  * The one table of admission rules (defaulting and validation). Both the
  * embedded management cluster (installAdmission) and the admission webhook
- * served to a real kube-apiserver (src/realcluster/webhook.ts) take their
+ * served to a real kube-apiserver (src/harness/realcluster/apiserver/webhook.ts) take their
  * rules from here.
  */
 export const ADMISSION: readonly KindAdmission[] = [

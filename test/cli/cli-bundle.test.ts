@@ -1,6 +1,6 @@
 /**
  * bin/hcs-testbed.mjs runs the CLI from its precompiled bundle
- * (src/cli/cli-bundle.ts, src/bundle/build.ts) when it is up to date, rebuilds
+ * (src/harness/cli/cli-bundle.ts, src/harness/bundle/build.ts) when it is up to date, rebuilds
  * it when a source changed, and runs the sources through tsx with a
  * `--plugin` or HCS_TESTBED_CLI_TSX=1. What the CLI does is the same either
  * way: the same output and the same event log (start-up times are printed by
@@ -12,9 +12,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CACHE_DIR, readManifest } from '../../src/bundle/build.js';
-import type { InputRecord } from '../../src/bundle/fresh.mjs';
-import { CLI_BUNDLE, ensureCliBundle } from '../../src/cli/cli-bundle.js';
+import { CACHE_DIR, readManifest } from '../../src/harness/bundle/build.js';
+import type { InputRecord } from '../../src/harness/bundle/fresh.mjs';
+import { CLI_BUNDLE, ensureCliBundle } from '../../src/harness/cli/cli-bundle.js';
 
 const BIN = resolve('bin/hcs-testbed.mjs');
 
@@ -30,15 +30,15 @@ const sha = (f: string): string => createHash('sha256').update(readFileSync(f)).
 const v8cache = (): string => join(CACHE_DIR, readManifest('cli')!.code.replace(/\.cjs$/, '.v8cache'));
 
 describe('the CLI bundle', () => {
-  it('is built from src/cli/main.ts with every input recorded; each module keeps its own import.meta.url', async () => {
+  it('is built from src/harness/cli/main.ts with every input recorded; each module keeps its own import.meta.url', async () => {
     const entry = await ensureCliBundle();
     expect(entry).toBe(join(CACHE_DIR, 'cli.mjs'));
     const m = readManifest(CLI_BUNDLE.name)!;
-    for (const f of ['src/cli/main.ts', 'src/bundle/fresh.mjs', 'src/scenario/runner.ts', 'node_modules/fastify/fastify.js']) expect(m.inputs[f]?.sha256, f).toBe(sha(f));
+    for (const f of ['src/harness/cli/main.ts', 'src/harness/bundle/fresh.mjs', 'src/harness/scenario/runner.ts', 'node_modules/fastify/fastify.js']) expect(m.inputs[f]?.sha256, f).toBe(sha(f));
     const code = readFileSync(join(CACHE_DIR, m.code), 'utf8');
     expect(code).not.toContain('import.meta.url');
     expect(code).not.toMatch(/import_meta\d* = \{\}/); // esbuild's empty stand-in: paths computed from it would be wrong
-    expect(code).toContain(JSON.stringify(new URL('../../src/bundle/fresh.mjs', import.meta.url).href));
+    expect(code).toContain(JSON.stringify(new URL('../../src/harness/bundle/fresh.mjs', import.meta.url).href));
     expect(code.startsWith('#!')).toBe(false);
   });
 
@@ -71,7 +71,7 @@ describe('the CLI bundle', () => {
     expect(logs[1]).toBe(logs[0]);
   }, 120_000);
 
-  it("keeps the bundler's own import.meta.url pattern: the CLI's copy of src/bundle/build.ts rebuilds the workers' bundle with each module's URL", async () => {
+  it("keeps the bundler's own import.meta.url pattern: the CLI's copy of src/harness/bundle/build.ts rebuilds the workers' bundle with each module's URL", async () => {
     // The plugin once matched the plain string, so bundling build.ts into the CLI rewrote the plugin's own literals:
     // the CLI's copy then found nothing to rewrite, and the workers' bundle it rebuilt crashed on start
     // (new URL('../../data/os-support-matrix.yaml', undefined) in src/product/matrix/matrix.ts).
@@ -85,11 +85,11 @@ describe('the CLI bundle', () => {
     await ensureCliBundle();
     const manifest = join(CACHE_DIR, 'cli.json');
     const m = JSON.parse(readFileSync(manifest, 'utf8')) as { inputs: Record<string, InputRecord> };
-    m.inputs['src/cli/main.ts'] = { sha256: '0'.repeat(64), size: statSync('src/cli/main.ts').size, mtimeMs: 1 };
+    m.inputs['src/harness/cli/main.ts'] = { sha256: '0'.repeat(64), size: statSync('src/harness/cli/main.ts').size, mtimeMs: 1 };
     writeFileSync(manifest, JSON.stringify(m));
     const r = await bin(['validate', 'scenarios/create-cluster.yaml']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(readManifest('cli')!.inputs['src/cli/main.ts']?.sha256).toBe(sha('src/cli/main.ts'));
+    expect(readManifest('cli')!.inputs['src/harness/cli/main.ts']?.sha256).toBe(sha('src/harness/cli/main.ts'));
   }, 120_000);
 
   it('with --plugin runs the sources through tsx: the plugin and the CLI share one copy of the modules', async () => {

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { main } from '../../src/cli/main.js';
-import { kubectlBinary } from '../../src/scenario/real-kubectl.js';
+import { main } from '../../src/harness/cli/main.js';
+import { kubectlBinary } from '../../src/harness/scenario/real-kubectl.js';
 
 // Checks that need no Docker engine; tools/kind/ci-step.sh builds and runs the services where one runs (issue 23).
 describe('docker-compose.yml', () => {

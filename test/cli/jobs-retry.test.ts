@@ -1,5 +1,5 @@
 /**
- * `run --jobs`: a worker's failure is not a scenario's verdict (src/cli/jobs.ts).
+ * `run --jobs`: a worker's failure is not a scenario's verdict (src/harness/cli/jobs.ts).
  * A scenario whose run on a worker gave no verdict (the worker exited, stalled,
  * or the testbed did not start) is run once more, and the outcome says why; a
  * second failure is given as the outcome, still with the first reason. An
@@ -10,9 +10,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runParallel, workerFailure, type Outcome } from '../../src/cli/jobs.js';
-import { WorkerPool } from '../../src/explore/pool.js';
-import { loadScenario } from '../../src/scenario/parse.js';
+import { runParallel, workerFailure, type Outcome } from '../../src/harness/cli/jobs.js';
+import { WorkerPool } from '../../src/harness/explore/pool.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
 
 const DYING = resolve('test/cli/fixtures/dying-worker.mjs');
 const SCENARIO = loadScenario('scenarios/create-cluster.yaml');

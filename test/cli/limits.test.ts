@@ -3,15 +3,15 @@
  * - `hcs-testbed validate` prints at most MAX_PRINTED_ERRORS errors and the
  *   total (100,000 unknown keys used to print 100,001 lines);
  * - `advance`, `wait.timeout` and `crash.downFor` are bounded
- *   (MAX_STEP_DURATION_MS, src/scenario/parse.ts), the field named
+ *   (MAX_STEP_DURATION_MS, src/harness/scenario/parse.ts), the field named
  *   (`advance: 876000h` used to run on without end).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { main, MAX_PRINTED_ERRORS } from '../../src/cli/main.js';
-import { MAX_STEP_DURATION_MS } from '../../src/scenario/parse.js';
+import { main, MAX_PRINTED_ERRORS } from '../../src/harness/cli/main.js';
+import { MAX_STEP_DURATION_MS } from '../../src/harness/scenario/parse.js';
 
 async function validate(text: string): Promise<{ code: number; out: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'limits-'));

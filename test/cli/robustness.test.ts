@@ -2,9 +2,9 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import { embeddedTestbedFactory } from '../../src/testbed/index.js';
-import type { OpenBackend } from '../../src/testbed/backends.js';
+import { main } from '../../src/harness/cli/main.js';
+import { embeddedTestbedFactory } from '../../src/harness/testbed/index.js';
+import type { OpenBackend } from '../../src/harness/realcluster/backends.js';
 
 const MANIFESTS = resolve('scenarios/manifests/worker-cluster');
 

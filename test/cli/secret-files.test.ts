@@ -10,9 +10,9 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { banner, parseServeArgs, startServe, type Served, type ServeOptions } from '../../src/cli/serve.js';
+import { banner, parseServeArgs, startServe, type Served, type ServeOptions } from '../../src/harness/cli/serve.js';
 import { writeSecretFile } from '../../src/core/secret-file.js';
-import { writeExternalInfo } from '../../src/testbed/external.js';
+import { writeExternalInfo } from '../../src/harness/realcluster/external.js';
 
 const mode = (p: string): number => statSync(p).mode & 0o777;
 

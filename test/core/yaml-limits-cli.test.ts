@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
+import { main } from '../../src/harness/cli/main.js';
 import { aliasBomb } from '../support/yaml-bomb.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFacade, type Facade } from '../../src/world/facade/index.js';
-import { createTestbed, type Testbed } from '../../src/testbed/testbed.js';
+import { createTestbed, type Testbed } from '../../src/harness/testbed/testbed.js';
 import { raw } from '../facade/http.js';
 import { aliasBomb } from '../support/yaml-bomb.js';
 

@@ -12,9 +12,9 @@ import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/core/errors.js';
 import { loadAllYaml, loadYaml, yamlErrorMessage } from '../../src/core/yaml.js';
 import { parseYamlLimited, parseYamlValue, YAML_MAX_ALIAS_NODES, YAML_MAX_BYTES, YAML_MAX_DEPTH, YamlInputError } from '../../src/core/yaml-limits.js';
-import { loadManifestFile } from '../../src/manifests/manifests.js';
-import { parseYamlDocuments, parseYamlFile, readText } from '../../src/manifests/source.js';
-import { loadScenario } from '../../src/scenario/parse.js';
+import { loadManifestFile } from '../../src/harness/manifests/manifests.js';
+import { parseYamlDocuments, parseYamlFile, readText } from '../../src/harness/manifests/source.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
 import { aliasBomb } from '../support/yaml-bomb.js';
 
 function thrown(fn: () => unknown): Error {

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Machine } from '../../src/product/api/capi.js';
-import { parseServeArgs, startServe, type Served, type ServeOptions } from '../../src/cli/serve.js';
+import { parseServeArgs, startServe, type Served, type ServeOptions } from '../../src/harness/cli/serve.js';
 import { REPO } from '../facade/fixture.js';
 import { raw } from '../facade/http.js';
 import { haveKubectl, KubectlRunner } from '../facade/kubectl.js';

@@ -1,6 +1,6 @@
 /**
  * The kubectl commands of a procedure document (extracted by
- * src/demo/document.ts, shared with the guided demo), taken from the document
+ * src/harness/demo/document.ts, shared with the guided demo), taken from the document
  * itself (test/docs-verbatim/seeds/, copies of the seeds SPEC.md is built
  * from), so that a test types them as written and notices when the
  * document changes.
@@ -20,9 +20,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { extractCommands, fill, SEEDS_DIR, type DocCommand, type Placeholders } from '../../src/demo/document.js';
+import { extractCommands, fill, SEEDS_DIR, type DocCommand, type Placeholders } from '../../src/harness/demo/document.js';
 
-export { extractCommands, fill, SEEDS_DIR, UPGRADE_DOC, WORKER_DOC, type DocCommand, type Placeholders } from '../../src/demo/document.js';
+export { extractCommands, fill, SEEDS_DIR, UPGRADE_DOC, WORKER_DOC, type DocCommand, type Placeholders } from '../../src/harness/demo/document.js';
 
 export class SeedDocument {
   readonly text: string;
@@ -77,4 +77,4 @@ export class SeedDocument {
   }
 }
 
-export { editTemplateCopy } from '../../src/demo/document.js';
+export { editTemplateCopy } from '../../src/harness/demo/document.js';

@@ -10,11 +10,11 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import { explore, type ExploreReport, type Finding } from '../../src/explore/explore.js';
-import { loadPlugin } from '../../src/explore/plugin.js';
-import { runOne } from '../../src/explore/run-one.js';
-import { loadScenario } from '../../src/scenario/parse.js';
+import { main } from '../../src/harness/cli/main.js';
+import { explore, type ExploreReport, type Finding } from '../../src/harness/explore/explore.js';
+import { loadPlugin } from '../../src/harness/explore/plugin.js';
+import { runOne } from '../../src/harness/explore/run-one.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
 
 const SCENARIO = 'test/explore/fixtures/one-worker-upgrade.yaml';
 const PLUGIN = resolve('test/explore/mutant-plugin.ts');

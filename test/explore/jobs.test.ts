@@ -1,5 +1,5 @@
 /**
- * `hcs-testbed run --jobs N` (src/cli/jobs.ts): the scenarios on this process
+ * `hcs-testbed run --jobs N` (src/harness/cli/jobs.ts): the scenarios on this process
  * and worker processes give the sequential run's console output (in the same
  * order; wall times aside), reports and event logs, byte for byte.
  */
@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
+import { main } from '../../src/harness/cli/main.js';
 
 /** A few library scenarios of different lengths, one with a failing step expected (invalid manifests). */
 const FILES = ['scenarios/kube-ovn-upgrade.yaml', 'scenarios/pool-exhausted.yaml', 'scenarios/invalid-manifests.yaml', 'scenarios/scale-out-workers.yaml', 'scenarios/network.yaml'];

@@ -15,7 +15,7 @@
 import type { HcsClient } from '../../src/product/cloud/index.js';
 import type { ClaimedDisk, DiskClaimer, DiskRequest } from '../../src/product/provider/index.js';
 import { EvsDiskClaimer } from '../../src/product/provider/index.js';
-import type { Testbed } from '../../src/testbed/testbed.js';
+import type { Testbed } from '../../src/harness/testbed/testbed.js';
 
 const key = (r: { namespace: string; cluster: string; hostname: string; slot: number }): string => `${r.namespace}/${r.cluster}/${r.hostname}/${r.slot}`;
 

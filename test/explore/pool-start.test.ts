@@ -1,5 +1,5 @@
 /**
- * Worker processes that cannot start (src/explore/pool.ts): a worker that
+ * Worker processes that cannot start (src/harness/explore/pool.ts): a worker that
  * exits before it is ready makes the pool move on to its next entry (the
  * bundle's fallback is the sources through tsx), and on the last entry it
  * gives up after MAX_START_FAILURES in a row and answers every job with the
@@ -10,11 +10,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_START_FAILURES, WorkerPool } from '../../src/explore/pool.js';
+import { MAX_START_FAILURES, WorkerPool } from '../../src/harness/explore/pool.js';
 
 const CRASH = resolve('test/explore/fixtures/crash-worker.mjs');
 const LINGER = resolve('test/explore/fixtures/linger-worker.mjs');
-const TSX_ENTRY = resolve('src/explore/worker-entry.mjs');
+const TSX_ENTRY = resolve('src/harness/explore/worker-entry.mjs');
 let dir: string;
 const starts = (): number => readFileSync(join(dir, 'starts'), 'utf8').trim().split('\n').filter(Boolean).length;
 

@@ -1,5 +1,5 @@
 /**
- * The generator of rollouts (src/explore/rollouts.ts, issue 26): pure in the
+ * The generator of rollouts (src/harness/explore/rollouts.ts, issue 26): pure in the
  * seed, only pacing-independent interleavings, and scenarios the loader
  * accepts. Running them is test/upstream/sequences.test.ts's and
  * rollouts.test.ts's job.
@@ -8,8 +8,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { flatten, generateRollout, POOL_ENTRIES, rolloutScenario, subset } from '../../src/explore/rollouts.js';
-import { loadScenario } from '../../src/scenario/parse.js';
+import { flatten, generateRollout, POOL_ENTRIES, rolloutScenario, subset } from '../../src/harness/explore/rollouts.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
 import { writeRolloutScenario } from '../upstream/differential.js';
 
 const SEEDS = Array.from({ length: 60 }, (_, i) => 2601 + i);

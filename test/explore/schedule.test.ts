@@ -1,15 +1,15 @@
 /**
- * The schedule language (src/explore/schedule.ts), random schedules and
+ * The schedule language (src/harness/explore/schedule.ts), random schedules and
  * delta debugging, without running scenarios.
  */
 import { describe, expect, it } from 'vitest';
 import { SeededRng } from '../../src/core/rng.js';
-import { plannedRun } from '../../src/explore/explore.js';
-import { generateSchedule } from '../../src/explore/generate.js';
-import type { Profile } from '../../src/explore/run-one.js';
-import { describeItem, parseSchedule, scheduleToPlain, type ScheduleItem } from '../../src/explore/schedule.js';
-import { ddmin } from '../../src/explore/shrink.js';
-import { loadScenario } from '../../src/scenario/parse.js';
+import { plannedRun } from '../../src/harness/explore/explore.js';
+import { generateSchedule } from '../../src/harness/explore/generate.js';
+import type { Profile } from '../../src/harness/explore/run-one.js';
+import { describeItem, parseSchedule, scheduleToPlain, type ScheduleItem } from '../../src/harness/explore/schedule.js';
+import { ddmin } from '../../src/harness/explore/shrink.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
 
 const fail = (path: (string | number)[], reason: string): Error => new Error(`${path.join('.')}: ${reason}`);
 

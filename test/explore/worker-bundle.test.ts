@@ -1,5 +1,5 @@
 /**
- * The workers' precompiled bundle (src/explore/worker-bundle.ts, src/bundle/build.ts): built from
+ * The workers' precompiled bundle (src/harness/explore/worker-bundle.ts, src/harness/bundle/build.ts): built from
  * the sources, rebuilt when an input changes, each module keeping its own
  * import.meta.url, compiled with a V8 code cache that the first worker writes
  * and the next ones use, and a run in a bundled worker writes the event log
@@ -12,10 +12,10 @@ import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WorkerPool } from '../../src/explore/pool.js';
-import { BUNDLE, BUNDLE_MANIFEST, bundleCodeFile, ensureWorkerBundle } from '../../src/explore/worker-bundle.js';
-import { freshBundle } from '../../src/bundle/build.js';
-import type { InputRecord } from '../../src/bundle/fresh.mjs';
+import { WorkerPool } from '../../src/harness/explore/pool.js';
+import { BUNDLE, BUNDLE_MANIFEST, bundleCodeFile, ensureWorkerBundle } from '../../src/harness/explore/worker-bundle.js';
+import { freshBundle } from '../../src/harness/bundle/build.js';
+import type { InputRecord } from '../../src/harness/bundle/fresh.mjs';
 
 const FIXTURE = 'test/explore/fixtures/one-worker-upgrade.yaml';
 
@@ -27,7 +27,7 @@ describe('the explore/--jobs worker bundle', () => {
   it('is built from the sources with a manifest of every input, its sha256, size and mtime; import.meta.url stays the source file\'s', async () => {
     expect(await ensureWorkerBundle()).toBe(BUNDLE);
     const m = JSON.parse(readFileSync(BUNDLE_MANIFEST, 'utf8')) as { inputs: Record<string, InputRecord> };
-    for (const f of ['src/explore/worker.ts', 'src/scenario/runner.ts', 'src/scenario/parse.ts', 'mock-hcs/src/index.ts', 'node_modules/fastify/fastify.js']) {
+    for (const f of ['src/harness/explore/worker.ts', 'src/harness/scenario/runner.ts', 'src/harness/scenario/parse.ts', 'mock-hcs/src/index.ts', 'node_modules/fastify/fastify.js']) {
       expect(m.inputs[f]?.sha256, f).toBe(createHash('sha256').update(readFileSync(f)).digest('hex'));
       expect(m.inputs[f]?.size, f).toBe(statSync(f).size);
       expect(m.inputs[f]?.mtimeMs, f).toBe(statSync(f).mtimeMs);
@@ -36,16 +36,16 @@ describe('the explore/--jobs worker bundle', () => {
     expect(readFileSync(BUNDLE, 'utf8')).toContain(JSON.stringify(codeFile));
     const code = readFileSync(codeFile, 'utf8');
     expect(code).not.toContain('import.meta.url');
-    expect(code).toContain(JSON.stringify(pathToFileURL(resolve('src/scenario/parse.ts')).href));
+    expect(code).toContain(JSON.stringify(pathToFileURL(resolve('src/core/repo.ts')).href)); // REPO_ROOT's import.meta.url
   });
 
   it('is taken as it is when an input\'s mtime moved but its content did not (a fresh clone)', async () => {
     await ensureWorkerBundle();
     const m = JSON.parse(readFileSync(BUNDLE_MANIFEST, 'utf8')) as { inputs: Record<string, InputRecord> };
-    m.inputs['src/explore/worker.ts']!.mtimeMs = 1;
+    m.inputs['src/harness/explore/worker.ts']!.mtimeMs = 1;
     writeFileSync(BUNDLE_MANIFEST, JSON.stringify(m));
     expect(freshBundle('explore-worker')).toBe(BUNDLE);
-    m.inputs['src/explore/worker.ts']!.sha256 = '0'.repeat(64);
+    m.inputs['src/harness/explore/worker.ts']!.sha256 = '0'.repeat(64);
     writeFileSync(BUNDLE_MANIFEST, JSON.stringify(m));
     expect(freshBundle('explore-worker')).toBeUndefined();
   });
@@ -53,7 +53,7 @@ describe('the explore/--jobs worker bundle', () => {
   it('is rebuilt when an input no longer matches its recorded hash', async () => {
     await ensureWorkerBundle();
     const m = JSON.parse(readFileSync(BUNDLE_MANIFEST, 'utf8')) as { inputs: Record<string, InputRecord> };
-    m.inputs['src/explore/worker.ts'] = { sha256: '0'.repeat(64), size: statSync('src/explore/worker.ts').size, mtimeMs: 1 };
+    m.inputs['src/harness/explore/worker.ts'] = { sha256: '0'.repeat(64), size: statSync('src/harness/explore/worker.ts').size, mtimeMs: 1 };
     writeFileSync(BUNDLE_MANIFEST, JSON.stringify(m));
     const before = statSync(BUNDLE).mtimeMs;
     const stale = bundleCodeFile()!.replace(/-[0-9a-f]+\.cjs$/, '-0123456789abcdef01234567.cjs');
@@ -65,17 +65,17 @@ describe('the explore/--jobs worker bundle', () => {
     // Earlier builds' code and caches are removed.
     expect(existsSync(stale)).toBe(false);
     expect(existsSync(stale.replace(/\.cjs$/, '.v8cache'))).toBe(false);
-    expect((JSON.parse(readFileSync(BUNDLE_MANIFEST, 'utf8')) as { inputs: Record<string, InputRecord> }).inputs['src/explore/worker.ts']?.sha256).toBe(
-      createHash('sha256').update(readFileSync('src/explore/worker.ts')).digest('hex'),
+    expect((JSON.parse(readFileSync(BUNDLE_MANIFEST, 'utf8')) as { inputs: Record<string, InputRecord> }).inputs['src/harness/explore/worker.ts']?.sha256).toBe(
+      createHash('sha256').update(readFileSync('src/harness/explore/worker.ts')).digest('hex'),
     );
   });
 
   it('the CLI from its own bundle rebuilds a stale worker bundle whose workers then start (no fallback to tsx)', async () => {
     // The bundler is itself inside the CLI's bundle: its import.meta.url rewrite once rewrote its own pattern there,
-    // and every worker bundle the CLI rebuilt crashed on start (src/bundle/build.ts, IMPORT_META_URL).
+    // and every worker bundle the CLI rebuilt crashed on start (src/harness/bundle/build.ts, IMPORT_META_URL).
     await ensureWorkerBundle();
     const m = JSON.parse(readFileSync(BUNDLE_MANIFEST, 'utf8')) as { inputs: Record<string, InputRecord> };
-    m.inputs['src/explore/worker.ts'] = { sha256: '0'.repeat(64), size: statSync('src/explore/worker.ts').size, mtimeMs: 1 };
+    m.inputs['src/harness/explore/worker.ts'] = { sha256: '0'.repeat(64), size: statSync('src/harness/explore/worker.ts').size, mtimeMs: 1 };
     writeFileSync(BUNDLE_MANIFEST, JSON.stringify(m));
     const r = await new Promise<{ code: number; stderr: string }>((done) =>
       execFile(process.execPath, ['bin/hcs-testbed.mjs', 'run', 'scenarios/create-cluster.yaml', 'scenarios/invalid-manifests.yaml', '--jobs', '2', '--no-color', '--out', 'out/test-worker-rebuild'], { timeout: 120_000 }, (err, _stdout, stderr) =>
@@ -84,8 +84,8 @@ describe('the explore/--jobs worker bundle', () => {
     );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toContain('workers now start from');
-    expect((JSON.parse(readFileSync(BUNDLE_MANIFEST, 'utf8')) as { inputs: Record<string, InputRecord> }).inputs['src/explore/worker.ts']?.sha256).toBe(
-      createHash('sha256').update(readFileSync('src/explore/worker.ts')).digest('hex'),
+    expect((JSON.parse(readFileSync(BUNDLE_MANIFEST, 'utf8')) as { inputs: Record<string, InputRecord> }).inputs['src/harness/explore/worker.ts']?.sha256).toBe(
+      createHash('sha256').update(readFileSync('src/harness/explore/worker.ts')).digest('hex'),
     );
   }, 120_000);
 

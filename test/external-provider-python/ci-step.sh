@@ -14,7 +14,7 @@ skip() { echo "external-provider-python: SKIP: $*"; exit 0; }
 command -v python3 >/dev/null || skip "python3 not found"
 python3 -c 'import venv, ensurepip' 2>/dev/null || skip "python3 has no venv/ensurepip (apt-get install python3-venv)"
 kube_cache=${HCS_TESTBED_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hcs-testbed/kube}
-ls "$kube_cache"/*/kube-apiserver >/dev/null 2>&1 || [ -n "${HCS_TESTBED_KUBE_BIN:-}" ] || skip "no kube-apiserver/etcd (tools/kube/build.sh; src/realcluster/binaries.ts)"
+ls "$kube_cache"/*/kube-apiserver >/dev/null 2>&1 || [ -n "${HCS_TESTBED_KUBE_BIN:-}" ] || skip "no kube-apiserver/etcd (tools/kube/build.sh; src/harness/realcluster/apiserver/binaries.ts)"
 venv=$("$here/setup.sh") || { echo "external-provider-python: FAIL: the venv could not be built"; exit 1; }
 export PROVIDER_VENV="$venv"
 fail=0

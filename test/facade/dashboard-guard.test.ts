@@ -1,6 +1,6 @@
 /**
  * Issue 24: the dashboard's control calls (time, faults) check Host and
- * Origin and take JSON only (src/dashboard/control-guard.ts). A page on
+ * Origin and take JSON only (src/harness/dashboard/control-guard.ts). A page on
  * another port of 127.0.0.1 (same site: the SameSite=Strict cookie goes
  * along) or a DNS-rebound name must not pause time or inject faults; a
  * text/plain body (what a form or a no-cors fetch sends) is refused. Nothing
@@ -11,8 +11,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseServeArgs, startServe, type Served, type ServeOptions } from '../../src/cli/serve.js';
-import { timeMain } from '../../src/cli/time.js';
+import { parseServeArgs, startServe, type Served, type ServeOptions } from '../../src/harness/cli/serve.js';
+import { timeMain } from '../../src/harness/cli/time.js';
 import { raw } from './http.js';
 
 describe('issue 24: dashboard control calls: same origin, loopback Host, application/json', () => {

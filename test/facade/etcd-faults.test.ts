@@ -1,5 +1,5 @@
 /**
- * KCP-5 on the etcd served to a real Cluster API (src/testbed/etcd-faults.ts,
+ * KCP-5 on the etcd served to a real Cluster API (src/harness/realcluster/upstream/etcd-faults.ts,
  * src/world/facade/etcd/members.ts): the testbed's fault annotation on the
  * KubeadmControlPlane takes the named members down, the etcd left without
  * quorum answers as etcd v3.5 does (Status: leader 0, "etcdserver: no leader";
@@ -16,7 +16,7 @@ import { EtcdError, WorkloadEtcd } from '../../src/world/facade/etcd/members.js'
 import { configMapPersistence } from '../../src/world/facade/portforward/etcd-forward.js';
 import type { Node } from '../../src/product/api/core.js';
 import { createEmbeddedEnv } from '../../src/world/embedded.js';
-import { setupServedEtcdFaults } from '../../src/testbed/etcd-faults.js';
+import { setupServedEtcdFaults } from '../../src/harness/realcluster/upstream/etcd-faults.js';
 import { kubeadmControlPlane } from '../capi/fixtures.js';
 
 const NS = 'cpaas-system';
@@ -40,7 +40,7 @@ async function world() {
   return { env, store, etcd, annotate, kcp };
 }
 
-describe('KCP-5: the testbed etcd fault on the served etcd (src/testbed/etcd-faults.ts)', () => {
+describe('KCP-5: the testbed etcd fault on the served etcd (src/harness/realcluster/upstream/etcd-faults.ts)', () => {
   it('two of three members down: no leader, raft requests time out, one EtcdQuorumLost hint; the forced recovery re-creates them and clears the annotations', async () => {
     const w = await world();
     const ids = w.etcd.members().map((m) => m.id);

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFacade, type Facade } from '../../src/world/facade/index.js';
 import type { Machine } from '../../src/product/api/capi.js';
-import { applyObject, loadManifestPath } from '../../src/manifests/index.js';
-import { createTestbed, type Testbed } from '../../src/testbed/index.js';
+import { applyObject, loadManifestPath } from '../../src/harness/manifests/index.js';
+import { createTestbed, type Testbed } from '../../src/harness/testbed/index.js';
 
 export const REPO = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 export const FIXTURES = join(REPO, 'scenarios', 'manifests');

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFacade, type Facade } from '../../src/world/facade/index.js';
 import type { KubeObject } from '../../src/core/kube/types.js';
-import { createTestbed, type Testbed } from '../../src/testbed/index.js';
+import { createTestbed, type Testbed } from '../../src/harness/testbed/index.js';
 import { raw } from './http.js';
 import { haveKubectl, KubectlRunner } from './kubectl.js';
 

@@ -9,8 +9,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { banner, parseServeArgs, startServe, UsageError, type Served, type ServeOptions } from '../../src/cli/serve.js';
-import { timeMain } from '../../src/cli/time.js';
+import { banner, parseServeArgs, startServe, UsageError, type Served, type ServeOptions } from '../../src/harness/cli/serve.js';
+import { timeMain } from '../../src/harness/cli/time.js';
 import { REPO } from './fixture.js';
 import { raw } from './http.js';
 

@@ -5,7 +5,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { CRDS, crdForKind, prune, schemaForKind, validate, type JSONSchemaProps } from '../../src/product/api/crds/index.js';
 import { crdsYaml } from '../../src/product/api/crds/dump.js';
 import { RESOURCES } from '../../src/core/kube/resources.js';
-import { loadManifestPath } from '../../src/manifests/index.js';
+import { loadManifestPath } from '../../src/harness/manifests/index.js';
 import { evalColumnPath } from '../../src/world/facade/tables.js';
 import { parseLabelSelector, matchesLabels, parseFieldSelector } from '../../src/core/kube/selectors.js';
 

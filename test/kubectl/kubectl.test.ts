@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonpath, runKubectl, tokenize } from '../../src/kubectl/index.js';
+import { jsonpath, runKubectl, tokenize } from '../../src/harness/kubectl/index.js';
 import { createEmbeddedEnv } from '../../src/world/embedded.js';
 
 describe('tokenize', () => {

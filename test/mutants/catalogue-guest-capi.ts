@@ -91,7 +91,7 @@ export const capiMutants: Mutant[] = [
     rules: ['KCP-1', 'KCP-3'],
     patches: [{ file: KCP, from: '  else if (outdated.length > 0) candidates = outdated;\n', to: '' }],
     // Killed by control-plane-rollback-midway (a rollback while the first replacement provisions: the old template's
-    // machines are up to date again and the oldest) and the KCP-2 invariant (src/scenario/kcp-scale-down.ts).
+    // machines are up to date again and the oldest) and the KCP-2 invariant (src/harness/scenario/kcp-scale-down.ts).
     scenario: 'scenarios/control-plane-rollback-midway.yaml',
   },
   {
@@ -101,7 +101,7 @@ export const capiMutants: Mutant[] = [
     rules: ['KCP-1', 'KCP-2'],
     patches: [{ file: FD, from: '  return agg.sort((a, b) => b.priority - a.priority || b.all - a.all || byId(a, b))[0]?.id;', to: '  return agg.sort((a, b) => a.priority - b.priority || a.all - b.all || byId(a, b))[0]?.id;' }],
     // Killed by control-plane-failure-domains (five machines over two failure domains, scaled in) and the KCP-2
-    // invariant (src/scenario/kcp-scale-down.ts).
+    // invariant (src/harness/scenario/kcp-scale-down.ts).
     scenario: 'scenarios/control-plane-failure-domains.yaml',
   },
   {
@@ -127,7 +127,7 @@ export const capiMutants: Mutant[] = [
     rules: ['MD-1'],
     patches: [{ file: RP, from: '    const n = Math.min(maxCleanup - total, replicas - ms.availableReplicas);\n', to: '    const n = replicas - ms.availableReplicas;\n' }],
     // Killed by unhealthy-rollout (two unhealthy old machines, maxUnavailable 1) and the MD-1 check of the old
-    // MachineSets' spec.replicas against upstream's rolling-update plan (src/scenario/md-rollout-plan.ts).
+    // MachineSets' spec.replicas against upstream's rolling-update plan (src/harness/scenario/md-rollout-plan.ts).
     scenario: 'scenarios/unhealthy-rollout.yaml',
   },
   {

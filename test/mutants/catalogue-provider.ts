@@ -127,7 +127,7 @@ export const providerMutants: Mutant[] = [
   {
     id: 'provider/forgetful-claimer',
     part: 'provider',
-    bug: 'every claim creates a fresh volume: the (hostname, slot) identity is forgotten (test/scenarios/mutants.ts)',
+    bug: 'every claim creates a fresh volume: the (hostname, slot) identity is forgotten (test/library/mutants.ts)',
     rules: ['DISK-3', 'DISK-8'],
     plugin: 'test/mutants/plugins/forgetful-claimer.ts',
     scenario: 'scenarios/worker-infra-upgrade.yaml',

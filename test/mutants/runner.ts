@@ -1,9 +1,9 @@
 /**
  * The mutant runner: applies each catalogued mutant (test/mutants/catalogue.ts)
- * in its own worker processes of the existing pool (src/explore/pool.ts),
+ * in its own worker processes of the existing pool (src/harness/explore/pool.ts),
  * runs the scenario library against it and, for a mutant the library does not
  * kill, an explore budget on its most relevant scenario (the explorer's own
- * run plan, src/explore/explore.ts `plannedRun`), and records what killed it.
+ * run plan, src/harness/explore/explore.ts `plannedRun`), and records what killed it.
  *
  * A source mutant's workers start from a one-line module written into a
  * temporary directory that registers test/mutants/hook.mjs with the mutant's
@@ -20,12 +20,12 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { plannedRun } from '../../src/explore/explore.js';
-import { WorkerPool, type Reply } from '../../src/explore/pool.js';
-import type { RunSummary } from '../../src/explore/run-one.js';
-import { describeItem } from '../../src/explore/schedule.js';
-import { loadScenario } from '../../src/scenario/parse.js';
-import { sweepSeeds } from '../../src/scenario/seeds.js';
+import { plannedRun } from '../../src/harness/explore/explore.js';
+import { WorkerPool, type Reply } from '../../src/harness/explore/pool.js';
+import type { RunSummary } from '../../src/harness/explore/run-one.js';
+import { describeItem } from '../../src/harness/explore/schedule.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
+import { sweepSeeds } from '../../src/harness/scenario/seeds.js';
 import type { Kill, Mutant, Row } from './types.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -126,7 +126,7 @@ export async function runMutant(m: Mutant, o: CatalogueOptions, dir: string): Pr
     const seeds = Math.max(1, o.seeds ?? 1);
     for (let k = 0; k < seeds && !row.kill; k++) {
       for (const file of ordered) {
-        // The seeds of `hcs-testbed run --seeds N` (src/scenario/seeds.ts): its own, then N-1 derived from it.
+        // The seeds of `hcs-testbed run --seeds N` (src/harness/scenario/seeds.ts): its own, then N-1 derived from it.
         const seed = sweepSeeds(loadScenario(file).seed, seeds)[k]!;
         const s = summaryOf(await pool.run({ type: 'explore', file, seed }));
         row.libraryRuns++;

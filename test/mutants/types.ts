@@ -20,7 +20,7 @@ export interface Mutant {
   rules: string[];
   /** The one change (usually one replacement; a few when the same slip repeats at each call site). */
   patches?: Patch[];
-  /** A testbed plugin module (src/explore/plugin.ts: options()/prepare()) that swaps in the broken part instead. */
+  /** A testbed plugin module (src/harness/explore/plugin.ts: options()/prepare()) that swaps in the broken part instead. */
   plugin?: string;
   /** The library scenario most likely to catch it: run first, and the one explore explores. */
   scenario: string;

@@ -1,5 +1,5 @@
 // A worker process of the mutant runner (test/mutants/runner.ts): the explore/run worker
-// (src/explore/worker.ts) through tsx, with the mutant's source patches applied at load time by hook.mjs.
+// (src/harness/explore/worker.ts) through tsx, with the mutant's source patches applied at load time by hook.mjs.
 // The runner writes a one-line module per mutant that calls startWorker with its patches.
 import { register } from 'node:module';
 
@@ -8,5 +8,5 @@ export async function startWorker(patches) {
   register('./hook.mjs', import.meta.url, { data: { patches } });
   const { register: tsx } = await import('tsx/esm/api');
   tsx();
-  await import('../../src/explore/worker.ts');
+  await import('../../src/harness/explore/worker.ts');
 }

@@ -10,7 +10,7 @@ import type { MachineDeployment } from '../../src/product/api/capi.js';
 import type { HCSMachine, HCSMachineConfigPool, HCSMachineTemplate } from '../../src/product/api/hcs.js';
 import { SeededRng } from '../../src/core/rng.js';
 import { GUEST_CONTROLLER } from '../../src/world/guest/index.js';
-import type { Testbed } from '../../src/testbed/index.js';
+import type { Testbed } from '../../src/harness/testbed/index.js';
 import { NS, bootWorkerCluster, nodesReady } from '../workload/fixture.js';
 
 let tb: Testbed | undefined;

@@ -1,6 +1,6 @@
 /**
  * The in-cluster layout of the Cluster API managers and the HCS provider
- * (src/realcluster/capi-incluster.ts, provider-incluster.ts): what clusterctl
+ * (src/harness/realcluster/kind/capi-incluster.ts, provider-incluster.ts): what clusterctl
  * and cert-manager would do to upstream's kustomized manifests, checked on a
  * small kustomize-shaped input (runs everywhere) and on the real rendered
  * v1.10.10 manifests when tools/kind/images.sh has rendered them.
@@ -11,14 +11,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SeededRng } from '../../src/core/rng.js';
 import { generateCA, issueCertificate } from '../../src/core/pki/index.js';
-import { findCapiBinaries } from '../../src/realcluster/capi-binaries.js';
-import { KEEP_LABEL, managerImage, renderManager, substituteVariables, type Manifest } from '../../src/realcluster/capi-incluster.js';
-import { PROVIDER_DEPLOYMENT_NAME, providerClusterRole, providerManifests } from '../../src/realcluster/provider-incluster.js';
+import { findCapiBinaries } from '../../src/harness/realcluster/upstream/capi-binaries.js';
+import { KEEP_LABEL, managerImage, renderManager, substituteVariables, type Manifest } from '../../src/harness/realcluster/kind/capi-incluster.js';
+import { PROVIDER_DEPLOYMENT_NAME, providerClusterRole, providerManifests } from '../../src/harness/realcluster/kind/provider-incluster.js';
 import { parseLoopbackAddr } from '../../src/product/provider/process.js';
-import { providerOptions } from '../../src/cli/provider.js';
+import { providerOptions } from '../../src/harness/cli/provider.js';
 import { request as httpsRequest } from 'node:https';
 import { loopbackTls } from '../../src/world/facade/auth.js';
-import { CloudFront } from '../../src/testbed/external.js';
+import { CloudFront } from '../../src/harness/realcluster/external.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const KUSTOMIZED = `apiVersion: v1

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
+import { main } from '../../src/harness/cli/main.js';
 import { ClientNodeKube } from '../../src/core/kube/client-node.js';
 import { realCluster, skipReason, suiteSuffix } from './env.js';
 

@@ -3,7 +3,7 @@
  * scenario library's manifests validate without pruning (fieldValidation
  * Strict, dry run); and every admission rule (src/admission: CEL rules in
  * the CRDs, x-kubernetes-validations in src/product/api/crds/definitions.ts, and the
- * rest through the testbed's admission webhook, src/realcluster/webhook.ts)
+ * rest through the testbed's admission webhook, src/harness/realcluster/apiserver/webhook.ts)
  * rejects the same objects as the embedded store's admission, with the same
  * reason and the same (SPEC rule, field) causes; defaulting gives the same
  * object.
@@ -16,8 +16,8 @@ import { ClientNodeKube } from '../../src/core/kube/client-node.js';
 import type { KubeClient } from '../../src/core/kube/client.js';
 import { KubeApiError } from '../../src/core/kube/errors.js';
 import type { KubeObject } from '../../src/core/kube/types.js';
-import { loadManifestPath } from '../../src/manifests/index.js';
-import { installCrds, loadKubeconfig } from '../../src/realcluster/crds.js';
+import { loadManifestPath } from '../../src/harness/manifests/index.js';
+import { installCrds, loadKubeconfig } from '../../src/harness/realcluster/apiserver/crds.js';
 import { contractStore } from '../kube/contract.js';
 import { realCluster, skipReason, suiteSuffix } from './env.js';
 

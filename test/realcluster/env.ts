@@ -2,15 +2,15 @@
  * Shared setup of the real-cluster tests: one etcd + kube-apiserver per test
  * file (started on first use, stopped after the file), the testbed's CRDs
  * installed and the admission rules served by the admission webhook
- * (src/realcluster/webhook.ts), as src/realcluster/serve.ts runs them.
+ * (src/harness/realcluster/apiserver/webhook.ts), as src/harness/realcluster/apiserver/serve.ts runs them.
  * Skipped, with the reason in the suite name, when the binaries are not
  * built (tools/kube/build.sh) or HCS_TESTBED_KUBE_BIN is unset.
  */
 import { afterAll } from 'vitest';
-import { startControlPlane, type ControlPlane } from '../../src/realcluster/apiserver.js';
-import { findKubeBinaries } from '../../src/realcluster/binaries.js';
-import { ensureNamespaces, installCrds, loadKubeconfig } from '../../src/realcluster/crds.js';
-import { installWebhookConfigurations, startAdmissionWebhook, type AdmissionWebhook } from '../../src/realcluster/webhook.js';
+import { startControlPlane, type ControlPlane } from '../../src/harness/realcluster/apiserver/apiserver.js';
+import { findKubeBinaries } from '../../src/harness/realcluster/apiserver/binaries.js';
+import { ensureNamespaces, installCrds, loadKubeconfig } from '../../src/harness/realcluster/apiserver/crds.js';
+import { installWebhookConfigurations, startAdmissionWebhook, type AdmissionWebhook } from '../../src/harness/realcluster/apiserver/webhook.js';
 
 const found = findKubeBinaries();
 /** Why the real-cluster tests are skipped, or undefined when they run. */

@@ -6,11 +6,11 @@
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { kindMain, kindUnavailable, resolveTool, spawnRunner, type RunResult, type Runner } from '../../src/cli/kind.js';
-import { main } from '../../src/cli/main.js';
+import { kindMain, kindUnavailable, resolveTool, spawnRunner, type RunResult, type Runner } from '../../src/harness/cli/kind.js';
+import { main } from '../../src/harness/cli/main.js';
 import { ClientNodeKube } from '../../src/core/kube/client-node.js';
-import { kindNodeImage } from '../../src/realcluster/kind-binaries.js';
-import { findCapiBinaries } from '../../src/realcluster/capi-binaries.js';
+import { kindNodeImage } from '../../src/harness/realcluster/kind/kind-binaries.js';
+import { findCapiBinaries } from '../../src/harness/realcluster/upstream/capi-binaries.js';
 
 const ok = (stdout = ''): RunResult => ({ status: 0, stdout, stderr: '' });
 

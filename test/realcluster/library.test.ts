@@ -9,10 +9,10 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadScenario } from '../../src/scenario/parse.js';
-import { runScenario, type ScenarioResult } from '../../src/scenario/runner.js';
-import { openBackend, type OpenBackend } from '../../src/testbed/backends.js';
-import { embeddedTestbedFactory } from '../../src/testbed/index.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
+import { runScenario, type ScenarioResult } from '../../src/harness/scenario/runner.js';
+import { openBackend, type OpenBackend } from '../../src/harness/realcluster/backends.js';
+import { embeddedTestbedFactory } from '../../src/harness/testbed/index.js';
 import { skipReason, suiteSuffix } from './env.js';
 
 const DIR = join(import.meta.dirname, '..', '..', 'scenarios');

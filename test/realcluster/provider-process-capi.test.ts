@@ -14,11 +14,11 @@ import { setupCapiControllers } from '../../src/world/capi/index.js';
 import { ClientNodeKube } from '../../src/core/kube/client-node.js';
 import { EventRecorder, type ControllerContext } from '../../src/core/runtime/context.js';
 import { Manager } from '../../src/core/runtime/manager.js';
-import { loadScenario } from '../../src/scenario/parse.js';
-import { runScenario, type ScenarioResult, type TestbedHandle } from '../../src/scenario/runner.js';
-import { openBackend } from '../../src/testbed/backends.js';
-import type { RemoteTestbed } from '../../src/testbed/remote.js';
-import { embeddedTestbedFactory } from '../../src/testbed/testbed.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
+import { runScenario, type ScenarioResult, type TestbedHandle } from '../../src/harness/scenario/runner.js';
+import { openBackend } from '../../src/harness/realcluster/backends.js';
+import type { RemoteTestbed } from '../../src/harness/realcluster/remote.js';
+import { embeddedTestbedFactory } from '../../src/harness/testbed/testbed.js';
 import { skipReason, suiteSuffix } from './env.js';
 
 function verdicts(r: ScenarioResult): string[] {

@@ -7,8 +7,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import { providerOptions } from '../../src/cli/provider.js';
+import { main } from '../../src/harness/cli/main.js';
+import { providerOptions } from '../../src/harness/cli/provider.js';
 import { parseLoopbackAddr } from '../../src/product/provider/process.js';
 
 async function run(args: string[]): Promise<{ code: number; out: string }> {

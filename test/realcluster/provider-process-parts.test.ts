@@ -20,7 +20,7 @@ import { SeededRng } from '../../src/core/rng.js';
 import { HcsClient } from '../../src/product/cloud/index.js';
 import { EmbeddedStore } from '../../src/core/kube/embedded-store.js';
 import type { KubeObject } from '../../src/core/kube/types.js';
-import { CloudFront, writeExternalInfo } from '../../src/testbed/external.js';
+import { CloudFront, writeExternalInfo } from '../../src/harness/realcluster/external.js';
 import { ANN_EVENT_RULES, cloudTransport, followProviderLog, mirrorProviderEvents, namespaced, readProviderLog } from '../../src/product/provider/process.js';
 import { Reporter } from '../../src/product/provider/util.js';
 import { ControllerLogs, type ControllerContext } from '../../src/core/runtime/context.js';

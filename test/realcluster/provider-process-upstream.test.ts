@@ -22,11 +22,11 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import { loadScenario } from '../../src/scenario/parse.js';
-import { runScenario } from '../../src/scenario/runner.js';
-import { embeddedTestbedFactory } from '../../src/testbed/testbed.js';
-import { upstreamProblem } from '../../src/testbed/upstream.js';
+import { main } from '../../src/harness/cli/main.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
+import { runScenario } from '../../src/harness/scenario/runner.js';
+import { embeddedTestbedFactory } from '../../src/harness/testbed/testbed.js';
+import { upstreamProblem } from '../../src/harness/realcluster/upstream/upstream.js';
 import { startProviderChild } from '../upstream/provider-child.js';
 
 const skip = upstreamProblem();

@@ -17,11 +17,11 @@ import { mkdtempSync, openSync, readFileSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadScenario } from '../../src/scenario/parse.js';
-import { runScenario, type ScenarioResult, type TestbedHandle } from '../../src/scenario/runner.js';
-import { openBackend, type OpenBackend } from '../../src/testbed/backends.js';
-import { embeddedTestbedFactory } from '../../src/testbed/testbed.js';
-import type { RemoteTestbed } from '../../src/testbed/remote.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
+import { runScenario, type ScenarioResult, type TestbedHandle } from '../../src/harness/scenario/runner.js';
+import { openBackend, type OpenBackend } from '../../src/harness/realcluster/backends.js';
+import { embeddedTestbedFactory } from '../../src/harness/testbed/testbed.js';
+import type { RemoteTestbed } from '../../src/harness/realcluster/remote.js';
 import { skipReason, suiteSuffix } from './env.js';
 
 const SPEED = 10;

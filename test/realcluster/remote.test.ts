@@ -11,7 +11,7 @@ import { ownerRef, type KubeObject, type WatchEvent } from '../../src/core/kube/
 import { Manager } from '../../src/core/runtime/manager.js';
 import { setupGarbageCollector } from '../../src/core/runtime/garbage-collector.js';
 import { Simulation } from '../../src/core/runtime/simulation.js';
-import { resetCluster } from '../../src/testbed/remote.js';
+import { resetCluster } from '../../src/harness/realcluster/remote.js';
 import { realCluster, skipReason, suiteSuffix } from './env.js';
 
 const NS = 'remote';

@@ -1,5 +1,5 @@
 /**
- * The admission webhook's handlers (src/realcluster/webhook.ts) without an
+ * The admission webhook's handlers (src/harness/realcluster/apiserver/webhook.ts) without an
  * apiserver: AdmissionReview v1 in through fastify inject, and the verdicts
  * compared with the embedded store's admission (the same ADMISSION table).
  * Runs everywhere; test/realcluster/crds.test.ts checks the same through a
@@ -22,7 +22,7 @@ import {
   type AdmissionResponse,
   type AdmissionWebhook,
   type Operation,
-} from '../../src/realcluster/webhook.js';
+} from '../../src/harness/realcluster/apiserver/webhook.js';
 import { contractStore } from '../kube/contract.js';
 
 const NS = 'wh';

@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import { CHAR_W, LABEL_W } from '../../src/report/timeline.js';
+import { main } from '../../src/harness/cli/main.js';
+import { CHAR_W, LABEL_W } from '../../src/harness/report/timeline.js';
 import { REPO } from '../facade/fixture.js';
 
 // As test/dashboard/browser.test.ts (importing that file would run its suite here too).
@@ -23,7 +23,7 @@ const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) console.warn(`test/report/browser: skipped, no chromium at ${CHROMIUM} (.ci/run installs Debian's chromium)`);
 
 /** A run that times out after 30 idle minutes, one with Warning events and a violation, one with cloud faults. */
-const FILES = ['test/report/fixtures/failing-rollout.yaml', 'test/scenarios/bug-reports/report-1-maxsurge-1.yaml', 'scenarios/cloud-faults.yaml'];
+const FILES = ['test/report/fixtures/failing-rollout.yaml', 'test/library/bug-reports/report-1-maxsurge-1.yaml', 'scenarios/cloud-faults.yaml'];
 
 interface Box {
   x: number;

@@ -1,6 +1,6 @@
 /**
  * Consistent reports (issue 14): one step count in console, JSON, JUnit and
- * HTML (src/report/model.ts), JUnit times in wall seconds with the virtual
+ * HTML (src/harness/report/model.ts), JUnit times in wall seconds with the virtual
  * ones as a property, file and line per testcase, full names for steps not
  * reached, and the SPEC coverage line only for a run of the whole library.
  */
@@ -8,11 +8,11 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { isWholeLibrary, main } from '../../src/cli/main.js';
-import { scenarioReport } from '../../src/report/model.js';
-import { renderJunit } from '../../src/report/junit.js';
-import { AT_REST_TITLE, type ScenarioResult } from '../../src/scenario/runner.js';
-import { loadScenario } from '../../src/scenario/parse.js';
+import { isWholeLibrary, main } from '../../src/harness/cli/main.js';
+import { scenarioReport } from '../../src/harness/report/model.js';
+import { renderJunit } from '../../src/harness/report/junit.js';
+import { AT_REST_TITLE, type ScenarioResult } from '../../src/harness/scenario/runner.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
 
 const FIXTURE = 'test/report/fixtures/failing-rollout.yaml';
 /** The fixture's steps as written: 3 pass, the 4th times out after 30 min of virtual time, 2 more and the invariants at rest are never reached. */

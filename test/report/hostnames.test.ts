@@ -1,14 +1,14 @@
 /**
- * The hostname view's model (src/report/hostnames.ts) and picture
- * (src/report/hostnames-svg.ts): the succession of machines on a hostname
+ * The hostname view's model (src/harness/report/hostnames.ts) and picture
+ * (src/harness/report/hostnames-svg.ts): the succession of machines on a hostname
  * from the event log, its persistent disk's states, faults on the row whose
  * volume the call named; short names; time-axis labels that never touch.
  */
 import { describe, expect, it } from 'vitest';
 import type { LogEvent } from '../../src/core/events.js';
-import { hostHistories, shortNames } from '../../src/report/hostnames.js';
-import { axisTicks, renderHostnames } from '../../src/report/hostnames-svg.js';
-import { CHAR_W, timeAxis } from '../../src/report/timeline.js';
+import { hostHistories, shortNames } from '../../src/harness/report/hostnames.js';
+import { axisTicks, renderHostnames } from '../../src/harness/report/hostnames-svg.js';
+import { CHAR_W, timeAxis } from '../../src/harness/report/timeline.js';
 
 let seq = 0;
 const ev = (t: number, source: LogEvent['source'], type: string, data: Record<string, unknown>): LogEvent => ({ seq: ++seq, t, source, type, message: type, data });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/core/clock.js';
 import { EventLog } from '../../src/core/events.js';
-import { lanes, renderHtml } from '../../src/report/html.js';
-import { specCoverage } from '../../src/report/coverage.js';
-import type { ScenarioResult } from '../../src/scenario/runner.js';
+import { lanes, renderHtml } from '../../src/harness/report/html.js';
+import { specCoverage } from '../../src/harness/report/coverage.js';
+import type { ScenarioResult } from '../../src/harness/scenario/runner.js';
 import { SPEC_RULES } from '../../src/core/rules.js';
 
 function log(): EventLog {

@@ -1,5 +1,5 @@
 /**
- * The HTML timeline (src/report/timeline.ts, timeline-svg.ts), checked on its
+ * The HTML timeline (src/harness/report/timeline.ts, timeline-svg.ts), checked on its
  * deterministic model and the SVG it renders (issue 14): step labels never
  * overlap, a long idle wait is compressed with a visible break, machine and
  * server lanes show hostnames, volume intervals name their server, Warning
@@ -8,8 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/core/clock.js';
 import { EventLog } from '../../src/core/events.js';
-import { lanes, STATE_COLORS, MARKER_COLORS, timelineModel, xOf } from '../../src/report/timeline.js';
-import { renderTimeline, timelineSvg } from '../../src/report/timeline-svg.js';
+import { lanes, STATE_COLORS, MARKER_COLORS, timelineModel, xOf } from '../../src/harness/report/timeline.js';
+import { renderTimeline, timelineSvg } from '../../src/harness/report/timeline-svg.js';
 
 const T0 = 1_767_225_600_000;
 

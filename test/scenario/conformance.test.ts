@@ -6,24 +6,24 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CHECKS } from '../../src/scenario/checks.js';
-import { conformanceTable, conformanceText } from '../../src/scenario/conformance.js';
-import { kubectlTier } from '../../src/scenario/contract.js';
-import { loadScenario } from '../../src/scenario/parse.js';
-import { runScenario, type ScenarioResult } from '../../src/scenario/runner.js';
-import { embeddedTestbedFactory } from '../../src/testbed/index.js';
-import type { TestbedOptions } from '../../src/testbed/testbed.js';
-import { forgetfulClaimer } from '../scenarios/mutants.js';
-import { main } from '../../src/cli/main.js';
+import { CHECKS } from '../../src/harness/scenario/checks.js';
+import { conformanceTable, conformanceText } from '../../src/harness/scenario/conformance.js';
+import { kubectlTier } from '../../src/harness/scenario/contract.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
+import { runScenario, type ScenarioResult } from '../../src/harness/scenario/runner.js';
+import { embeddedTestbedFactory } from '../../src/harness/testbed/index.js';
+import type { TestbedOptions } from '../../src/harness/testbed/testbed.js';
+import { forgetfulClaimer } from '../library/mutants.js';
+import { main } from '../../src/harness/cli/main.js';
 import type { HCSMachine } from '../../src/product/api/hcs.js';
-import { InvariantMonitor } from '../../src/scenario/invariants.js';
-import type { CloudView, World } from '../../src/scenario/world.js';
+import { InvariantMonitor } from '../../src/harness/scenario/invariants.js';
+import type { CloudView, World } from '../../src/harness/scenario/world.js';
 import { runningCluster } from './fixtures.js';
 
 const WORKER_SCENARIOS = ['scale-out-workers.yaml', 'worker-infra-upgrade.yaml', 'maxsurge-disk-reuse.yaml'];
 const tier = (type: string, p: Record<string, unknown>): ReturnType<(typeof CHECKS)[string]['tier']> => CHECKS[type]!.tier(p);
 
-describe('classification: contract or reference (src/scenario/contract.ts)', () => {
+describe('classification: contract or reference (src/harness/scenario/contract.ts)', () => {
   it('reads of the cloud, the guest, objects and the testbed are contract', () => {
     for (const [type, p] of [
       ['persistentDisks', { pool: 'p' }],

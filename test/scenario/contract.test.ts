@@ -1,7 +1,7 @@
-/** docs/provider.md "The contract" names every entry of the contract's vocabulary (src/scenario/contract.ts). */
+/** docs/provider.md "The contract" names every entry of the contract's vocabulary (src/harness/scenario/contract.ts). */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CONTRACT_CONDITIONS, CONTRACT_EVENT_REASONS, CONTRACT_FIELDS, CONTRACT_METADATA } from '../../src/scenario/contract.js';
+import { CONTRACT_CONDITIONS, CONTRACT_EVENT_REASONS, CONTRACT_FIELDS, CONTRACT_METADATA } from '../../src/harness/scenario/contract.js';
 
 const doc = readFileSync('docs/provider.md', 'utf8');
 const section = doc.slice(doc.indexOf('## The contract'), doc.indexOf('\n## ', doc.indexOf('## The contract') + 5));

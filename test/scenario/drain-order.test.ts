@@ -1,9 +1,9 @@
 /**
- * The MD-4 drain-order invariant (src/scenario/drain-order.ts) holds the Machine controller to a drain only where
+ * The MD-4 drain-order invariant (src/harness/scenario/drain-order.ts) holds the Machine controller to a drain only where
  * upstream drains (cluster-api v1.10 reconcileDelete: isDeleteNodeAllowed, isNodeDrainAllowed): a pod left on the
  * Node is not reported when upstream deletes the infrastructure without a (complete) drain. Each case leaves an
  * evictable pod on the Node while the infrastructure goes, and shows that it is still there (so the check had
- * something to see). The bug it does report is in test/scenarios/contract-nodes.test.ts (the planted drain that
+ * something to see). The bug it does report is in test/library/contract-nodes.test.ts (the planted drain that
  * evicts nothing).
  */
 import { describe, expect, it } from 'vitest';
@@ -11,8 +11,8 @@ import { LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, type Machine } from '../../src
 import type { HCSMachine } from '../../src/product/api/hcs.js';
 import type { KubeClient } from '../../src/core/kube/client.js';
 import type { KubeObject } from '../../src/core/kube/types.js';
-import { DrainOrderTracker } from '../../src/scenario/drain-order.js';
-import type { Testbed } from '../../src/testbed/index.js';
+import { DrainOrderTracker } from '../../src/harness/scenario/drain-order.js';
+import type { Testbed } from '../../src/harness/testbed/index.js';
 import { runningCluster } from './fixtures.js';
 
 const NS = 'cpaas-system';

@@ -1,8 +1,8 @@
 /** Shared set-ups of the invariant tests. */
 import { expect } from 'vitest';
 import type { HCSMachine } from '../../src/product/api/hcs.js';
-import { applyObject, loadManifestPath } from '../../src/manifests/index.js';
-import { createTestbed, type Testbed } from '../../src/testbed/index.js';
+import { applyObject, loadManifestPath } from '../../src/harness/manifests/index.js';
+import { createTestbed, type Testbed } from '../../src/harness/testbed/index.js';
 
 /** A testbed (seed 5) with the worker fixture applied and run until its three HCSMachines are ready. */
 export async function runningCluster(): Promise<Testbed> {

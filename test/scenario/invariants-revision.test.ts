@@ -1,6 +1,6 @@
 /**
  * The invariants run again only when something they read changed
- * (World.revision, src/scenario/invariants.ts): the revision moves with every
+ * (World.revision, src/harness/scenario/invariants.ts): the revision moves with every
  * write to the management cluster, to a workload cluster and to the cloud,
  * and stays put while nothing is written; a check at an unchanged revision
  * reads nothing, and a violation that a change brings is still reported at
@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { runningCluster } from './fixtures.js';
 import type { HCSMachine } from '../../src/product/api/hcs.js';
 import type { Node } from '../../src/product/api/core.js';
-import { InvariantMonitor } from '../../src/scenario/invariants.js';
-import type { World } from '../../src/scenario/world.js';
+import { InvariantMonitor } from '../../src/harness/scenario/invariants.js';
+import type { World } from '../../src/harness/scenario/world.js';
 
 
 /** The testbed's world, counting the cloud reads the invariants make. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runningCluster } from './fixtures.js';
 import type { HCSMachine } from '../../src/product/api/hcs.js';
-import { InvariantMonitor } from '../../src/scenario/invariants.js';
+import { InvariantMonitor } from '../../src/harness/scenario/invariants.js';
 import type { KubeObject } from '../../src/core/kube/types.js';
 import { SeededRng } from '../../src/core/rng.js';
 import { generateCA, issueCertificate } from '../../src/core/pki/index.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/core/errors.js';
-import { loadManifestFile } from '../../src/manifests/index.js';
-import { loadScenario } from '../../src/scenario/parse.js';
+import { loadManifestFile } from '../../src/harness/manifests/index.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
 
 function err(fn: () => unknown): InputError {
   try {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { loadScenario } from '../../src/scenario/parse.js';
-import { runScenario } from '../../src/scenario/runner.js';
-import { embeddedTestbedFactory } from '../../src/testbed/index.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
+import { runScenario } from '../../src/harness/scenario/runner.js';
+import { embeddedTestbedFactory } from '../../src/harness/testbed/index.js';
 
 const scenario = (extra = ''): ReturnType<typeof loadScenario> =>
   loadScenario(

@@ -1,7 +1,7 @@
-/** The seed sweep of `hcs-testbed run --seeds N` (src/scenario/seeds.ts). */
+/** The seed sweep of `hcs-testbed run --seeds N` (src/harness/scenario/seeds.ts). */
 import { describe, expect, it } from 'vitest';
-import { sweep, sweepSeeds } from '../../src/scenario/seeds.js';
-import type { Scenario } from '../../src/scenario/types.js';
+import { sweep, sweepSeeds } from '../../src/harness/scenario/seeds.js';
+import type { Scenario } from '../../src/harness/scenario/types.js';
 
 describe('seed sweep', () => {
   it('starts with the scenario\'s own seed, derives the rest from it alone, all distinct and valid', { timeout: 10_000 }, () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { HCSMachine } from '../../src/product/api/hcs.js';
 import type { MachineDeployment } from '../../src/product/api/capi.js';
-import { loadManifestPath, applyObject } from '../../src/manifests/index.js';
-import { InvariantMonitor } from '../../src/scenario/invariants.js';
-import { createTestbed, type Testbed } from '../../src/testbed/index.js';
+import { loadManifestPath, applyObject } from '../../src/harness/manifests/index.js';
+import { InvariantMonitor } from '../../src/harness/scenario/invariants.js';
+import { createTestbed, type Testbed } from '../../src/harness/testbed/index.js';
 
 async function runningCluster(): Promise<Testbed> {
   const tb = await createTestbed({ seed: 5 });

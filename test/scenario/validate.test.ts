@@ -2,9 +2,9 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import { CRASH_CONTROLLERS, loadScenario, ScenarioErrors } from '../../src/scenario/parse.js';
-import { embeddedTestbedFactory } from '../../src/testbed/index.js';
+import { main } from '../../src/harness/cli/main.js';
+import { CRASH_CONTROLLERS, loadScenario, ScenarioErrors } from '../../src/harness/scenario/parse.js';
+import { embeddedTestbedFactory } from '../../src/harness/testbed/index.js';
 
 /** All error lines of a scenario text (loadScenario reports every error at once). */
 function errors(text: string, file = 'scenarios/v.yaml'): string[] {

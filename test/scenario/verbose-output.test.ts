@@ -2,10 +2,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import { embeddedTestbedFactory } from '../../src/testbed/index.js';
-import { loadScenario } from '../../src/scenario/parse.js';
-import { runScenario } from '../../src/scenario/runner.js';
+import { main } from '../../src/harness/cli/main.js';
+import { embeddedTestbedFactory } from '../../src/harness/testbed/index.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
+import { runScenario } from '../../src/harness/scenario/runner.js';
 
 const SCENARIO = `name: verbose-describe
 rules: [POOL-5]

@@ -1,14 +1,14 @@
 /**
- * `hcs-testbed catalog` (src/cli/catalog.ts) and the lite entry of `time` /
- * `status` (src/cli/lite.ts).
+ * `hcs-testbed catalog` (src/harness/cli/catalog.ts) and the lite entry of `time` /
+ * `status` (src/harness/cli/lite.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Catalog } from '../../mock-hcs/src/index.js';
-import { catalogText, catalogValues, defaultCatalog } from '../../src/cli/catalog.js';
-import { readManifest } from '../../src/bundle/build.js';
-import { ensureLiteBundle } from '../../src/cli/cli-bundle.js';
+import { catalogText, catalogValues, defaultCatalog } from '../../src/harness/cli/catalog.js';
+import { readManifest } from '../../src/harness/bundle/build.js';
+import { ensureLiteBundle } from '../../src/harness/cli/cli-bundle.js';
 import { defaultOsSupportMatrix } from '../../src/product/matrix/matrix.js';
 import { REPO } from '../facade/fixture.js';
 
@@ -35,8 +35,8 @@ describe('time and status from the lite bundle (not the full CLI)', () => {
   it('the lite bundle holds the two commands and the kubeconfig reader only: no testbed, controllers or HTTP server', async () => {
     expect(await ensureLiteBundle()).toBeDefined();
     const inputs = Object.keys(readManifest('lite')!.inputs as Record<string, unknown>);
-    expect(inputs).toContain('src/cli/time.ts');
-    expect(inputs).toContain('src/cli/status.ts');
+    expect(inputs).toContain('src/harness/cli/time.ts');
+    expect(inputs).toContain('src/harness/cli/status.ts');
     expect(inputs.filter((f) => /^src\/(testbed|capi|provider|facade|dashboard|kube)\/|fastify|@kubernetes/.test(f))).toEqual([]);
     expect(inputs.length).toBeLessThan(150);
   }, 60_000);

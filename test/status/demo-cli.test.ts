@@ -3,7 +3,7 @@
  * test/dashboard/hostnames.test.ts against a served testbed).
  */
 import { describe, expect, it } from 'vitest';
-import { demoMain } from '../../src/cli/demo.js';
+import { demoMain } from '../../src/harness/cli/demo.js';
 
 const run = async (...argv: string[]) => {
   let out = '';

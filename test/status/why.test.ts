@@ -1,16 +1,16 @@
 /**
- * "Why is it waiting?" (src/status/why.ts): the reasons read from conditions,
+ * "Why is it waiting?" (src/harness/status/why.ts): the reasons read from conditions,
  * named with their check names and SPEC rules; work in progress is not a
  * stall; a condition mirrored into Ready is listed once. The same reasons in
  * `hcs-testbed status`'s text and in the scenario runner's failure output.
  */
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/core/kube/types.js';
-import { statusText } from '../../src/cli/status.js';
-import { loadScenario } from '../../src/scenario/parse.js';
-import { runScenario } from '../../src/scenario/runner.js';
-import { embeddedTestbedFactory } from '../../src/testbed/index.js';
-import { preflightChecks, stallLines, whyWaiting } from '../../src/status/why.js';
+import { statusText } from '../../src/harness/cli/status.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
+import { runScenario } from '../../src/harness/scenario/runner.js';
+import { embeddedTestbedFactory } from '../../src/harness/testbed/index.js';
+import { preflightChecks, stallLines, whyWaiting } from '../../src/harness/status/why.js';
 
 const obj = (kind: string, name: string, conditions: Record<string, string>[], status: Record<string, unknown> = {}): KubeObject =>
   ({ apiVersion: 'v1', kind, metadata: { name, namespace: 'cpaas-system' }, status: { ...status, conditions } }) as unknown as KubeObject;

@@ -9,9 +9,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { providerOptions } from '../../src/cli/provider.js';
-import { checkHealthPort } from '../../src/testbed/backends.js';
-import { clearExternalMarkers, ephemeralPortRange, pickHealthPort, portFree } from '../../src/testbed/external.js';
+import { providerOptions } from '../../src/harness/cli/provider.js';
+import { checkHealthPort } from '../../src/harness/realcluster/backends.js';
+import { clearExternalMarkers, ephemeralPortRange, pickHealthPort, portFree } from '../../src/harness/realcluster/external.js';
 import type { ProviderProcessOptions } from '../../src/product/provider/process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hcs-external-path-'));

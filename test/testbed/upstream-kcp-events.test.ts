@@ -1,5 +1,5 @@
 /**
- * The upstream harness's observed KCP events (src/testbed/upstream-kcp-events.ts):
+ * The upstream harness's observed KCP events (src/harness/realcluster/upstream/kcp-events.ts):
  * on `--capi upstream` the model's `kcp.machine-created` / `kcp.scale-down`
  * (src/world/capi/kcp.ts) are recorded from the control plane Machines KCP writes,
  * once per Machine however often the watch repeats them (KCP-1, KCP-2); and the
@@ -13,7 +13,7 @@ import { EventLog } from '../../src/core/events.js';
 import { SeededRng } from '../../src/core/rng.js';
 import { EmbeddedStore } from '../../src/core/kube/embedded-store.js';
 import type { KubeObject, WatchEvent } from '../../src/core/kube/types.js';
-import { observeCertificateExpiries, observeKcpMachines } from '../../src/testbed/upstream-kcp-events.js';
+import { observeCertificateExpiries, observeKcpMachines } from '../../src/harness/realcluster/upstream/kcp-events.js';
 
 const NS = 'cpaas-system';
 

@@ -1,5 +1,5 @@
 /**
- * Where the upstream managers are looked up (src/realcluster/capi-binaries.ts):
+ * Where the upstream managers are looked up (src/harness/realcluster/upstream/capi-binaries.ts):
  * $HCS_TESTBED_CAPI_BIN, else the build cache of tools/capi/build.sh under the
  * pinned version; a missing piece is named in the skip reason.
  */
@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { capiCacheDir, capiVersion, findCapiBinaries } from '../../src/realcluster/capi-binaries.js';
+import { capiCacheDir, capiVersion, findCapiBinaries } from '../../src/harness/realcluster/upstream/capi-binaries.js';
 
 describe('upstream Cluster API binaries', () => {
   it('pins the version in tools/capi/versions.env and caches under it', () => {

@@ -7,8 +7,8 @@
  * test/upstream/scenarios.test.ts under `npm run test:upstream`.
  */
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import { testbedCrdsForUpstream, upstreamProblem } from '../../src/testbed/upstream.js';
+import { main } from '../../src/harness/cli/main.js';
+import { testbedCrdsForUpstream, upstreamProblem } from '../../src/harness/realcluster/upstream/upstream.js';
 
 async function run(args: string[]): Promise<{ code: number; out: string }> {
   let out = '';

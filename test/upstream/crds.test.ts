@@ -13,11 +13,11 @@
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startControlPlane, type ControlPlane } from '../../src/realcluster/apiserver.js';
-import { findKubeBinaries } from '../../src/realcluster/binaries.js';
-import { findCapiBinaries } from '../../src/realcluster/capi-binaries.js';
-import { CONTRACT_LABEL, loadUpstreamCrds, storageVersion } from '../../src/realcluster/capi-crds.js';
-import { installCrds, loadKubeconfig } from '../../src/realcluster/crds.js';
+import { startControlPlane, type ControlPlane } from '../../src/harness/realcluster/apiserver/apiserver.js';
+import { findKubeBinaries } from '../../src/harness/realcluster/apiserver/binaries.js';
+import { findCapiBinaries } from '../../src/harness/realcluster/upstream/capi-binaries.js';
+import { CONTRACT_LABEL, loadUpstreamCrds, storageVersion } from '../../src/harness/realcluster/upstream/capi-crds.js';
+import { installCrds, loadKubeconfig } from '../../src/harness/realcluster/apiserver/crds.js';
 import { kubeRequest } from '../../src/core/kube/client-node.js';
 
 const capi = findCapiBinaries();

@@ -1,19 +1,19 @@
 /**
- * Generated rollouts (src/explore/rollouts.ts) on the model and on another
+ * Generated rollouts (src/harness/explore/rollouts.ts) on the model and on another
  * side (the upstream managers in test/upstream/rollouts.test.ts and
  * bench/upstream-generated.ts; a mutant of the model in
  * test/upstream/sequences.test.ts), compared by verdict and by the shape of
  * the run (test/upstream/sequences.ts). A difference is shrunk with the
- * explorer's ddmin (src/explore/shrink.ts) over the rollout's operations and
+ * explorer's ddmin (src/harness/explore/shrink.ts) over the rollout's operations and
  * written as a scenario.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { dump } from 'js-yaml';
-import { declaredPhases, describeRollout, flatten, rolloutScenario, subset, type DeclaredPhase, type GeneratedRollout } from '../../src/explore/rollouts.js';
-import { ddmin } from '../../src/explore/shrink.js';
-import { loadScenario } from '../../src/scenario/parse.js';
-import { runScenario, type ScenarioResult, type TestbedFactory } from '../../src/scenario/runner.js';
+import { declaredPhases, describeRollout, flatten, rolloutScenario, subset, type DeclaredPhase, type GeneratedRollout } from '../../src/harness/explore/rollouts.js';
+import { ddmin } from '../../src/harness/explore/shrink.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
+import { runScenario, type ScenarioResult, type TestbedFactory } from '../../src/harness/scenario/runner.js';
 import { compareShapes, entryBounds, recordingStart, runShape, type RunShape } from './sequences.js';
 
 /**

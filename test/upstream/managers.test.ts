@@ -2,7 +2,7 @@
  * The upstream Cluster API v1.10.10 managers (tools/capi) against the real
  * kube-apiserver (tools/kube): upstream CRDs, the managers' own webhooks
  * registered with a generated CA, the three managers ready
- * (src/realcluster/capi-managers.ts). Then the model is compared with them
+ * (src/harness/realcluster/upstream/capi-managers.ts). Then the model is compared with them
  * where the comparison needs no infrastructure: the MachineDeployment
  * defaults the model persists (mdutil.applyMachineDeploymentDefaults) equal
  * what upstream's defaulting webhook writes, and upstream's validating
@@ -19,10 +19,10 @@ import type { MachineDeployment } from '../../src/product/api/capi.js';
 import { validateMachineDeployment } from '../../src/world/capi/admission.js';
 import { mdutil } from '../../src/world/capi/index.js';
 import { kubeRequest, loadKubeconfig } from '../../src/core/kube/client-node.js';
-import { startControlPlane, type ControlPlane } from '../../src/realcluster/apiserver.js';
-import { findKubeBinaries } from '../../src/realcluster/binaries.js';
-import { findCapiBinaries } from '../../src/realcluster/capi-binaries.js';
-import { loopbackOnlyProblem, startUpstreamManagers, type UpstreamManagers } from '../../src/realcluster/capi-managers.js';
+import { startControlPlane, type ControlPlane } from '../../src/harness/realcluster/apiserver/apiserver.js';
+import { findKubeBinaries } from '../../src/harness/realcluster/apiserver/binaries.js';
+import { findCapiBinaries } from '../../src/harness/realcluster/upstream/capi-binaries.js';
+import { loopbackOnlyProblem, startUpstreamManagers, type UpstreamManagers } from '../../src/harness/realcluster/upstream/capi-managers.js';
 
 const capi = findCapiBinaries();
 const kube = findKubeBinaries();

@@ -18,10 +18,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
-import { loadScenario } from '../../src/scenario/parse.js';
-import { runScenario, type ScenarioResult } from '../../src/scenario/runner.js';
-import type { Scenario } from '../../src/scenario/types.js';
-import { embeddedTestbedFactory } from '../../src/testbed/index.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
+import { runScenario, type ScenarioResult } from '../../src/harness/scenario/runner.js';
+import type { Scenario } from '../../src/harness/scenario/types.js';
+import { embeddedTestbedFactory } from '../../src/harness/testbed/index.js';
 import { PAUSED_SCALE_DECLARED } from './differential.js';
 import { entryBounds, recordingStart, runShape } from './sequences.js';
 

@@ -9,7 +9,7 @@
  *   pin "5,1", "0,5", "0,3", "3,0") and the same shape of the run
  *   (test/upstream/sequences.ts: each hostname's whole-run sequence, exact
  *   since the scenario deletes Oldest; the groups are reported);
- * - generated rollouts (src/explore/rollouts.ts), seeds from
+ * - generated rollouts (src/harness/explore/rollouts.ts), seeds from
  *   HCS_TESTBED_UPSTREAM_GENERATED_SEED (default 2601), as many as
  *   HCS_TESTBED_UPSTREAM_GENERATED says (default 0; test/upstream/run-rollouts.sh
  *   sets 2, fewer when its CI budget is short; bench/upstream-generated.ts runs 20 or more). A
@@ -23,12 +23,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeRollout, generateRollout } from '../../src/explore/rollouts.js';
-import { loadScenario } from '../../src/scenario/parse.js';
-import { runScenario } from '../../src/scenario/runner.js';
-import { openBackend, type OpenBackend } from '../../src/testbed/backends.js';
-import { embeddedTestbedFactory } from '../../src/testbed/index.js';
-import { upstreamProblem } from '../../src/testbed/upstream.js';
+import { describeRollout, generateRollout } from '../../src/harness/explore/rollouts.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
+import { runScenario } from '../../src/harness/scenario/runner.js';
+import { openBackend, type OpenBackend } from '../../src/harness/realcluster/backends.js';
+import { embeddedTestbedFactory } from '../../src/harness/testbed/index.js';
+import { upstreamProblem } from '../../src/harness/realcluster/upstream/upstream.js';
 import { compareRollout, PAUSED_SCALE_DECLARED, verdictOf } from './differential.js';
 import { compareShapes, entryBounds, recordingStart, runShape } from './sequences.js';
 

@@ -35,12 +35,12 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadScenario } from '../../src/scenario/parse.js';
-import { runScenario, type ScenarioResult } from '../../src/scenario/runner.js';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
+import { runScenario, type ScenarioResult } from '../../src/harness/scenario/runner.js';
 import type { LogEvent } from '../../src/core/events.js';
-import { openBackend, type OpenBackend } from '../../src/testbed/backends.js';
-import { embeddedTestbedFactory } from '../../src/testbed/index.js';
-import { upstreamProblem } from '../../src/testbed/upstream.js';
+import { openBackend, type OpenBackend } from '../../src/harness/realcluster/backends.js';
+import { embeddedTestbedFactory } from '../../src/harness/testbed/index.js';
+import { upstreamProblem } from '../../src/harness/realcluster/upstream/upstream.js';
 import { readProviderLog } from '../../src/product/provider/process.js';
 import { logDigest, startProviderChild, type ProviderChild } from './provider-child.js';
 import { compareShapes, recordingStart, rolloutSequences, runShape } from './sequences.js';
@@ -76,7 +76,7 @@ function verdict(r: ScenarioResult): { ok: boolean; steps: string[]; rules: stri
 
 const ofType = (r: ScenarioResult, type: string): LogEvent[] => r.events.filter((e) => e.type === type);
 
-/** What only the upstream side has: the harness's parts (src/testbed/upstream-harness.ts). */
+/** What only the upstream side has: the harness's parts (src/harness/realcluster/upstream/harness.ts). */
 const UPSTREAM_ONLY: Record<string, (u: ScenarioResult, kcpLog: string) => string | void> = {
   'control-plane-upgrade': (u, kcpLog) => {
     expect(ofType(u, 'harness.kubeconfig-served').map((e) => e.source), 'KCP\'s <cluster>-kubeconfig pointed at the served workload API once').toEqual(['workload']);

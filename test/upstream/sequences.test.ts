@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { MachineDeployment } from '../../src/product/api/capi.js';
 import type { LogEvent } from '../../src/core/events.js';
-import { generateRollout, type GeneratedRollout } from '../../src/explore/rollouts.js';
-import type { ScenarioResult, StepResult, TestbedFactory } from '../../src/scenario/runner.js';
-import { embeddedTestbedFactory } from '../../src/testbed/index.js';
+import { generateRollout, type GeneratedRollout } from '../../src/harness/explore/rollouts.js';
+import type { ScenarioResult, StepResult, TestbedFactory } from '../../src/harness/scenario/runner.js';
+import { embeddedTestbedFactory } from '../../src/harness/testbed/index.js';
 import { compareRollout } from './differential.js';
 import { compareShapes, entryBounds, groupOps, rolloutSequences, runShape } from './sequences.js';
 

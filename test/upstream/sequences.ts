@@ -44,8 +44,8 @@
  * maxSurge nor fall below replicas - maxUnavailable.
  */
 import type { LogEvent } from '../../src/core/events.js';
-import type { DeclaredPhase } from '../../src/explore/rollouts.js';
-import type { ScenarioResult, TestbedFactory } from '../../src/scenario/runner.js';
+import type { DeclaredPhase } from '../../src/harness/explore/rollouts.js';
+import type { ScenarioResult, TestbedFactory } from '../../src/harness/scenario/runner.js';
 
 export interface RolloutSequences {
   /** The wait step that ends the rollout (title). */
@@ -185,7 +185,7 @@ export function recordingStart(factory: TestbedFactory): { factory: TestbedFacto
  * managers"). Pool entries held = entries bound minus entries released so far
  * (the provider's hcsmachine.entry-bound / entry-released). Between two waits
  * (`declared[p]`: the values in force from the previous wait to wait p, see
- * src/explore/rollouts.ts declaredPhases) the count stays within
+ * src/harness/explore/rollouts.ts declaredPhases) the count stays within
  *   [min(held at the phase start, min replicas - max maxUnavailable),
  *    max(held at the phase start, max replicas + max maxSurge)]
  * under any pacing, because each bound is a chain of causes, not a race:

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { APPRELEASE_API_VERSION, type AppRelease, type AppReleasePhase } from '../../src/product/api/apprelease.js';
-import { runKubectl } from '../../src/kubectl/index.js';
+import { runKubectl } from '../../src/harness/kubectl/index.js';
 import { createEmbeddedEnv, type EmbeddedEnv } from '../../src/world/embedded.js';
 import {
   ANN_APPRELEASE_FAIL,

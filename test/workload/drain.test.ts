@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Machine, MachineDeployment } from '../../src/product/api/capi.js';
 import { drainNode } from '../../src/world/workload/drain.js';
 import { ANN_CONFIG_MIRROR, podReady, type Pod } from '../../src/world/workload/pods.js';
-import type { Testbed } from '../../src/testbed/index.js';
+import type { Testbed } from '../../src/harness/testbed/index.js';
 import { bootWorkerCluster, NS } from './fixture.js';
 
 describe('drain evicts through the workload cluster; evicted pods are rescheduled', () => {

@@ -3,9 +3,9 @@ import { fileURLToPath } from 'node:url';
 import { CAPI_VERSION, LABEL_CLUSTER_NAME, LABEL_CONTROL_PLANE, type Machine } from '../../src/product/api/capi.js';
 import type { Node } from '../../src/product/api/core.js';
 import { INFRA_VERSION } from '../../src/product/api/hcs.js';
-import { runKubectl, type KubectlResult } from '../../src/kubectl/index.js';
-import { applyObject, loadManifestPath } from '../../src/manifests/index.js';
-import { createTestbed, type Testbed } from '../../src/testbed/index.js';
+import { runKubectl, type KubectlResult } from '../../src/harness/kubectl/index.js';
+import { applyObject, loadManifestPath } from '../../src/harness/manifests/index.js';
+import { createTestbed, type Testbed } from '../../src/harness/testbed/index.js';
 
 export const NS = 'cpaas-system';
 export const MANIFESTS = fileURLToPath(new URL('../../scenarios/manifests/worker-cluster', import.meta.url));

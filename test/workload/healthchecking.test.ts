@@ -4,7 +4,7 @@
  * Ready again the release reaches Success.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Testbed } from '../../src/testbed/index.js';
+import type { Testbed } from '../../src/harness/testbed/index.js';
 import type { AppRelease } from '../../src/product/api/apprelease.js';
 import { kubeOvnHealth } from '../../src/world/workload/kube-ovn-health.js';
 import { ANN_POD_NOT_READY, podReady, type Pod } from '../../src/world/workload/pods.js';

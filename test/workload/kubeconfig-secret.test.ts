@@ -15,8 +15,8 @@ import { KUBEADM_CONFIGMAP } from '../../src/world/capi/kubeadm-config.js';
 import { startFacade } from '../../src/world/facade/index.js';
 import { ClientNodeKube } from '../../src/core/kube/client-node.js';
 import type { KubeObject } from '../../src/core/kube/types.js';
-import { applyObject, loadManifestPath } from '../../src/manifests/index.js';
-import { createTestbed, type Testbed } from '../../src/testbed/index.js';
+import { applyObject, loadManifestPath } from '../../src/harness/manifests/index.js';
+import { createTestbed, type Testbed } from '../../src/harness/testbed/index.js';
 import { bootWorkerCluster, NS } from './fixture.js';
 
 const CLUSTER = fileURLToPath(new URL('../../scenarios/manifests/cluster', import.meta.url));

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Cluster } from '../../src/product/api/capi.js';
 import type { HCSCluster } from '../../src/product/api/hcs.js';
 import { COND_KUBE_OVN, DEFAULT_REGISTRY } from '../../src/product/provider/index.js';
-import type { Testbed } from '../../src/testbed/index.js';
+import type { Testbed } from '../../src/harness/testbed/index.js';
 import type { AppRelease } from '../../src/product/api/apprelease.js';
 import { KUBE_OVN_CHART, ovnUpgradeDone } from '../../src/world/workload/index.js';
 import { NS, bootWorkerCluster, kubectl } from './fixture.js';

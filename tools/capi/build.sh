@@ -15,7 +15,7 @@
 #   crds/*.yaml (the upstream CRD bases; the CABPK and KCP ones carry the
 #   contract label cluster.x-k8s.io/v1beta1: v1beta1 that upstream's
 #   kustomization adds), webhooks/{core,bootstrap,controlplane}.yaml (each
-#   manager's config/webhook/manifests.yaml). src/realcluster/capi-binaries.ts looks there (or in
+#   manager's config/webhook/manifests.yaml). src/harness/realcluster/upstream/capi-binaries.ts looks there (or in
 #   $HCS_TESTBED_CAPI_BIN).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

@@ -74,7 +74,7 @@ manager() {
 
 # The managers' manifests as `clusterctl init` gets them: upstream's own config/default kustomizations of the
 # same version (from the Go module cache, where tools/capi/build.sh's build put the module), rendered with
-# `kubectl kustomize` (offline) into $capi_dir/config/{core,bootstrap,controlplane}.yaml. src/realcluster/capi-incluster.ts
+# `kubectl kustomize` (offline) into $capi_dir/config/{core,bootstrap,controlplane}.yaml. src/harness/realcluster/kind/capi-incluster.ts
 # then does what clusterctl and cert-manager would (variables, images, certificates, caBundles).
 t0="$(now)"
 # shellcheck disable=SC1091

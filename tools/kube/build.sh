@@ -9,7 +9,7 @@
 #
 # Output: ${HCS_TESTBED_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hcs-testbed/kube}/<KUBE_VERSION>/
 #   kube-apiserver, etcd, and <binary>.stamp (the versions they were built from).
-# src/realcluster/binaries.ts looks there (or in $HCS_TESTBED_KUBE_BIN).
+# src/harness/realcluster/apiserver/binaries.ts looks there (or in $HCS_TESTBED_KUBE_BIN).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck disable=SC1091

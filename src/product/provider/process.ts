@@ -1,6 +1,6 @@
 /**
  * The HCS provider as a standalone controller process (`hcs-testbed
- * provider`, src/cli/provider.ts), the way a provider deployment runs:
+ * provider`, src/harness/cli/provider.ts), the way a provider deployment runs:
  *
  * - the management cluster through @kubernetes/client-node (any kubeconfig);
  * - the workload clusters through their `<cluster>-kubeconfig` Secrets, as

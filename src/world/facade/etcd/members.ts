@@ -15,7 +15,7 @@
  * Health: a member answers only while its Node is Ready and it is not down
  * by the testbed's fault (src/world/capi/etcd-faults.ts: the KubeadmControlPlane
  * annotation `testbed.hcs/etcd-member-unhealthy` names its Node; set by
- * setDown, src/testbed/etcd-faults.ts); removed members do not answer. Quorum
+ * setDown, src/harness/realcluster/upstream/etcd-faults.ts); removed members do not answer. Quorum
  * is more than half of the members answering. Without it the members still
  * up answer as a real etcd v3.5 without a leader does: Status with leader 0
  * and errors ["etcdserver: no leader"] (etcdserver/api/v3rpc/maintenance.go

@@ -1,0 +1,121 @@
+/**
+ * `hcs-testbed demo worker-nodes | cluster-upgrade`: a document as a guided
+ * demo against a running `hcs-testbed serve` (src/harness/demo/).
+ */
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { errorMessage } from '../../core/errors.js';
+import { clusterUpgradeSteps, workerNodeSteps, type DemoValues } from '../demo/documents.js';
+import { getJson, kubeconfigWithContext, runSteps, type DemoCtx, type DemoIo, type StepResult } from '../demo/run.js';
+import { defaultOsSupportMatrix } from '../../product/matrix/matrix.js';
+import { resolveTarget } from '../dashboard/time-client.js';
+
+export const DEMO_HELP = `hcs-testbed demo — a procedure document as a guided demo against hcs-testbed serve
+
+Usage:
+  hcs-testbed demo worker-nodes     [--auto] [--kubeconfig FILE]   (serve --preset worker-cluster or cluster)
+  hcs-testbed demo cluster-upgrade  [--auto] [--kubeconfig FILE]   (serve --preset cluster)
+
+Each step prints the document's command with its <placeholders> filled in (from the
+served testbed and hcs-testbed catalog), waits for Enter, runs it with the real kubectl,
+and says what to look at on the dashboard. The edits the document asks for in words
+(a pool entry appended, a template copied and changed, the KubeadmControlPlane edit)
+are done for you and printed. Virtual time is paused between steps; a step advances
+it only as far as it needs; the Kube-OVN phases are shown one at a time. A wait that
+stops making progress is cut short with the reasons ("why is it waiting?").
+
+Options:
+  --auto              run every step without waiting for Enter
+  --kubeconfig FILE   the kubeconfig serve printed (default $KUBECONFIG)
+  --cluster NAME      the Cluster (default demo)
+  --flavor NAME       the flavor of the infrastructure updates (default s6.xlarge.2)
+  --kubectl PATH      default /usr/bin/kubectl
+  -h, --help          this text
+
+Exit codes: 0 every command succeeded, 1 a command failed or the server is unreachable, 2 bad usage.
+`;
+
+export const DEMOS = { 'worker-nodes': workerNodeSteps, 'cluster-upgrade': clusterUpgradeSteps } as const;
+
+export interface DemoOptions {
+  doc: keyof typeof DEMOS;
+  kubeconfig: string;
+  cluster?: string;
+  flavor?: string;
+  kubectl?: string;
+  io: DemoIo;
+  afterStep?: DemoCtx['afterStep'];
+}
+
+/** Run one document's demo; the results of its steps. */
+export async function runDemo(o: DemoOptions): Promise<StepResult[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'hcs-demo-'));
+  const cluster = o.cluster ?? 'demo';
+  const ctx: DemoCtx = {
+    io: o.io,
+    target: resolveTarget({ kubeconfig: o.kubeconfig }),
+    kubectl: o.kubectl ?? '/usr/bin/kubectl',
+    kubeconfig: o.kubeconfig,
+    workloadKubeconfig: kubeconfigWithContext(o.kubeconfig, cluster, join(dir, 'workload.kubeconfig')),
+    dir,
+    ...(o.afterStep ? { afterStep: o.afterStep } : {}),
+  };
+  // The matrix rows (UPG-4): where the document's subject is now (the workers, or the control plane), and the next row.
+  const what = o.doc === 'worker-nodes' ? `MachineDeployment ${cluster}-md-0` : `KubeadmControlPlane ${cluster}-control-plane`;
+  const version =
+    o.doc === 'worker-nodes'
+      ? (await getJson<{ spec: { template: { spec: { version?: string } } } }>(ctx, `/apis/cluster.x-k8s.io/v1beta1/namespaces/cpaas-system/machinedeployments/${cluster}-md-0`)).spec.template.spec.version
+      : (await getJson<{ spec: { version?: string } }>(ctx, `/apis/controlplane.cluster.x-k8s.io/v1beta1/namespaces/cpaas-system/kubeadmcontrolplanes/${cluster}-control-plane`)).spec.version;
+  const rows = defaultOsSupportMatrix().rows;
+  const at = rows.findIndex((r) => r.kubernetesVersion === version);
+  if (at < 0 || at + 1 >= rows.length) throw new Error(`${what} is at ${version ?? '(no version)'}: no next OS Support Matrix row to upgrade to (hcs-testbed catalog)`);
+  const values: DemoValues = { cluster, flavor: o.flavor ?? 's6.xlarge.2', from: rows[at]!, to: rows[at + 1]! };
+  const title = o.doc === 'worker-nodes' ? 'Worker nodes on Huawei Cloud Stack (seeds/000), guided' : 'Upgrading a cluster on Huawei Cloud Stack (seeds/004), guided';
+  return runSteps(ctx, DEMOS[o.doc](values), `${title}: ${values.from.kubernetesVersion} → ${values.to.kubernetesVersion}, cluster ${cluster}, commands run in ${dir}`);
+}
+
+export async function demoMain(argv: string[], write: (s: string) => void): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { auto: { type: 'boolean', default: false }, kubeconfig: { type: 'string' }, cluster: { type: 'string' }, flavor: { type: 'string' }, kubectl: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } } });
+  } catch (e) {
+    write(`error: ${errorMessage(e)}\n(see hcs-testbed demo --help)\n`);
+    return 2;
+  }
+  const v = parsed.values;
+  if (v.help) {
+    write(DEMO_HELP);
+    return 0;
+  }
+  const [doc, ...extra] = parsed.positionals;
+  if (!doc || !(doc in DEMOS) || extra.length) {
+    write(`error: give one document: ${Object.keys(DEMOS).join(' or ')}${doc && !(doc in DEMOS) ? ` (got "${doc}")` : ''}\n(see hcs-testbed demo --help)\n`);
+    return 2;
+  }
+  const kubeconfig = v.kubeconfig ?? process.env.KUBECONFIG?.split(':')[0];
+  if (!kubeconfig || !existsSync(kubeconfig)) {
+    write(`error: --kubeconfig: give the kubeconfig hcs-testbed serve printed${kubeconfig ? ` (no file ${kubeconfig})` : ''}\n`);
+    return 2;
+  }
+  const kubectl = v.kubectl ?? '/usr/bin/kubectl';
+  if (!existsSync(kubectl)) {
+    write(`error: --kubectl: no kubectl at ${kubectl}\n`);
+    return 2;
+  }
+  const rl = v.auto ? undefined : createInterface({ input: process.stdin, output: process.stdout });
+  const io: DemoIo = { write, ...(rl ? { ask: (prompt: string) => new Promise<void>((r) => rl.question(`${prompt} `, () => r())) } : {}) };
+  try {
+    const results = await runDemo({ doc: doc as keyof typeof DEMOS, kubeconfig, kubectl, io, ...(v.cluster ? { cluster: v.cluster } : {}), ...(v.flavor ? { flavor: v.flavor } : {}) });
+    const failed = results.filter((r) => r.code !== 0);
+    write(`${results.length} steps, ${failed.length ? `${failed.length} command(s) failed: ${failed.map((f) => f.id).join(', ')}` : 'every command succeeded'}${results.some((r) => r.waited === 'stalled') ? `; stalled: ${results.filter((r) => r.waited === 'stalled').map((r) => r.id).join(', ')} (see the reasons above)` : ''}\n`);
+    return failed.length ? 1 : 0;
+  } catch (e) {
+    write(`error: ${errorMessage(e)}\n`);
+    return 1;
+  } finally {
+    rl?.close();
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * Testbed plugins: a module that adjusts every testbed a run builds — the
+ * way a planted bug (a mutant provider part, see test/explore/mutant-plugin.ts)
+ * reaches explore's worker processes and `hcs-testbed run --plugin`.
+ *
+ * A plugin module exports (named or as its default export):
+ *   options?(): TestbedOptions without the seed   — e.g. { diskClaimer: ... }
+ *   prepare?(testbed): void                       — called on each fresh testbed before the scenario runs
+ */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { InputError } from '../../core/errors.js';
+import type { TestbedFactory } from '../scenario/runner.js';
+import { createTestbed, type Testbed, type TestbedOptions } from '../testbed/testbed.js';
+
+export interface TestbedPlugin {
+  options?(): Omit<TestbedOptions, 'seed'>;
+  prepare?(tb: Testbed): void;
+}
+
+export async function loadPlugin(path: string): Promise<TestbedPlugin> {
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(pathToFileURL(resolve(path)).href)) as Record<string, unknown>;
+  } catch (e) {
+    throw new InputError(`cannot load testbed plugin: ${(e as Error).message}`, path);
+  }
+  const p = (typeof mod.default === 'object' && mod.default !== null ? mod.default : mod) as TestbedPlugin;
+  if (typeof p.options !== 'function' && typeof p.prepare !== 'function') throw new InputError('a testbed plugin exports options() and/or prepare(testbed)', path);
+  return p;
+}
+
+/** Embedded testbeds with the plugin applied; `onTestbed` sees each one (profiles, snapshots). */
+export function embeddedFactory(plugin?: TestbedPlugin, onTestbed?: (tb: Testbed) => void): TestbedFactory {
+  return async (seed) => {
+    const tb = await createTestbed({ ...(plugin?.options?.() ?? {}), seed });
+    plugin?.prepare?.(tb);
+    onTestbed?.(tb);
+    return tb;
+  };
+}

@@ -1,0 +1,2 @@
+export * from '../../world/embedded.js';
+export * from './testbed.js';

@@ -1,2 +1,0 @@
-export * from '../world/embedded.js';
-export * from './testbed.js';
