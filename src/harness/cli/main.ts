@@ -48,6 +48,7 @@ Usage:
   hcs-testbed catalog                    flavors, images, zones, subnets, OS Support Matrix: the documents' values
   hcs-testbed apiserver                  a real kube-apiserver + etcd with the CRDs (apiserver --help)
   hcs-testbed crds                       print the CRDs as YAML
+  hcs-testbed rules [ID...] [--markdown] the rule catalogue (NET-1 ... HCS-6; docs/rules.md)
   hcs-testbed mock-hcs [--port N]        the fake HCS cloud alone (mock-hcs --help)
   hcs-testbed provider --kubeconfig F --cloud-url U   the HCS provider as a standalone controller process (provider --help)
   hcs-testbed --help

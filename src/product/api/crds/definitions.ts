@@ -1,5 +1,5 @@
 /**
- * The CustomResourceDefinitions of every custom resource in SPEC.md, as
+ * The CustomResourceDefinitions of every custom resource of the rule catalogue (docs/rules.md), as
  * TypeScript data: one source of truth that the embedded store validates and
  * prunes against, the HTTP facade serves (discovery, OpenAPI, printer
  * columns) and `npx tsx src/product/api/crds/dump.ts` prints as YAML for a real
