@@ -15,6 +15,7 @@
 import type { Cluster, Condition, KubeadmControlPlane, MachineDeployment } from '../api/capi.js';
 import type { HCSCluster, HCSMachineTemplate } from '../api/hcs.js';
 import { CONTROL_PLANE_CONFIGMAP } from '../capi/kcp.js';
+import { listShared } from '../kube/client.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 import type { ControllerContext } from '../runtime/context.js';
 import type { Controller, Result } from '../runtime/manager.js';
@@ -142,7 +143,8 @@ export class HCSClusterWorkloadController implements Controller {
         if (deployed) out.push(...checkDeployedControlPlane(kcp.metadata.name, deployed, this.matrix).filter((p) => !out.some((q) => q.message === p.message)));
       }
     }
-    const mds = await this.ctx.mgmt.list<MachineDeployment>('MachineDeployment', { namespace: ns });
+    // This cluster's MachineDeployments only, read shared (the namespace holds every cluster's; checkWorkerVersions only reads).
+    const mds = await listShared<MachineDeployment>(this.ctx.mgmt, 'MachineDeployment', { namespace: ns });
     for (const md of mds.filter((m) => m.spec.clusterName === cluster.metadata.name)) {
       const tRef = md.spec.template.spec.infrastructureRef;
       const tpl = tRef?.kind === 'HCSMachineTemplate' ? await this.ctx.mgmt.get<HCSMachineTemplate>({ kind: 'HCSMachineTemplate', namespace: tRef.namespace ?? ns, name: tRef.name }) : undefined;
