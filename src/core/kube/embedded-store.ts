@@ -8,7 +8,8 @@ import { prune, validate as validateSchema, type JSONSchemaProps } from './schem
 import { KubeApiError, type FieldCause } from './errors.js';
 import { applyJsonPatch, applyMergePatch, jsonClone, jsonEqual } from './patch.js';
 import { resourceForKind } from './resources.js';
-import { objectFilter, selectedEventType } from './selectors.js';
+import { LabelIndex } from './label-index.js';
+import { listFilter, objectFilter, selectedEventType } from './selectors.js';
 export { objectFilter } from './selectors.js';
 import { compareKeys, describeRef, keyOf, setSortedKey, type KubeObject, type ObjectRef, type WatchEvent } from './types.js';
 
@@ -154,6 +155,8 @@ export class EmbeddedStore implements KubeClient {
   private readonly objects = new Map<string, Map<string, KubeObject>>();
   /** Per kind, the keys in list order (cached; dropped when a key is added or removed). */
   private readonly sortedKeys = new Map<string, string[]>();
+  /** Per kind, the objects carrying each label (narrows lists with a label selector). */
+  private readonly labelIndex = new LabelIndex();
   private readonly handlers = new Map<string, Set<Watcher>>();
   private readonly schemas = new Map<string, JSONSchemaProps>();
   private readonly history: HistoryEntry[] = [];
@@ -226,9 +229,12 @@ export class EmbeddedStore implements KubeClient {
 
   listSharedSync<T extends KubeObject>(kind: string, opts: ListOptions = {}): Readonly<T>[] {
     const out: T[] = [];
-    const match = objectFilter(kind, opts);
+    const { match, labels } = listFilter(kind, opts);
     const bucket = this.bucket(kind);
-    for (const k of this.keysInOrder(kind)) {
+    // A label selector that narrows to a few objects: those, sorted into list order (not a walk over the whole kind).
+    const few = labels ? this.labelIndex.candidates(kind, labels) : undefined;
+    const keys = few !== undefined && few.size * 4 < bucket.size ? [...few].sort(compareKeys) : this.keysInOrder(kind);
+    for (const k of keys) {
       const o = bucket.get(k)!;
       if (match && !match(o)) continue;
       out.push(o as T);
@@ -305,6 +311,7 @@ export class EmbeddedStore implements KubeClient {
     deepFreeze(o);
     bucket.set(key, o);
     this.orderKey(o.kind, key, true);
+    this.labelIndex.update(o.kind, key, undefined, o.metadata.labels);
     this.indexOwners(o);
     this.opts.events?.record({
       source: 'kube',
@@ -484,6 +491,7 @@ export class EmbeddedStore implements KubeClient {
     this.unindexOwners(cur);
     bucket.set(key, next);
     this.indexOwners(next);
+    this.labelIndex.update(next.kind, key, cur.metadata.labels, next.metadata.labels);
     if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
       return this.remove(next);
     }
@@ -544,6 +552,7 @@ export class EmbeddedStore implements KubeClient {
     const key = this.key(ref);
     this.bucket(o.kind).delete(key);
     this.orderKey(o.kind, key, false);
+    this.labelIndex.update(o.kind, key, o.metadata.labels, undefined);
     this.unindexOwners(o);
     this.opts.events?.record({
       source: 'kube',

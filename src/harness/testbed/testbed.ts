@@ -131,7 +131,8 @@ export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
   env.workloads.onCreate((_key, store) => installCrdSchemas(store));
   installAdmission(env.mgmt);
   let facade: Facade | undefined;
-  const embeddedKeys = (kind: string): string[] => env.mgmt.listSync(kind).map((o) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`);
+  // Keys only: the shared (frozen) objects, no copies (a restarted controller resyncs every object of its kinds).
+  const embeddedKeys = (kind: string): string[] => env.mgmt.listSharedSync(kind).map((o) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`);
   const parts = await assembleTestbed(env, opts, {
     kubeconfig: async () => {
       // Started on first use (steps with `real: true`); closed with the testbed.
