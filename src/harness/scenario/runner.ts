@@ -20,6 +20,8 @@ export interface TestbedHandle {
   sim: Simulation;
   clock: VirtualClock;
   events: EventLog;
+  /** The testbed starts from a captured state (a replay), not empty: the invariants take it as their baseline. */
+  resumed?: boolean;
   close(): Promise<void>;
 }
 
@@ -153,7 +155,11 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
   const rel = (): number => tb.clock.now() - t0;
   const steps: StepResult[] = [];
   const exercised = new Set<string>();
-  const monitor = new InvariantMonitor(tb.world, () => tb.events.all(), { contractOnly: !!opts.conformance });
+  const monitor = new InvariantMonitor(tb.world, () => tb.events.all(), { contractOnly: !!opts.conformance, ...(tb.resumed ? { fromSnapshot: true } : {}) });
+  // A replayed run's history carries the violations already seen (src/harness/capture/replay.ts).
+  for (const e of tb.events.all()) {
+    if (e.source === 'invariant' && typeof e.data?.key === 'string') monitor.remember({ rule: e.rules?.[0] ?? '', key: e.data.key, message: e.message, at: e.t });
+  }
   const expected = new Set(scenario.expectViolations);
   /** Record new violations in the log; return the unexpected ones. */
   const noteViolations = (fresh: Violation[]): Violation[] => {
