@@ -25,7 +25,8 @@ export interface TestbedHandle {
   close(): Promise<void>;
 }
 
-export type TestbedFactory = (seed: number) => Promise<TestbedHandle>;
+/** A fresh testbed for a run; `scenario`: the one about to run (its `from:` bundle, issue 35, is the factory's to load or refuse). */
+export type TestbedFactory = (seed: number, scenario?: Scenario) => Promise<TestbedHandle>;
 
 export interface StepResult {
   index: number;
@@ -144,7 +145,7 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
   const wall0 = performance.now();
   let tb: TestbedHandle;
   try {
-    tb = await factory(seed);
+    tb = await factory(seed, scenario);
   } catch (e) {
     // The runner never dies: a testbed that cannot start is a failed first step with its reason.
     const res: StepResult = { index: 0, kind: 'expect', title: 'start the testbed', line: 0, ok: false, startMs: 0, endMs: 0, detail: [], error: `the testbed did not start: ${errorMessage(e)}`, rules: [] };
