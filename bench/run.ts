@@ -3,7 +3,7 @@
  * asserts a speed; targets are printed beside the measurements.
  *
  *   npm run bench                  # all
- *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | cli | yaml | upstream | upstream-generated | mutants
+ *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | cli | capture | yaml | upstream | upstream-generated | mutants
  *   unshare -n sh -c 'ip link set lo up && exec npm run bench -- upstream'   # the upstream managers' rollout (bench/upstream.ts)
  *   BENCH_SCALE_N=200 npm run bench -- scale
  *   npm run bench -- mutants       # the mutant catalogue's kill table (bench/mutants.ts; several minutes)
@@ -11,6 +11,7 @@
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { benchCapture } from './capture.js';
 import { benchCli } from './cli.js';
 import { benchExplore } from './explore.js';
 import { benchLibrary } from './library.js';
@@ -58,6 +59,7 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   scale: () => scaleInChild(Number(process.env.BENCH_SCALE_N ?? 1000)),
   explore: () => benchExplore(),
   cli: () => benchCli(),
+  capture: () => benchCapture(),
   yaml: () => benchYaml(),
   upstream: () => benchUpstream(),
   'upstream-generated': () => benchUpstreamGenerated(),
