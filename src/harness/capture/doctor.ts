@@ -58,7 +58,8 @@ export async function doctor(state: StateSource, meta: { source: string; capture
     findings.push({ rule: f.rule, ruleText: ruleText(f.rule), key: f.key, message: f.message, evidence: [...new Set([...f.refs, ...evidenceOf(f.message)])], check: 'state' });
   }
   findings.sort((a, b) => ruleOrder(a.rule, b.rule) || a.key.localeCompare(b.key));
-  const rules = [...new Set([...INVARIANT_RULES, ...STATE_RULES, 'HCS-1', 'TPL-3'])].sort(ruleOrder);
+  // Without node files the certificate checks do not run: their rules are not claimed as judged.
+  const rules = [...new Set([...INVARIANT_RULES, ...STATE_RULES, 'HCS-1', 'TPL-3'])].filter((r) => meta.guests || (r !== 'BOOT-2' && r !== 'BOOT-3')).sort(ruleOrder);
   const notes = [
     'judged from one instant: deletions of persistent disks (DISK-9) and the MD-1 bounds of a rollout in progress need a history, which a single state lacks',
     ...(meta.guests ? [] : ['no node files or mounts in the state: the kubelet certificate checks (BOOT-2, BOOT-3) and the mount checks (DISK-3 mounts) did not run']),
