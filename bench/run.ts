@@ -3,7 +3,7 @@
  * asserts a speed; targets are printed beside the measurements.
  *
  *   npm run bench                  # all
- *   npm run bench -- library       # one group: library | scale | fleet | mock-hcs | mock-hcs-growth | explore | cli | yaml | upstream | upstream-generated | mutants
+ *   npm run bench -- library       # one group: library | scale | fleet | mock-hcs | mock-hcs-growth | explore | cli | capture | yaml | upstream | upstream-generated | mutants
  *   unshare -n sh -c 'ip link set lo up && exec npm run bench -- upstream'   # the upstream managers' rollout (bench/upstream.ts)
  *   BENCH_SCALE_N=200 npm run bench -- scale
  *   BENCH_FLEET=20x50 npm run bench -- fleet   # clusters x machines per cluster (default 100x100, opt-in: minutes on this machine)
@@ -12,6 +12,7 @@
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { benchCapture } from './capture.js';
 import { benchCli } from './cli.js';
 import { benchExplore } from './explore.js';
 import { benchLibrary } from './library.js';
@@ -61,6 +62,7 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   fleet: () => inChild('./fleet.ts', [process.env.BENCH_FLEET ?? '100x100']),
   explore: () => benchExplore(),
   cli: () => benchCli(),
+  capture: () => benchCapture(),
   yaml: () => benchYaml(),
   upstream: () => benchUpstream(),
   'upstream-generated': () => benchUpstreamGenerated(),

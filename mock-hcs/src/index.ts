@@ -49,6 +49,7 @@ export { CloudError } from './errors.js';
 export { DispatchError, type DispatchRequest, type DispatchResponse } from './dispatch.js';
 export { FAULT_OPERATIONS, type FaultEffect, type FaultMatch, type FaultRule, type FaultRuleInput, type FaultService } from './faults.js';
 export type { Catalog, StateDump } from './admin.js';
+export { configFromListing, stateFromListing, ListingError, type CloudListing, type ListedDisk } from './load.js';
 
 export interface MockHcsOptions {
   clock: Clock;

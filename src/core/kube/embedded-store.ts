@@ -323,6 +323,50 @@ export class EmbeddedStore implements KubeClient {
     return jsonClone(o) as T;
   }
 
+  /**
+   * Put objects in as another cluster stored them (a replay from a captured bundle, issue 35): uid,
+   * creationTimestamp, generation, labels, finalizers, owner references, deletionTimestamp and status are kept
+   * (schemas and admission ran where they were written); each gets a resourceVersion of this store and watchers
+   * see it ADDED. All or nothing: an unknown kind, a missing name or an object that is already here refuses the
+   * whole list, naming it, before anything is stored.
+   */
+  restore(objects: readonly KubeObject[]): void {
+    const planned = new Set<string>();
+    const ready: KubeObject[] = [];
+    for (const [i, obj] of objects.entries()) {
+      const where = `objects[${i}] (${obj?.kind ?? '?'} ${obj?.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${obj?.metadata?.name ?? '?'})`;
+      if (!obj?.kind || !obj.metadata?.name) throw new KubeApiError('BadRequest', `${where}: kind and metadata.name are required`);
+      let info: ReturnType<typeof resourceForKind>;
+      try {
+        info = resourceForKind(obj.kind);
+      } catch {
+        throw new KubeApiError('BadRequest', `${where}: kind ${obj.kind} is not served by this cluster`);
+      }
+      const o = jsonClone(obj) as KubeObject;
+      if (info.namespaced) o.metadata.namespace ??= 'default';
+      else delete o.metadata.namespace;
+      o.apiVersion ||= `${info.group ? info.group + '/' : ''}${info.version}`;
+      const key = `${o.kind}\u0000${this.key({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name })}`;
+      if (planned.has(key) || this.bucket(o.kind).has(this.key({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name }))) {
+        throw new KubeApiError('AlreadyExists', `${where}: already exists`);
+      }
+      planned.add(key);
+      o.metadata.uid ||= this.uids.uuid();
+      o.metadata.creationTimestamp ||= rfc3339(this.opts.clock.now());
+      o.metadata.generation ??= 1;
+      ready.push(o);
+    }
+    for (const o of ready) {
+      o.metadata.resourceVersion = this.nextRv();
+      deepFreeze(o);
+      const key = this.key({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name });
+      this.bucket(o.kind).set(key, o);
+      this.orderKey(o.kind, key, true);
+      this.indexOwners(o);
+    }
+    for (const o of ready) this.emit('ADDED', o);
+  }
+
   async update<T extends KubeObject>(obj: T, wopts: WriteOptions = {}): Promise<T> {
     return this.write(obj, 'main', wopts);
   }

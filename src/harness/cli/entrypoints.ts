@@ -123,4 +123,6 @@ export const SUBCOMMANDS: Record<string, (argv: string[], write: (s: string) => 
   rules: rulesMain,
   'mock-hcs': (argv) => mockHcsCommand(argv),
   provider: async (argv, write) => (await import('./provider.js')).providerMain(argv, write),
+  capture: async (argv, write) => (await import('./capture.js')).captureMain(argv, write),
+  doctor: async (argv, write) => (await import('./capture.js')).doctorMain(argv, write),
 };

@@ -79,6 +79,16 @@ function qs(params: Record<string, string | number | undefined>): string {
 
 const seg = encodeURIComponent;
 
+/** The list calls HcsClient.listPage pages by marker: operation (as the SDKs name it), path and the response's list key. */
+export const PAGED_LISTS = {
+  servers: { operation: 'ListServersDetails', path: '/v1/{p}/cloudservers/detail', key: 'servers' },
+  volumes: { operation: 'ListVolumes', path: '/v2/{p}/cloudvolumes/detail', key: 'volumes' },
+  ports: { operation: 'ListPorts', path: '/v1/{p}/ports', key: 'ports' },
+  subnets: { operation: 'ListSubnets', path: '/v1/{p}/subnets', key: 'subnets' },
+  images: { operation: 'ListImages', path: '/v2/cloudimages', key: 'images' },
+} as const;
+export type PagedList = keyof typeof PAGED_LISTS;
+
 export class HcsClient {
   private readonly host: string;
 
@@ -342,6 +352,24 @@ export class HcsClient {
 
   async deletePrivateIp(id: string): Promise<void> {
     await this.call('DeletePrivateip', 'DELETE', `/v1/${this.p}/privateips/${seg(id)}`);
+  }
+
+  // ------------------------------------------------------------ read-only listing by marker
+
+  /**
+   * One page of a documented list call, paged by marker as the official SDKs page them (the request's `marker` is
+   * the id of the last item of the previous page; a page shorter than `limit` is the last):
+   * ECS ListServersDetails (GET /v1/{project_id}/cloudservers/detail), EVS ListVolumes (GET
+   * /v2/{project_id}/cloudvolumes/detail), VPC ListPorts and ListSubnets (GET /v1/{project_id}/ports, /subnets),
+   * IMS ListImages (GET /v2/cloudimages). Used by `hcs-testbed capture` (src/harness/capture/cloud.ts).
+   */
+  async listPage<T extends { id: string }>(what: PagedList, q: { limit: number; marker?: string }): Promise<T[]> {
+    const api = PAGED_LISTS[what];
+    const path = api.path.replace('{p}', this.p);
+    const r = await this.call<Record<string, T[] | undefined>>(api.operation, 'GET', `${path}${qs({ limit: q.limit, marker: q.marker })}`);
+    const items = r[api.key];
+    if (!Array.isArray(items)) throw new HcsApiError(200, 'InvalidResponse', `the response has no "${api.key}" list`, api.operation);
+    return items;
   }
 
   // ------------------------------------------------------------ IAM
