@@ -33,6 +33,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ADMIN_TOKEN = 'bench-servers-admin-token-0123456789';
 const CROWD_PER_PROCESS = 5000;
 const TARGET_MS = 2000;
+/** A probe gives up after this long. */
+const PROBE_BOUND_MS = 30_000;
 
 interface Phase {
   name: string;
@@ -195,7 +197,7 @@ interface ProbeFigures {
   unserved: number;
 }
 
-/** Probes once a second from `localAddress` until `stop()`: each retries until served (at most 30 s). */
+/** Probes once a second from `localAddress` until `stop()`: each retries until served (at most PROBE_BOUND_MS). */
 function probeLoop(port: number, localAddress: string, ca: string | undefined): { stop(): Promise<ProbeFigures> } {
   const figures: ProbeFigures = { ms: [], at: [], failedAttempts: 0, unserved: 0 };
   const start = performance.now();
@@ -204,7 +206,7 @@ function probeLoop(port: number, localAddress: string, ca: string | undefined): 
     while (running) {
       const t0 = performance.now();
       let served = false;
-      while (!served && performance.now() - t0 < 30_000) {
+      while (!served && performance.now() - t0 < PROBE_BOUND_MS) {
         served = await attempt(port, localAddress, ca, 5000);
         if (!served) {
           figures.failedAttempts++;
@@ -258,16 +260,21 @@ async function runPhase(phase: Phase, seconds: number): Promise<BenchResult[]> {
     const probeRows = (who: string, f: ProbeFigures): BenchResult[] => {
       const within = f.ms.filter((m) => m < TARGET_MS).length;
       const total = f.ms.length + f.unserved;
-      const max = f.ms.length ? Math.max(...f.ms) : NaN;
-      const at = f.at[f.ms.indexOf(max)];
+      const servedMax = f.ms.length ? Math.max(...f.ms) : NaN;
+      const at = f.at[f.ms.indexOf(servedMax)];
+      // A probe not served within PROBE_BOUND_MS counts as that bound (a lower bound of its wait).
+      const max = f.unserved > 0 ? PROBE_BOUND_MS : servedMax;
       return [
         {
           name: `${tag}: new client (${who}) served, max`,
           value: max,
           unit: 'ms',
-          note: `target < ${TARGET_MS}; p50 ${quantile(f.ms, 0.5).toFixed(0)} ms, p90 ${quantile(f.ms, 0.9).toFixed(0)} ms; the max at ${at?.toFixed(0) ?? '-'} s`,
+          note:
+            f.unserved > 0
+              ? `at least: ${f.unserved} probe(s) not served within ${PROBE_BOUND_MS / 1000} s; target < ${TARGET_MS}`
+              : `target < ${TARGET_MS}; p50 ${quantile(f.ms, 0.5).toFixed(0)} ms, p90 ${quantile(f.ms, 0.9).toFixed(0)} ms; the max at ${at?.toFixed(0) ?? '-'} s`,
         },
-        { name: `${tag}: new client (${who}) probes served within ${TARGET_MS} ms`, value: within, unit: `of ${total}`, note: `${f.failedAttempts} failed attempts (reset/timeout), ${f.unserved} unserved after 30 s` },
+        { name: `${tag}: new client (${who}) probes served within ${TARGET_MS} ms`, value: within, unit: `of ${total}`, note: `${f.failedAttempts} failed attempts (reset/timeout), ${f.unserved} unserved after ${PROBE_BOUND_MS / 1000} s` },
       ];
     };
     return [
