@@ -23,7 +23,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { connect as tlsConnect } from 'node:tls';
@@ -242,6 +242,7 @@ async function runPhase(phase: Phase, seconds: number): Promise<BenchResult[]> {
   const pid = server.proc.pid!;
   try {
     const rssBefore = rssMiB(pid);
+    const load0 = loadavg()[0]!;
     const cpu0 = cpuSeconds(pid);
     const t0 = performance.now();
     let rssMax = rssBefore;
@@ -282,6 +283,8 @@ async function runPhase(phase: Phase, seconds: number): Promise<BenchResult[]> {
       ...probeRows('other address', other!),
       { name: `${tag}: crowd sockets open at the end`, value: stats.open, unit: 'sockets', note: `${stats.closedByServer} closed by the server, ${stats.refused} refused or reset before connecting, ${stats.pending} connecting` },
       { name: `${tag}: server CPU`, value: cpu, unit: 's', note: `in ${wall.toFixed(0)} s of the crowd` },
+      // The figures above are wall-clock times on a shared machine: what else ran matters (2 s is little when 15 processes want the CPU).
+      { name: `${tag}: machine load average (1 min)`, value: loadavg()[0]!, unit: '', note: `${load0.toFixed(1)} when the crowd came, ${cpus().length} CPUs` },
       { name: `${tag}: server RSS max`, value: rssMax, unit: 'MiB', note: `${rssBefore.toFixed(0)} MiB before, ${rssAfter.toFixed(0)} MiB after the crowd left` },
     ];
   } finally {
