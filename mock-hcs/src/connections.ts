@@ -44,16 +44,6 @@ interface Entry {
   gone: boolean;
 }
 
-export interface ConnectionGuardStats {
-  open: number;
-  /** Connections closed to make room for a newcomer. */
-  evicted: number;
-  /** Newcomers closed because every candidate had a request being answered. */
-  refused: number;
-  /** Connections closed after `silentMs` without a byte. */
-  silent: number;
-}
-
 /** The remote address a share is counted for (an IPv4-mapped IPv6 address is its IPv4 address). */
 function clientOf(socket: Socket): string | undefined {
   const a = socket.remoteAddress;
@@ -71,19 +61,19 @@ function evictable(e: Entry): boolean {
  * `server.timeout` and a `maxConnections` backstop of twice `max` (sockets being closed still count
  * there until their close event).
  */
-export function guardConnections(server: HttpServer | HttpsServer, limits: ConnectionLimits): { stats(): ConnectionGuardStats } {
+export function guardConnections(server: HttpServer | HttpsServer, limits: ConnectionLimits): void {
   const perClient = Math.min(limits.perClient, limits.max);
   const byAddr = new Map<string, Set<Entry>>();
   const bySocket = new WeakMap<Socket, Entry>();
   /** Open connections by "address:port", to find the TCP connection of a TLS socket. */
   const byPeer = new Map<string, Entry>();
-  const counts: ConnectionGuardStats = { open: 0, evicted: 0, refused: 0, silent: 0 };
+  let open = 0;
   const peerKey = (s: Socket) => `${s.remoteAddress}:${s.remotePort}`;
 
   const remove = (e: Entry) => {
     if (e.gone) return;
     e.gone = true;
-    counts.open--;
+    open--;
     const set = byAddr.get(e.addr);
     set?.delete(e);
     if (set?.size === 0) byAddr.delete(e.addr);
@@ -101,7 +91,7 @@ export function guardConnections(server: HttpServer | HttpsServer, limits: Conne
   const victimFor = (addr: string): Entry | undefined => {
     const own = byAddr.get(addr);
     if ((own?.size ?? 0) >= perClient) return oldestIn(own);
-    if (counts.open < limits.max) return undefined;
+    if (open < limits.max) return undefined;
     const heaviest = [...byAddr.values()].sort((a, b) => b.size - a.size);
     for (const set of heaviest) {
       const v = oldestIn(set);
@@ -115,13 +105,9 @@ export function guardConnections(server: HttpServer | HttpsServer, limits: Conne
     const addr = clientOf(socket);
     if (addr === undefined || socket.destroyed) return void socket.destroy();
     const own = byAddr.get(addr)?.size ?? 0;
-    if (own >= perClient || counts.open >= limits.max) {
+    if (own >= perClient || open >= limits.max) {
       const victim = victimFor(addr);
-      if (!victim) {
-        counts.refused++;
-        return void socket.destroy();
-      }
-      counts.evicted++;
+      if (!victim) return void socket.destroy();
       close(victim);
     }
     const key = peerKey(socket);
@@ -131,7 +117,7 @@ export function guardConnections(server: HttpServer | HttpsServer, limits: Conne
     set.add(e);
     bySocket.set(socket, e);
     byPeer.set(key, e);
-    counts.open++;
+    open++;
     socket.once('close', () => remove(e));
   });
   // HTTPS: the TLS socket made over an accepted TCP socket serves its requests.
@@ -153,9 +139,7 @@ export function guardConnections(server: HttpServer | HttpsServer, limits: Conne
   server.on('timeout', (socket: Socket) => {
     const e = bySocket.get(socket);
     if (e && !evictable(e)) return; // a request is in the handler: requestTimeout bounds it
-    counts.silent++;
     if (e) close(e);
     else socket.destroy();
   });
-  return { stats: () => ({ ...counts }) };
 }
