@@ -3,7 +3,8 @@
  * asserts a speed; targets are printed beside the measurements.
  *
  *   npm run bench                  # all
- *   npm run bench -- library       # one group: library | scale | fleet | mock-hcs | mock-hcs-growth | explore | cli | capture | yaml | upstream | upstream-generated | mutants
+ *   npm run bench -- library       # one group: library | scale | fleet | mock-hcs | mock-hcs-growth | explore | servers | cli | capture | yaml | upstream | upstream-generated | mutants
+ *   BENCH_SERVERS_SECONDS=20 npm run bench -- servers   # hostile socket crowds against a listening mock-hcs (bench/servers.ts)
  *   unshare -n sh -c 'ip link set lo up && exec npm run bench -- upstream'   # the upstream managers' rollout (bench/upstream.ts)
  *   BENCH_SCALE_N=200 npm run bench -- scale
  *   BENCH_FLEET=20x50 npm run bench -- fleet   # clusters x machines per cluster (default 100x100, opt-in: minutes on this machine)
@@ -19,6 +20,7 @@ import { benchLibrary } from './library.js';
 import { benchMockHcs } from './mock-hcs.js';
 import { benchMockHcsGrowth } from './mock-hcs-growth.js';
 import { benchMutants } from './mutants.js';
+import { benchServers } from './servers.js';
 import { benchStryker } from './stryker.js';
 import { benchUpstream } from './upstream.js';
 import { benchUpstreamGenerated } from './upstream-generated.js';
@@ -58,6 +60,7 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   library: () => benchLibrary(),
   'mock-hcs': () => benchMockHcs(),
   'mock-hcs-growth': () => benchMockHcsGrowth(),
+  servers: () => benchServers(),
   scale: () => inChild('./scale.ts', [String(Number(process.env.BENCH_SCALE_N ?? 1000))]),
   fleet: () => inChild('./fleet.ts', [process.env.BENCH_FLEET ?? '100x100']),
   explore: () => benchExplore(),

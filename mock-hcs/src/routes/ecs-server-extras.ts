@@ -90,11 +90,12 @@ export function ecsServerExtraRoutes(engine: CloudEngine) {
       const root = ecsV.obj(req.hcs.json, 'body');
       const meta = ecsV.stringMap(root.metadata, 'metadata');
       if (root.metadata === undefined) ecsV.fail('metadata', 'is required');
+      // Every key and value is checked before any is stored: a refused call changes nothing (issue 32).
       for (const [k, v] of Object.entries(meta)) {
         if (k.length === 0 || k.length > 255) ecsV.fail(`metadata.${k}`, 'keys must be 1-255 characters');
         if (v.length > 255) ecsV.fail(`metadata.${k}`, 'values must be at most 255 characters');
-        setOwn(s.metadata, k, v);
       }
+      for (const [k, v] of Object.entries(meta)) setOwn(s.metadata, k, v);
       s.updated = engine.now();
       engine.storeRef.markDirty();
       engine.record('server.metadata-updated', `server ${s.name} (${s.id}) metadata: ${Object.keys(meta).join(', ')}`, { serverId: s.id, keys: Object.keys(meta) });
