@@ -1,0 +1,69 @@
+/**
+ * EVS (Elastic Volume Service): cloud volumes. Paths as in the EVS API
+ * reference (v2 / v2.1 "cloudvolumes") and the SDKs' evs/v2 clients; a
+ * volume's jobs are read with ECS.showJob (the same /v1/{project_id}/jobs/{job_id}).
+ */
+import { defineOperations } from './operation.js';
+
+export const EVS = defineOperations('evs', {
+  createVolume: { sdk: 'CreateVolume', method: 'POST', path: '/v2.1/{project_id}/cloudvolumes', aliases: ['/v2/{project_id}/cloudvolumes'], job: true },
+  showVolume: { sdk: 'ShowVolume', method: 'GET', path: '/v2/{project_id}/cloudvolumes/{volume_id}' },
+  listVolumes: { sdk: 'ListVolumes', method: 'GET', path: '/v2/{project_id}/cloudvolumes/detail' },
+  updateVolume: { sdk: 'UpdateVolume', method: 'PUT', path: '/v2/{project_id}/cloudvolumes/{volume_id}' },
+  deleteVolume: { sdk: 'DeleteVolume', method: 'DELETE', path: '/v2/{project_id}/cloudvolumes/{volume_id}', job: true },
+});
+
+export type VolumeStatus = 'creating' | 'available' | 'attaching' | 'in-use' | 'detaching' | 'deleting' | 'error' | 'error_deleting' | string;
+
+export interface VolumeAttachment {
+  server_id: string;
+  attachment_id: string;
+  attached_at: string;
+  device: string;
+  volume_id: string;
+  id?: string;
+  host_name?: string | null;
+}
+
+/** ShowVolume's `volume`, ListVolumes' `volumes[]`, UpdateVolume's whole answer. */
+export interface Volume {
+  id: string;
+  name: string;
+  size: number;
+  status: VolumeStatus;
+  volume_type: string;
+  availability_zone: string;
+  attachments: VolumeAttachment[];
+  metadata: Record<string, string>;
+  created_at: string;
+  updated_at?: string;
+  multiattach: boolean;
+  /** "true" / "false" as a string, as EVS returns it. */
+  bootable: string;
+  [k: string]: unknown;
+}
+
+/** CreateVolume request body. */
+export interface CreateVolumeBody {
+  volume: {
+    name?: string;
+    size: number;
+    volume_type: string;
+    availability_zone: string;
+    metadata?: Record<string, string>;
+    count?: number;
+    multiattach?: boolean;
+    description?: string;
+  };
+  bss_param?: Record<string, unknown>;
+}
+
+export interface CreateVolumeResponse {
+  job_id: string;
+  volume_ids: string[];
+}
+
+/** UpdateVolume request body: name, description, metadata keys (null removes a key). */
+export interface UpdateVolumeBody {
+  volume: { name?: string; description?: string; metadata?: Record<string, string | null> };
+}
