@@ -13,7 +13,33 @@ export const EVS = defineOperations('evs', {
   deleteVolume: { sdk: 'DeleteVolume', method: 'DELETE', path: '/v2/{project_id}/cloudvolumes/{volume_id}', job: true },
 });
 
-export type VolumeStatus = 'creating' | 'available' | 'attaching' | 'in-use' | 'detaching' | 'deleting' | 'error' | 'error_deleting' | string;
+/**
+ * The statuses a disk can have, as the EVS API reference lists them ("EVS Disk
+ * Status", https://support.huaweicloud.com/intl/en-us/api-evs/evs_04_0040.html);
+ * mock-hcs's data file accepts exactly these.
+ */
+export const VOLUME_STATUSES = [
+  'creating',
+  'available',
+  'in-use',
+  'error',
+  'attaching',
+  'detaching',
+  'restoring-backup',
+  'backing-up',
+  'error_restoring',
+  'uploading',
+  'downloading',
+  'extending',
+  'error_extending',
+  'deleting',
+  'error_deleting',
+  'rollbacking',
+  'error_rollbacking',
+  'awaiting-transfer',
+] as const;
+
+export type VolumeStatus = (typeof VOLUME_STATUSES)[number];
 
 export interface VolumeAttachment {
   server_id: string;
@@ -30,7 +56,8 @@ export interface Volume {
   id: string;
   name: string;
   size: number;
-  status: VolumeStatus;
+  /** One of VOLUME_STATUSES; a client keeps any other text too. */
+  status: VolumeStatus | (string & {});
   volume_type: string;
   availability_zone: string;
   attachments: VolumeAttachment[];
