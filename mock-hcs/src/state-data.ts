@@ -149,9 +149,9 @@ export interface JobRec {
   fail_reason?: string;
 }
 
-export type TaskKind = 'server.build' | 'server.delete' | 'server.stop' | 'server.start' | 'server.reboot' | 'volume.create' | 'volume.attach' | 'volume.detach' | 'volume.delete';
+export type TaskKind = 'server.build' | 'server.delete' | 'server.stop' | 'server.start' | 'server.reboot' | 'volume.create' | 'volume.attach' | 'volume.detach' | 'volume.delete' | 'volume.extend';
 
-export const TASK_KINDS: readonly TaskKind[] = ['server.build', 'server.delete', 'server.stop', 'server.start', 'server.reboot', 'volume.create', 'volume.attach', 'volume.detach', 'volume.delete'];
+export const TASK_KINDS: readonly TaskKind[] = ['server.build', 'server.delete', 'server.stop', 'server.start', 'server.reboot', 'volume.create', 'volume.attach', 'volume.detach', 'volume.delete', 'volume.extend'];
 
 export interface TaskRec {
   /** Monotonic sequence; orders tasks with equal due times deterministically. */

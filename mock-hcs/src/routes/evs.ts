@@ -1,4 +1,4 @@
-/** EVS: cloud volumes (POST /v2.1/{project_id}/cloudvolumes, GET/PUT/DELETE /v2/{project_id}/cloudvolumes/...). */
+/** EVS: cloud volumes (POST /v2.1/{project_id}/cloudvolumes, GET/PUT/DELETE /v2/{project_id}/cloudvolumes/..., POST /v2.1/{project_id}/cloudvolumes/{volume_id}/action). */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CloudEngine } from '../cloud.js';
 import { CloudError, Codes } from '../errors.js';
@@ -92,6 +92,11 @@ export function evsRoutes(engine: CloudEngine) {
     route(app, EVS.deleteVolume, { resource: pathVolume }, async (req) => {
       const { volume_id } = req.params as P;
       return engine.withEffects(req.hcs.effects, () => engine.deleteVolume(req.hcs.projectId, volume_id!));
+    });
+
+    route(app, EVS.resizeVolume, { resource: pathVolume }, async (req) => {
+      const { volume_id } = req.params as P;
+      return engine.withEffects(req.hcs.effects, () => engine.evs.resizeVolume(req.hcs.projectId, volume_id!, req.hcs.json));
     });
   };
 }

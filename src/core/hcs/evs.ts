@@ -11,6 +11,8 @@ export const EVS = defineOperations('evs', {
   listVolumes: { sdk: 'ListVolumes', method: 'GET', path: '/v2/{project_id}/cloudvolumes/detail' },
   updateVolume: { sdk: 'UpdateVolume', method: 'PUT', path: '/v2/{project_id}/cloudvolumes/{volume_id}' },
   deleteVolume: { sdk: 'DeleteVolume', method: 'DELETE', path: '/v2/{project_id}/cloudvolumes/{volume_id}', job: true },
+  /** "Expanding Capacity of an EVS Disk" (evs_04_2004); huaweicloud-sdk-go-v3 evs/v2 ResizeVolume. */
+  resizeVolume: { sdk: 'ResizeVolume', method: 'POST', path: '/v2.1/{project_id}/cloudvolumes/{volume_id}/action', job: true },
 });
 
 /**
@@ -93,4 +95,20 @@ export interface CreateVolumeResponse {
 /** UpdateVolume request body: name, description, metadata keys (null removes a key). */
 export interface UpdateVolumeBody {
   volume: { name?: string; description?: string; metadata?: Record<string, string | null> };
+}
+
+/**
+ * ResizeVolume request body: the new size in GB, larger than the disk's and at
+ * most 32768 (a data disk) or 1024 (a system disk); `bssParam` only matters for
+ * yearly/monthly disks (evs_04_2004; the SDKs' ResizeVolumeRequestBody, OsExtend).
+ */
+export interface ResizeVolumeBody {
+  'os-extend': { new_size: number };
+  bssParam?: { isAutoPay?: 'true' | 'false' };
+}
+
+/** ResizeVolume's answer: the extendVolume job of a pay-per-use disk (a yearly/monthly one answers order_id instead). */
+export interface ResizeVolumeResponse {
+  job_id: string;
+  order_id?: string;
 }

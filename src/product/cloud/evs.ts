@@ -1,5 +1,5 @@
 /** EVS calls of the HCS client: cloud volumes. */
-import { EVS, queryString, type CreateVolumeBody, type CreateVolumeResponse, type UpdateVolumeBody, type Volume } from '../../core/hcs/index.js';
+import { EVS, queryString, type CreateVolumeBody, type CreateVolumeResponse, type ResizeVolumeBody, type ResizeVolumeResponse, type UpdateVolumeBody, type Volume } from '../../core/hcs/index.js';
 import type { HcsCaller } from './caller.js';
 
 const EVS_MAX_PAGE = 1000;
@@ -38,5 +38,15 @@ export const evsCalls = {
 
   async deleteVolume(this: HcsCaller, id: string): Promise<void> {
     await this.call(EVS.deleteVolume, { volume_id: id });
+  },
+
+  /**
+   * EVS ResizeVolume (os-extend): grow a disk to `newSize` GB through an extendVolume job (ShowJob);
+   * the disk is `extending` until the job ends, then has the new size. An in-use disk can grow while
+   * its server is ACTIVE or SHUTOFF; the guest sees the new size, its file system still has to grow.
+   */
+  resizeVolume(this: HcsCaller, id: string, newSize: number): Promise<ResizeVolumeResponse> {
+    const body: ResizeVolumeBody = { 'os-extend': { new_size: newSize } };
+    return this.call(EVS.resizeVolume, { volume_id: id }, { body });
   },
 };
