@@ -362,6 +362,7 @@ export class EmbeddedStore implements KubeClient {
       const key = this.key({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name });
       this.bucket(o.kind).set(key, o);
       this.orderKey(o.kind, key, true);
+      this.labelIndex.update(o.kind, key, undefined, o.metadata.labels);
       this.indexOwners(o);
     }
     for (const o of ready) this.emit('ADDED', o);

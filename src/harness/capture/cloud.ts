@@ -22,7 +22,8 @@ export async function listAll<T extends { id: string }>(cloud: HcsClient, what: 
   const seen = new Set<string>();
   let marker: string | undefined;
   for (let page = 0; page < maxPages; page++) {
-    const items = await cloud.listPage<T>(what, { limit, ...(marker ? { marker } : {}) });
+    // The list's items as the caller types them (listPage checks only that each has an id).
+    const items = (await cloud.listPage(what, { limit, ...(marker ? { marker } : {}) })) as T[];
     for (const x of items) {
       if (seen.has(x.id)) throw new Error(`${what}: the cloud listed ${x.id} twice while paging by marker (page ${page + 1}); the list changed under the capture or the cloud ignores the marker — capture again`);
       seen.add(x.id);
