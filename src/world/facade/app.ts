@@ -15,6 +15,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { TlsOptions } from 'node:tls';
 import { KubeApiError } from '../../core/kube/errors.js';
 import { statusClientError } from './client-error.js';
+import { ConnectionGuard, SERVER_TIMEOUTS, serverTimeoutOptions, type ServerTimeouts } from './connections.js';
 import { BODY_LIMIT_BYTES } from './http/body.js';
 import { unencapsulated, type FacadeContext } from './http/context.js';
 import { frameworkStatus, HttpStatus, notFound, sendStatus, status, toStatus } from './http/status.js';
@@ -32,6 +33,10 @@ export interface FacadeAppOptions {
   host: string;
   etcdCa?: PortForwardOptions['etcdCa'];
   clusterCa?: PortForwardOptions['clusterCa'];
+  /** Connection limits shared by the main address and the workload addresses (default: connections.ts defaults). */
+  connections?: ConnectionGuard | undefined;
+  /** Default: SERVER_TIMEOUTS. */
+  timeouts?: ServerTimeouts | undefined;
 }
 
 /** Errors raised by a handler (HttpStatus, KubeApiError, anything else: 500) or by fastify itself (its statusCode). */
@@ -70,10 +75,17 @@ const extensionPlugin = unencapsulated(async function extension(app: FastifyInst
 
 export async function buildFacadeApp(o: FacadeAppOptions): Promise<FastifyInstance> {
   const { ctx } = o;
+  const timeouts = o.timeouts ?? SERVER_TIMEOUTS;
+  const connections = o.connections ?? new ConnectionGuard();
+  const serverOptions = serverTimeoutOptions(timeouts);
   // (Fastify's types differ for an https server; the routes are the same.)
   const app = Fastify({
     logger: false,
     forceCloseConnections: true,
+    // Timeouts (connections.ts): fastify sets these two on the server it creates, http or https; the others are creation options.
+    requestTimeout: timeouts.requestTimeout,
+    keepAliveTimeout: timeouts.keepAliveTimeout,
+    http: serverOptions,
     clientErrorHandler: statusClientError,
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true, constraints: { watch: WATCH_CONSTRAINT } },
@@ -81,8 +93,11 @@ export async function buildFacadeApp(o: FacadeAppOptions): Promise<FastifyInstan
     frameworkErrors: (err: Error, _req: FastifyRequest, reply: FastifyReply) => {
       void sendStatus(reply, frameworkStatus(400, `the request could not be understood: ${err.message}`));
     },
-    ...(o.https ? { https: o.https } : {}),
+    ...(o.https ? { https: { ...o.https, ...serverOptions } } : {}),
   } as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance;
+  connections.attach(app.server);
+  // Before the servers close: connections the http server does not track yet (TLS handshakes) would hold close() up.
+  app.addHook('preClose', async () => connections.close());
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(PROTOBUF_CONTENT_TYPE, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
@@ -91,7 +106,7 @@ export async function buildFacadeApp(o: FacadeAppOptions): Promise<FastifyInstan
   await app.register(authPlugin, { ctx, tls: !!o.https });
   await app.register(extensionPlugin, { ctx });
   await app.register(portForwardPlugin, { ctx, etcdCa: o.etcdCa, clusterCa: o.clusterCa });
-  await app.register(listenersPlugin, { host: o.host, tls: o.https });
+  await app.register(listenersPlugin, { host: o.host, tls: o.https, connections, timeouts });
   await app.register(kubeApi, { ctx });
   await app.register(clusterScope, { ctx, prefix: CLUSTER_PREFIX });
   return app;

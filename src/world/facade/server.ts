@@ -20,6 +20,7 @@ import type { ControllerLogs } from '../../core/runtime/context.js';
 import type { EmbeddedWorkloadClusters } from '../embedded.js';
 import { ensureManagementNode } from '../workload/management.js';
 import { buildFacadeApp } from './app.js';
+import { ConnectionGuard, defaultConnectionLimits, SERVER_TIMEOUTS, type ConnectionLimits, type ConnectionStats, type ServerTimeouts } from './connections.js';
 import { CERT_USER, issueClientCertificate, loopbackTls, newToken } from './auth.js';
 import { ensureControllerObjects, ensureNamespaces, KNOWN_CONTROLLER_DEPLOYMENTS, CONTROLLER_NAMESPACE } from './controllers.js';
 import { SERVER_VERSION } from './discovery.js';
@@ -60,6 +61,8 @@ export interface FacadeOptions {
   clusterCa?: ClusterCaSource;
   /** Told of a failure in background work that must not end the server (default: written to stderr). */
   onError?: (message: string) => void;
+  /** Connection limits and timeouts (connections.ts; default: its defaults). Tests shorten them. */
+  limits?: { connections?: Partial<ConnectionLimits>; timeouts?: Partial<ServerTimeouts> };
 }
 
 export interface Facade {
@@ -85,6 +88,8 @@ export interface Facade {
   dashboardUrl: string;
   /** The etcd served for workload cluster `<namespace>/<name>` (etcd-members.ts), if it is served. */
   etcd(namespace: string, name: string): WorkloadEtcd | undefined;
+  /** Open connections, and those closed or refused by the limits (connections.ts). */
+  connections(): ConnectionStats;
   close(): Promise<void>;
 }
 
@@ -127,7 +132,9 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
   const serverTls = tls ? { key: tls.server.keyPem, cert: tls.server.certPem, requestCert: true, rejectUnauthorized: false } : undefined;
   const ctx = await facadeContext(opts, token, tls ? new X509Certificate(tls.ca.certPem) : undefined);
   const host = opts.host ?? '127.0.0.1';
-  const app = await buildFacadeApp({ ctx, https: serverTls, host, etcdCa: opts.etcdCa, clusterCa: opts.clusterCa });
+  const connections = new ConnectionGuard({ ...defaultConnectionLimits(), ...opts.limits?.connections });
+  const timeouts = { ...SERVER_TIMEOUTS, ...opts.limits?.timeouts };
+  const app = await buildFacadeApp({ ctx, https: serverTls, host, etcdCa: opts.etcdCa, clusterCa: opts.clusterCa, connections, timeouts });
   const address = await app.listen({ port: opts.port ?? 0, host });
   const url = address.replace('[::1]', '127.0.0.1').replace('//localhost:', '//127.0.0.1:');
   const { workloads } = opts;
@@ -194,6 +201,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
     },
     dashboardUrl: `${url}/?token=${encodeURIComponent(token)}`,
     etcd: (namespace: string, name: string) => app.portForwards.etcd(`${namespace}/${name}`),
+    connections: () => connections.stats(),
     close: async () => {
       closed = true;
       workloads?.setEndpoints(undefined);

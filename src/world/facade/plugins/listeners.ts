@@ -13,6 +13,7 @@ import type { TlsOptions } from 'node:tls';
 import { unencapsulated, type FacadeContext } from '../http/context.js';
 import { status } from '../http/status.js';
 import { WorkloadListeners } from '../listeners.js';
+import type { ConnectionGuard, ServerTimeouts } from '../connections.js';
 import { reviewRoutes } from './auth.js';
 import { discoveryRoutes } from './discovery.js';
 import { resourceRoutes } from './resources.js';
@@ -58,6 +59,9 @@ export interface ListenersOptions {
   host: string;
   /** The facade's TLS options; undefined: plain http. */
   tls?: TlsOptions | undefined;
+  /** The connection limits the listeners share with the main address. */
+  connections: ConnectionGuard;
+  timeouts: ServerTimeouts;
 }
 
 /** app.workloadListeners, closed with the app. */
@@ -65,6 +69,8 @@ export const listenersPlugin = unencapsulated(async function listeners(app: Fast
   const wl = new WorkloadListeners({
     host: o.host,
     ...(o.tls ? { tls: o.tls } : {}),
+    connections: o.connections,
+    timeouts: o.timeouts,
     route: (req, res) => app.routing(req, res),
     upgrade: (key, req, socket, head) => app.portForwards.upgrade(key, req, socket, head),
   });
