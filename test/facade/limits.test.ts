@@ -108,4 +108,25 @@ describe('issue 32.4: idle and trickling crowds do not lock out a client, and do
     expect(new Set(answers.map((a) => a.split('\r\n')[0]))).toEqual(new Set(['HTTP/1.1 408 Request Timeout']));
     for (const s of trickles) s.destroy();
   }, 30_000);
+
+  it('issue 32.3: an unauthenticated request is answered 401 before its body is read (15 MiB announced, none sent)', async () => {
+    const u = new URL(facade.url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const s = tlsConnect({ host: u.hostname, port: Number(u.port), ca: facade.caPem!, servername: 'localhost' }, () => {
+        s.write(`POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${15 * 1024 * 1024}\r\n\r\n{"kind":`);
+      });
+      let got = '';
+      const timer = setTimeout(() => reject(new Error(`no answer within 5 s (the body was awaited): ${got}`)), 5_000);
+      s.on('data', (d: Buffer) => {
+        got += d.toString('utf8');
+        if (got.includes('\r\n\r\n')) {
+          clearTimeout(timer);
+          s.destroy();
+          resolve(got);
+        }
+      });
+      s.on('error', reject);
+    });
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 401 Unauthorized');
+  }, 30_000);
 });
