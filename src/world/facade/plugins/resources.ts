@@ -17,7 +17,7 @@ import { methodNotAllowed, notFound, status } from '../http/status.js';
 import { requireFieldManager } from '../managed-fields.js';
 import { deleteObject } from '../resources/delete.js';
 import { RESOURCE_ROUTES, targetOf, type ResourceParams } from '../resources/target.js';
-import { checkBody, namespaceAdmits, previewPatch, serverSideApply, unsupportedMedia, writeOptions } from '../resources/write.js';
+import { checkBody, checkConditionalUpdate, namespaceAdmits, previewPatch, serverSideApply, unsupportedMedia, writeOptions } from '../resources/write.js';
 import { SCALE_KINDS, serveScale } from '../scale.js';
 import { toTable, type IncludeObject } from '../tables.js';
 import { checkCreate, checkWrite } from '../validate.js';
@@ -133,6 +133,7 @@ async function serveObject(ctx: FacadeContext, req: Req, t: Target & { name: str
       const body = parseBody(req) as KubeObject;
       checkBody(body, info, namespace);
       if (body.metadata?.name !== name) throw status(400, 'BadRequest', `the name of the object (${body.metadata?.name ?? ''}) does not match the name on the URL (${name})`);
+      checkConditionalUpdate(body, info);
       checkWrite(body, info);
       const wo = writeOptions(q, req.kube.url.searchParams, 'Update', out.warnings);
       const obj = { ...body, metadata: { ...body.metadata, ...(info.namespaced ? { namespace } : {}) } };

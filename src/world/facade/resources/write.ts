@@ -9,7 +9,7 @@ import type { WriteOptions } from '../../../core/kube/client.js';
 import type { EmbeddedStore } from '../../../core/kube/embedded-store.js';
 import { KubeApiError } from '../../../core/kube/errors.js';
 import { applyJsonPatch, applyMergePatch } from '../../../core/kube/patch.js';
-import type { ResourceInfo } from '../../../core/kube/resources.js';
+import { BUILTIN_GROUPS, type ResourceInfo } from '../../../core/kube/resources.js';
 import type { KubeObject } from '../../../core/kube/types.js';
 import { isDryRun } from '../access.js';
 import type { Query } from '../http/context.js';
@@ -94,4 +94,27 @@ export async function serverSideApply(store: EmbeddedStore, clock: Clock, info: 
   const p = applyMergePatch({}, { ...rest, metadata: { ...(rest.metadata ?? {}), managedFields } });
   checkWrite(applyMergePatch(cur, p) as KubeObject, info);
   return store.patch(ref, 'merge', p, wo);
+}
+
+/**
+ * Kinds whose update must carry metadata.resourceVersion: every custom
+ * resource (apiextensions-apiserver pkg/registry/customresource/strategy.go:
+ * AllowUnconditionalUpdate is false) and, of the built-in kinds served here,
+ * VolumeAttachment (kubernetes pkg/registry/storage/volumeattachment/strategy.go);
+ * the others allow an unconditional update.
+ */
+export function requiresResourceVersion(info: ResourceInfo): boolean {
+  return !BUILTIN_GROUPS.has(info.group) || info.kind === 'VolumeAttachment';
+}
+
+/**
+ * A PUT without metadata.resourceVersion of such a kind: 422, as the generic
+ * registry answers (k8s.io/apiserver pkg/registry/generic/registry/store.go
+ * Update: field.Invalid(metadata.resourceVersion, 0, "must be specified for an update"),
+ * the kind named by its resource). Nothing is written (issue 32.5).
+ */
+export function checkConditionalUpdate(body: KubeObject, info: ResourceInfo): void {
+  if (!requiresResourceVersion(info) || (body.metadata.resourceVersion ?? '') !== '') return;
+  const causes = [{ field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }];
+  throw KubeApiError.invalid(qualified(info), body.metadata.name, causes);
 }
