@@ -4,6 +4,7 @@
  *
  *   npm run bench                  # all
  *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | cli | yaml | upstream | upstream-generated | mutants
+ *   npm run bench -- facade-load   # serve under issue 32's loads: huge replicas, unauthenticated bodies, 20,000 idle sockets, slowloris (bench/facade-load.ts; opt-in, ~5 min)
  *   unshare -n sh -c 'ip link set lo up && exec npm run bench -- upstream'   # the upstream managers' rollout (bench/upstream.ts)
  *   BENCH_SCALE_N=200 npm run bench -- scale
  *   npm run bench -- mutants       # the mutant catalogue's kill table (bench/mutants.ts; several minutes)
@@ -13,6 +14,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { benchCli } from './cli.js';
 import { benchExplore } from './explore.js';
+import { benchFacadeLoad } from './facade-load.js';
 import { benchLibrary } from './library.js';
 import { benchMockHcs } from './mock-hcs.js';
 import { benchMockHcsGrowth } from './mock-hcs-growth.js';
@@ -63,9 +65,10 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   'upstream-generated': () => benchUpstreamGenerated(),
   mutants: () => benchMutants(),
   stryker: () => benchStryker(),
+  'facade-load': () => benchFacadeLoad(),
 };
 /** Groups run only when named (they fetch a tool from the registry, or take long). */
-const OPT_IN = new Set(['stryker']);
+const OPT_IN = new Set(['stryker', 'facade-load']);
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const unknown = wanted.filter((w) => !groups[w]);
