@@ -129,4 +129,23 @@ describe('issue 32.4: idle and trickling crowds do not lock out a client, and do
     });
     expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 401 Unauthorized');
   }, 30_000);
+
+  it('an upgrade request on the main address is answered as a request (the guard adds no upgrade listener there)', async () => {
+    const u = new URL(facade.url);
+    const first = await new Promise<string>((resolve, reject) => {
+      const s = tlsConnect({ host: u.hostname, port: Number(u.port), ca: facade.caPem!, servername: 'localhost' }, () => {
+        s.write(`GET /version HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n`);
+      });
+      let got = '';
+      const timer = setTimeout(() => reject(new Error(`no answer within 5 s: ${got}`)), 5_000);
+      s.on('data', (d: Buffer) => {
+        got += d.toString('utf8');
+        clearTimeout(timer);
+        s.destroy();
+        resolve(got.split('\r\n')[0]!);
+      });
+      s.on('error', reject);
+    });
+    expect(first).toBe('HTTP/1.1 200 OK');
+  }, 30_000);
 });

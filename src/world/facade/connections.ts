@@ -59,6 +59,14 @@ export function serverTimeoutOptions(t: ServerTimeouts): { headersTimeout: numbe
   return { headersTimeout: Math.min(t.headersTimeout, t.requestTimeout), requestTimeout: t.requestTimeout, connectionsCheckingInterval: t.connectionsCheckingInterval, handshakeTimeout: t.handshakeTimeout };
 }
 
+/**
+ * The listen backlog: a crowd connecting at once waits in the kernel's queue
+ * instead of having its SYNs dropped (a dropped SYN is retried after 1, 3, 7 s:
+ * a new client among them waited seconds). Node's default is 511; the kernel
+ * caps it at net.core.somaxconn.
+ */
+export const LISTEN_BACKLOG = 4096;
+
 /** Descriptors kept free for everything else the process opens (files, the workload listeners, child processes). */
 const FD_RESERVE = 256;
 export const DEFAULT_MAX_CONNECTIONS = 4096;
@@ -126,10 +134,13 @@ export class ConnectionGuard {
   attach(server: Server | NetServer): void {
     server.prependListener('connection', (socket: Socket) => this.admit(socket));
     server.on('request', (req: IncomingMessage, res: ServerResponse) => this.started(req.socket, res));
-    server.on('upgrade', (req: IncomingMessage) => {
-      const c = this.find(req.socket);
-      if (c) c.inFlight = Infinity;
-    });
+    // Not an 'upgrade' listener: with one, Node would hand every upgrade request to it instead of 'request'.
+  }
+
+  /** An upgraded connection (a port-forward) is in use for good: never chosen to make room. Its server's upgrade handler calls this. */
+  pin(socket: Socket): void {
+    const c = this.find(socket);
+    if (c) c.inFlight = Infinity;
   }
 
   /** Stop the sweep and close every connection (the servers close: a socket still in its TLS handshake would keep them open). */

@@ -15,7 +15,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { statusClientError } from './client-error.js';
-import { serverTimeoutOptions, type ConnectionGuard, type ServerTimeouts } from './connections.js';
+import { LISTEN_BACKLOG, serverTimeoutOptions, type ConnectionGuard, type ServerTimeouts } from './connections.js';
 import type { AddressInfo, Socket } from 'node:net';
 import type { TlsOptions } from 'node:tls';
 
@@ -66,10 +66,15 @@ export class WorkloadListeners {
     this.servers.add(server);
     const upgrade = this.opts.upgrade;
     server.on('clientError', statusClientError);
-    if (upgrade) server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => upgrade(key, req, socket, head));
+    if (upgrade) {
+      server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+        this.opts.connections?.pin(socket);
+        upgrade(key, req, socket, head);
+      });
+    }
     const p = new Promise<string>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(0, this.opts.host, () => {
+      server.listen({ port: 0, host: this.opts.host, backlog: LISTEN_BACKLOG }, () => {
         const port = (server.address() as AddressInfo).port;
         const host = this.opts.host === '0.0.0.0' || this.opts.host === '::' ? '127.0.0.1' : this.opts.host;
         const url = `${this.opts.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;

@@ -20,7 +20,7 @@ import type { ControllerLogs } from '../../core/runtime/context.js';
 import type { EmbeddedWorkloadClusters } from '../embedded.js';
 import { ensureManagementNode } from '../workload/management.js';
 import { buildFacadeApp } from './app.js';
-import { ConnectionGuard, defaultConnectionLimits, SERVER_TIMEOUTS, type ConnectionLimits, type ConnectionStats, type ServerTimeouts } from './connections.js';
+import { ConnectionGuard, defaultConnectionLimits, LISTEN_BACKLOG, SERVER_TIMEOUTS, type ConnectionLimits, type ConnectionStats, type ServerTimeouts } from './connections.js';
 import { CERT_USER, issueClientCertificate, loopbackTls, newToken } from './auth.js';
 import { ensureControllerObjects, ensureNamespaces, KNOWN_CONTROLLER_DEPLOYMENTS, CONTROLLER_NAMESPACE } from './controllers.js';
 import { SERVER_VERSION } from './discovery.js';
@@ -135,7 +135,7 @@ export async function startFacade(opts: FacadeOptions): Promise<Facade> {
   const connections = new ConnectionGuard({ ...defaultConnectionLimits(), ...opts.limits?.connections });
   const timeouts = { ...SERVER_TIMEOUTS, ...opts.limits?.timeouts };
   const app = await buildFacadeApp({ ctx, https: serverTls, host, etcdCa: opts.etcdCa, clusterCa: opts.clusterCa, connections, timeouts });
-  const address = await app.listen({ port: opts.port ?? 0, host });
+  const address = await app.listen({ port: opts.port ?? 0, host, backlog: LISTEN_BACKLOG });
   const url = address.replace('[::1]', '127.0.0.1').replace('//localhost:', '//127.0.0.1:');
   const { workloads } = opts;
   // Every workload cluster also gets its own address, as real clusters have (src/world/facade/listeners.ts).
