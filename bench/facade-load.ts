@@ -14,7 +14,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,14 +77,17 @@ function call(s: Serve, method: string, path: string, opts: { body?: string | Bu
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...(opts.auth === false ? {} : { Authorization: `Bearer ${s.token}` }), ...(opts.body !== undefined ? { 'Content-Type': opts.contentType ?? 'application/json', 'Content-Length': String(Buffer.byteLength(opts.body)) } : {}) };
+    let answered: { code: number; ms: number } | undefined;
+    let text = '';
     const req = request({ host: s.url.hostname, port: s.url.port, method, path, headers, ca: s.ca, agent: false, timeout: opts.timeoutMs ?? 30_000 }, (res) => {
-      let text = '';
+      answered = { code: res.statusCode ?? 0, ms: performance.now() - t0 };
       res.setEncoding('utf8');
       res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ code: res.statusCode ?? 0, ms: performance.now() - t0, text }));
+      res.on('end', () => resolve({ ...answered!, text }));
     });
     req.on('timeout', () => req.destroy(new Error(`no answer to ${method} ${path}`)));
-    req.on('error', reject);
+    // A server that answers before reading the body (401) then closes the connection: the write fails after the answer came.
+    req.on('error', (e) => (answered ? resolve({ ...answered, text }) : reject(e)));
     if (opts.body !== undefined) req.write(opts.body);
     req.end();
   });
@@ -152,6 +154,15 @@ function holdSockets(host: string, port: number, n: number): Promise<ChildProces
   return new Promise((resolve) => c.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve(c)));
 }
 
+/** A helper process with `n` TLS connections sending a header line a second and never the end of the headers; resolves once they are connected. */
+function trickle(s: Serve, n: number): Promise<ChildProcess> {
+  const script = `const tls=require('tls');let done=0,open=0;const n=${n};const ca=process.env.CA;
+for(let i=0;i<n;i++){const t=tls.connect({host:'${s.url.hostname}',port:${s.url.port},ca,servername:'localhost'},()=>{open++;t.write('GET /healthz HTTP/1.1\\r\\nHost: x\\r\\n');setInterval(()=>t.writable&&t.write('X-Slow: 1\\r\\n'),1000);if(++done===n)process.stdout.write('ready '+open+'\\n')});t.on('error',()=>{if(++done===n)process.stdout.write('ready '+open+'\\n')});}
+setInterval(()=>{},1e9);`;
+  const c = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, CA: s.ca } });
+  return new Promise((resolve) => c.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve(c)));
+}
+
 async function latencies(s: Serve, n: number): Promise<{ max: number; median: number; failed: number }> {
   const ms: number[] = [];
   let failed = 0;
@@ -179,21 +190,14 @@ async function crowds(s: Serve): Promise<BenchResult[]> {
   } finally {
     for (const h of helpers) h.kill('SIGKILL');
   }
-  const trickles: TLSSocket[] = [];
-  const timers: NodeJS.Timeout[] = [];
-  for (let i = 0; i < 1_100; i++) {
-    const t = tlsConnect({ host: s.url.hostname, port: Number(s.url.port), ca: s.ca, servername: 'localhost' }, () => {
-      t.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
-      timers.push(setInterval(() => t.writable && t.write('X-Slow: 1\r\n'), 1_000));
-    });
-    t.on('error', () => undefined);
-    trickles.push(t);
+  const tricklers: ChildProcess[] = [];
+  try {
+    for (let i = 0; i < 4; i++) tricklers.push(await trickle(s, 275));
+    const l = await latencies(s, 10);
+    out.push({ name: '1,100 slowloris connections (a header line a second): a new client', value: l.max, unit: 'ms max', note: `median ${l.median.toFixed(0)} ms, ${l.failed}/10 failed; target < 2,000 ms` });
+  } finally {
+    for (const t of tricklers) t.kill('SIGKILL');
   }
-  await sleep(3_000);
-  const l = await latencies(s, 10);
-  out.push({ name: '1,100 slowloris connections: a new client', value: l.max, unit: 'ms max', note: `median ${l.median.toFixed(0)} ms, ${l.failed}/10 failed; target < 2,000 ms` });
-  for (const t of timers) clearInterval(t);
-  for (const t of trickles) t.destroy();
   return out;
 }
 
