@@ -5,6 +5,7 @@
  *   npm run bench                  # all
  *   npm run bench -- library       # one group: library | scale | fleet | mock-hcs | mock-hcs-growth | explore | servers | cli | capture | yaml | upstream | upstream-generated | mutants
  *   BENCH_SERVERS_SECONDS=20 npm run bench -- servers   # hostile socket crowds against a listening mock-hcs (bench/servers.ts)
+ *   npm run bench -- facade-load   # serve under issue 32's loads: huge replicas, unauthenticated bodies, 20,000 idle sockets, slowloris (bench/facade-load.ts; opt-in, ~5 min)
  *   unshare -n sh -c 'ip link set lo up && exec npm run bench -- upstream'   # the upstream managers' rollout (bench/upstream.ts)
  *   BENCH_SCALE_N=200 npm run bench -- scale
  *   BENCH_FLEET=20x50 npm run bench -- fleet   # clusters x machines per cluster (default 100x100, opt-in: minutes on this machine)
@@ -16,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { benchCapture } from './capture.js';
 import { benchCli } from './cli.js';
 import { benchExplore } from './explore.js';
+import { benchFacadeLoad } from './facade-load.js';
 import { benchLibrary } from './library.js';
 import { benchMockHcs } from './mock-hcs.js';
 import { benchMockHcsGrowth } from './mock-hcs-growth.js';
@@ -71,9 +73,10 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   'upstream-generated': () => benchUpstreamGenerated(),
   mutants: () => benchMutants(),
   stryker: () => benchStryker(),
+  'facade-load': () => benchFacadeLoad(),
 };
 /** Groups run only when named (they fetch a tool from the registry, or take long). */
-const OPT_IN = new Set(['stryker', 'fleet']);
+const OPT_IN = new Set(['stryker', 'fleet', 'facade-load']);
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const unknown = wanted.filter((w) => !groups[w]);

@@ -4,7 +4,8 @@
  * in one table.
  */
 import type { Defaulter, EmbeddedStore, Validator } from '../core/kube/embedded-store.js';
-import { defaultMachineDeployment, validateCluster, validateKcp, validateMachineDeployment } from './capi/admission.js';
+import { defaultMachineDeployment, validateCluster, validateKcp, validateMachineDeployment, validateMachineSet } from './capi/admission.js';
+import { webhookDecode } from './webhook-decode.js';
 import { validateMachine, validateMachineTemplate, validatePool } from '../product/api/admission.js';
 
 export { validateMachine, validateMachineTemplate, validatePool } from '../product/api/admission.js';
@@ -24,12 +25,15 @@ export interface KindAdmission {
  * rules from here.
  */
 export const ADMISSION: readonly KindAdmission[] = [
-  { kind: 'HCSMachineConfigPool', defaulters: [], validators: [validatePool] },
-  { kind: 'HCSMachineTemplate', defaulters: [], validators: [validateMachineTemplate] },
-  { kind: 'HCSMachine', defaulters: [], validators: [validateMachine] },
-  { kind: 'Cluster', defaulters: [], validators: [validateCluster] },
-  { kind: 'MachineDeployment', defaulters: [defaultMachineDeployment], validators: [validateMachineDeployment] },
-  { kind: 'KubeadmControlPlane', defaulters: [], validators: [validateKcp] },
+  // Every webhook decodes the object into its Go type first (webhook-decode.ts): an int32 out of range is its 400.
+  { kind: 'HCSMachineConfigPool', defaulters: [webhookDecode('HCSMachineConfigPool')], validators: [validatePool] },
+  { kind: 'HCSMachineTemplate', defaulters: [webhookDecode('HCSMachineTemplate')], validators: [validateMachineTemplate] },
+  { kind: 'HCSMachine', defaulters: [webhookDecode('HCSMachine')], validators: [validateMachine] },
+  { kind: 'Cluster', defaulters: [webhookDecode('Cluster')], validators: [validateCluster] },
+  { kind: 'MachineDeployment', defaulters: [webhookDecode('MachineDeployment'), defaultMachineDeployment], validators: [validateMachineDeployment] },
+  // Cluster API's MachineSet webhooks (internal/webhooks/machineset.go): here the decode and the testbed's replicas limit.
+  { kind: 'MachineSet', defaulters: [webhookDecode('MachineSet')], validators: [validateMachineSet] },
+  { kind: 'KubeadmControlPlane', defaulters: [webhookDecode('KubeadmControlPlane')], validators: [validateKcp] },
 ];
 
 /** The admission of `kind`, or undefined when no rule applies to it. */

@@ -276,11 +276,30 @@ export async function serveMain(argv: string[], write: (s: string) => void): Pro
     return 2;
   }
   write(banner(s, o));
+  return stopOnSignal(s);
+}
+
+/**
+ * Most wall ms a stop waits for the orderly close (the time step under way, the facade, the
+ * testbed) before it exits anyway: SIGTERM/SIGINT stop serve within this in any state, a
+ * MachineSet's backlog of Machines included (issue 32). A second signal exits at once.
+ */
+export const SHUTDOWN_GRACE_MS = 3_000;
+
+/** Resolves with serve's exit code (0) on the first SIGINT or SIGTERM, once closed or after SHUTDOWN_GRACE_MS. */
+export function stopOnSignal(s: Pick<Served, 'close'>, graceMs = SHUTDOWN_GRACE_MS): Promise<number> {
   return new Promise<number>((resolveExit) => {
+    let stopping = false;
     const stop = (): void => {
-      void s.close().then(() => resolveExit(0));
+      if (stopping) return resolveExit(0);
+      stopping = true;
+      const deadline = setTimeout(() => resolveExit(0), graceMs);
+      void s.close().then(
+        () => resolveExit(0),
+        () => resolveExit(0),
+      ).finally(() => clearTimeout(deadline));
     };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
   });
 }

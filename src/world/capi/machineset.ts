@@ -52,6 +52,19 @@ import { CAPI_DEPLOYMENT, generatedName, mustFormatLabelValue, sameJson, groupOf
  */
 export const MACHINESET_BURST = 500;
 
+/**
+ * Requests per second of the Cluster API manager's client (cluster-api v1.10
+ * main.go: --kube-api-qps, default 20): upstream's createMachines loop is
+ * paced by it. Here it paces what follows a full burst: when more than
+ * MACHINESET_BURST Machines are missing, the next burst waits
+ * MACHINESET_BURST / CAPI_CLIENT_QPS seconds (25 s) of virtual time, so a
+ * huge spec.replicas never holds the clock at one instant (issue 32: the
+ * clock stood still for 226 s during the backlog). Below a burst nothing
+ * waits, so no scenario's event log changes.
+ */
+export const CAPI_CLIENT_QPS = 20;
+export const MACHINESET_BURST_PACE_MS = (MACHINESET_BURST / CAPI_CLIENT_QPS) * 1000;
+
 /** Upstream DisableMachineCreateAnnotation: set to "true" by the MachineDeployment on old MachineSets with the OnDelete strategy. */
 export const ANN_DISABLE_MACHINE_CREATE = 'cluster.x-k8s.io/disable-machine-create';
 
@@ -372,6 +385,8 @@ export class MachineSetReconciler implements Controller {
   index: MachineOwnerIndex | undefined;
   /** Set with the index: status counts kept from the Machine and Node watches. */
   counter: MachineSetStatusCounter | undefined;
+  /** MachineSet key -> virtual time before which no further burst of creations starts (MACHINESET_BURST_PACE_MS). */
+  private readonly nextBurst = new Map<string, number>();
 
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.logs.logger(CAPI_DEPLOYMENT, 'machineset');
@@ -478,12 +493,19 @@ export class MachineSetReconciler implements Controller {
     const want = ms.spec.replicas ?? 0;
     const diff = have.count - want;
     const now = this.ctx.clock.now();
+    if (diff >= 0) this.nextBurst.delete(keyFor(ms));
     if (diff < 0 && ms.metadata.annotations && ANN_DISABLE_MACHINE_CREATE in ms.metadata.annotations) {
       // Old MachineSet of an OnDelete deployment: Machines deleted by the user are not replaced here (upstream checks presence only).
       this.log.info('Machine creation disabled by annotation', { machineset: keyFor(ms), need: want, have: have.count });
     } else if (diff < 0 && (await this.preflightBlocks(ms, cluster, status))) {
       return { requeueAfter: PREFLIGHT_FAILED_REQUEUE_MS };
     } else if (diff < 0) {
+      const key = keyFor(ms);
+      const paced = this.nextBurst.get(key);
+      if (paced !== undefined && now < paced) return { requeueAfter: paced - now };
+      // More than a burst missing: the next one waits its share of the client's rate (CAPI_CLIENT_QPS).
+      if (-diff > MACHINESET_BURST) this.nextBurst.set(key, now + MACHINESET_BURST_PACE_MS);
+      else this.nextBurst.delete(key);
       const creating = Math.min(-diff, MACHINESET_BURST);
       this.log.info('Too few replicas', { machineset: keyFor(ms), need: want, creating });
       for (let i = 0; i < creating; i++) {

@@ -15,6 +15,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { statusClientError } from './client-error.js';
+import { LISTEN_BACKLOG, serverTimeoutOptions, type ConnectionGuard, type ServerTimeouts } from './connections.js';
 import type { AddressInfo, Socket } from 'node:net';
 import type { TlsOptions } from 'node:tls';
 
@@ -22,6 +23,10 @@ export interface WorkloadListenerOptions {
   host: string;
   /** TLS options of the facade (certificate, key, client-certificate settings); undefined: plain http. */
   tls?: TlsOptions;
+  /** The connection limits the facade's servers share (connections.ts); undefined: none. */
+  connections?: ConnectionGuard;
+  /** The facade's timeouts (connections.ts SERVER_TIMEOUTS). */
+  timeouts?: ServerTimeouts;
   /** The facade's router (fastify's `routing`). */
   route: (req: IncomingMessage, res: ServerResponse) => void;
   /** Requests asking for a protocol upgrade (pods/portforward over SPDY, etcd-forward.ts), with the cluster's key; path without the prefix. */
@@ -54,14 +59,22 @@ export class WorkloadListeners {
     const known = this.pending.get(key);
     if (known) return known;
     const handler = (req: IncomingMessage, res: ServerResponse): void => routeToWorkload(key, this.opts.route, req, res);
-    const server = this.opts.tls ? createHttpsServer(this.opts.tls, handler) : createHttpServer(handler);
+    const timeouts = this.opts.timeouts ? serverTimeoutOptions(this.opts.timeouts) : {};
+    const server = this.opts.tls ? createHttpsServer({ ...this.opts.tls, ...timeouts }, handler) : createHttpServer(timeouts, handler);
+    if (this.opts.timeouts) server.keepAliveTimeout = this.opts.timeouts.keepAliveTimeout;
+    this.opts.connections?.attach(server);
     this.servers.add(server);
     const upgrade = this.opts.upgrade;
     server.on('clientError', statusClientError);
-    if (upgrade) server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => upgrade(key, req, socket, head));
+    if (upgrade) {
+      server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+        this.opts.connections?.pin(socket);
+        upgrade(key, req, socket, head);
+      });
+    }
     const p = new Promise<string>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(0, this.opts.host, () => {
+      server.listen({ port: 0, host: this.opts.host, backlog: LISTEN_BACKLOG }, () => {
         const port = (server.address() as AddressInfo).port;
         const host = this.opts.host === '0.0.0.0' || this.opts.host === '::' ? '127.0.0.1' : this.opts.host;
         const url = `${this.opts.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;

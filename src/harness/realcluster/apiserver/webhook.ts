@@ -155,6 +155,8 @@ export function mutateReview(req: AdmissionRequest): AdmissionResponse {
   try {
     for (const d of a.defaulters) d(next);
   } catch (e) {
+    // A refusal of the decode (src/world/webhook-decode.ts) keeps its code; the apiserver prefixes the webhook's name itself.
+    if (e instanceof KubeApiError) return { uid: req.uid, allowed: false, status: { status: 'Failure', code: e.code, reason: e.reason, message: e.message.replace(/^admission webhook "[^"]*" denied the request: /, '') } };
     return { uid: req.uid, allowed: false, status: internalError(`defaulting ${a.kind}: ${(e as Error).message}`) };
   }
   const ops = jsonPatchDiff(obj, jsonClone(next)); // the clone drops keys set to undefined
