@@ -21,6 +21,7 @@ import { DiskReuseTracker } from './disk-reuse.js';
 import { KcpScaleDownTracker } from './kcp-scale-down.js';
 import { DrainOrderTracker } from './drain-order.js';
 import { MdRolloutPlanTracker } from './md-rollout-plan.js';
+import { ControlPlaneNodesTracker } from './control-plane-nodes.js';
 import { CONTRACT, reference, type Classification } from './contract.js';
 import { META_PERSISTENT } from '../../product/api/metadata.js';
 
@@ -31,7 +32,7 @@ const SERVER_NAME_TIER = reference('the server name equal to the HCSMachine name
  * The rules the continuous invariants check, i.e. what `expectViolations` may
  * name (a bug-reproduction scenario expects them to break).
  */
-export const INVARIANT_RULES = ['DISK-3', 'DISK-6', 'DISK-8', 'DISK-9', 'POOL-4', 'TPL-3', 'TPL-4', 'BOOT-2', 'BOOT-3', 'BOOT-4', 'NET-7', 'MD-1', 'MD-3', 'MD-4', 'KCP-2', 'HCS-1'] as const;
+export const INVARIANT_RULES = ['DISK-3', 'DISK-6', 'DISK-8', 'DISK-9', 'POOL-4', 'POOL-5', 'TPL-2', 'TPL-3', 'TPL-4', 'BOOT-1', 'BOOT-2', 'BOOT-3', 'BOOT-4', 'NET-7', 'MD-1', 'MD-3', 'MD-4', 'KCP-2', 'KCP-3', 'OVN-2', 'HCS-1'] as const;
 
 export interface Violation {
   rule: string;
@@ -91,6 +92,7 @@ export class InvariantMonitor {
   private readonly kcpScaleDown: KcpScaleDownTracker;
   private readonly drainOrder: DrainOrderTracker;
   private readonly mdRolloutPlan: MdRolloutPlanTracker;
+  private readonly controlPlaneNodes: ControlPlaneNodesTracker;
 
   /** Reference findings a contract-only monitor did not count (by key): conformance mode marks them skipped. */
   private readonly skipped = new Map<string, SkippedFinding>();
@@ -106,6 +108,7 @@ export class InvariantMonitor {
     this.kcpScaleDown = new KcpScaleDownTracker(world, events);
     this.drainOrder = new DrainOrderTracker(world);
     this.mdRolloutPlan = new MdRolloutPlanTracker(world.mgmt);
+    this.controlPlaneNodes = new ControlPlaneNodesTracker(world);
   }
 
   all(): Violation[] {
@@ -137,6 +140,7 @@ export class InvariantMonitor {
       ...contract(await this.kcpScaleDown.findings()),
       ...contract(await this.drainOrder.findings()),
       ...contract(this.mdRolloutPlan.findings()),
+      ...contract(await this.controlPlaneNodes.findings()),
     ]);
     this.checkedAt = rev;
     return fresh;
