@@ -22,6 +22,7 @@ import { KcpScaleDownTracker } from './kcp-scale-down.js';
 import { DrainOrderTracker } from './drain-order.js';
 import { MdRolloutPlanTracker } from './md-rollout-plan.js';
 import { ControlPlaneNodesTracker } from './control-plane-nodes.js';
+import { PoolStatusTracker } from './pool-status.js';
 import { CONTRACT, reference, type Classification } from './contract.js';
 import { META_PERSISTENT } from '../../product/api/metadata.js';
 
@@ -93,6 +94,7 @@ export class InvariantMonitor {
   private readonly drainOrder: DrainOrderTracker;
   private readonly mdRolloutPlan: MdRolloutPlanTracker;
   private readonly controlPlaneNodes: ControlPlaneNodesTracker;
+  private readonly poolStatus: PoolStatusTracker;
 
   /** Reference findings a contract-only monitor did not count (by key): conformance mode marks them skipped. */
   private readonly skipped = new Map<string, SkippedFinding>();
@@ -109,6 +111,7 @@ export class InvariantMonitor {
     this.drainOrder = new DrainOrderTracker(world);
     this.mdRolloutPlan = new MdRolloutPlanTracker(world.mgmt);
     this.controlPlaneNodes = new ControlPlaneNodesTracker(world);
+    this.poolStatus = new PoolStatusTracker(world);
   }
 
   all(): Violation[] {
@@ -141,6 +144,7 @@ export class InvariantMonitor {
       ...contract(await this.drainOrder.findings()),
       ...contract(this.mdRolloutPlan.findings()),
       ...contract(await this.controlPlaneNodes.findings()),
+      ...contract(await this.poolStatus.findings()),
     ]);
     this.checkedAt = rev;
     return fresh;
