@@ -23,6 +23,7 @@ import { DrainOrderTracker } from './drain-order.js';
 import { MdRolloutPlanTracker } from './md-rollout-plan.js';
 import { ControlPlaneNodesTracker } from './control-plane-nodes.js';
 import { PoolStatusTracker } from './pool-status.js';
+import { CpPlacementTracker } from './cp-placement.js';
 import { CONTRACT, reference, type Classification } from './contract.js';
 import { META_PERSISTENT } from '../../product/api/metadata.js';
 
@@ -95,6 +96,7 @@ export class InvariantMonitor {
   private readonly mdRolloutPlan: MdRolloutPlanTracker;
   private readonly controlPlaneNodes: ControlPlaneNodesTracker;
   private readonly poolStatus: PoolStatusTracker;
+  private readonly cpPlacement: CpPlacementTracker;
 
   /** Reference findings a contract-only monitor did not count (by key): conformance mode marks them skipped. */
   private readonly skipped = new Map<string, SkippedFinding>();
@@ -112,6 +114,7 @@ export class InvariantMonitor {
     this.mdRolloutPlan = new MdRolloutPlanTracker(world.mgmt);
     this.controlPlaneNodes = new ControlPlaneNodesTracker(world);
     this.poolStatus = new PoolStatusTracker(world);
+    this.cpPlacement = new CpPlacementTracker(world);
   }
 
   all(): Violation[] {
@@ -145,6 +148,7 @@ export class InvariantMonitor {
       ...contract(this.mdRolloutPlan.findings()),
       ...contract(await this.controlPlaneNodes.findings()),
       ...contract(await this.poolStatus.findings()),
+      ...contract(await this.cpPlacement.findings()),
     ]);
     this.checkedAt = rev;
     return fresh;

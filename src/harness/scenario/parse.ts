@@ -30,7 +30,7 @@ const STEP_COMMON = ['name', 'rules'];
 /** Fields besides the action key, per action. */
 const STEP_FIELDS: Record<Action, readonly string[]> = {
   apply: ['expectError'],
-  kubectl: ['expectOutput', 'expectError', 'real'],
+  kubectl: ['expectOutput', 'expectWords', 'expectError', 'real'],
   wait: ['timeout'],
   expect: [],
   write: [],
@@ -366,9 +366,15 @@ function parseStep(r: Reader, raw: unknown, index: number, file: string, base: s
         const arr = Array.isArray(eo) ? eo : [eo];
         expectOutput = arr.map((s, i) => r.attempt(() => r.str(s, [...path, 'expectOutput', ...(Array.isArray(eo) ? [i] : [])])) ?? '');
       }
+      let expectWords: string[] | undefined;
+      if (o.expectWords !== undefined) {
+        const ew = o.expectWords;
+        if (!Array.isArray(ew)) r.report([...path, 'expectWords'], `must be a list of words (every word of the output, in any order), got ${describe(ew)}`);
+        else expectWords = ew.map((x, i) => (typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean' ? String(x) : (r.report([...path, 'expectWords', i], `must be a word, got ${describe(x)}`), '')));
+      }
       const expectError = r.attempt(() => r.str(o.expectError, [...path, 'expectError'], { optional: true }));
       if (!expectError) checkKubectlFiles(r, command, base, [...path, 'kubectl']);
-      return { kind: 'kubectl', ...common, command, ...(o.real ? { real: true } : {}), ...(expectOutput ? { expectOutput } : {}), ...(expectError ? { expectError } : {}) };
+      return { kind: 'kubectl', ...common, command, ...(o.real ? { real: true } : {}), ...(expectOutput ? { expectOutput } : {}), ...(expectWords ? { expectWords } : {}), ...(expectError ? { expectError } : {}) };
     }
     case 'wait': {
       const checks = r.attempt(() => parseChecks(r, o.wait, [...path, 'wait'])) ?? [];

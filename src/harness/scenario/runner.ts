@@ -375,13 +375,20 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
         if (out.code === 0) throw new Error(`expected kubectl to fail with "${step.expectError}", but it succeeded`);
         if (!out.stderr.includes(step.expectError)) throw new Error(`kubectl failed, but not with "${step.expectError}": ${out.stderr.trim()}`);
       } else if (out.code !== 0) throw new Error(out.stderr.trim());
-      const tier = ctx.conformance && step.expectOutput?.length ? kubectlTier(step.command, true) : undefined;
+      const expects = !!step.expectOutput?.length || step.expectWords !== undefined;
+      const tier = ctx.conformance && expects ? kubectlTier(step.command, true) : undefined;
       if (tier?.tier === 'reference') {
-        const skip: SkippedCheck = { check: `expectOutput ${JSON.stringify(step.expectOutput)}`, why: tier.why ?? 'reference' };
+        const skip: SkippedCheck = { check: step.expectOutput?.length ? `expectOutput ${JSON.stringify(step.expectOutput)}` : `expectWords ${JSON.stringify(step.expectWords)}`, why: tier.why ?? 'reference' };
         (res.skipped ??= []).push(skip);
         res.detail.push(`~ skipped (reference): ${skip.check} — ${skip.why}`);
-      } else for (const want of step.expectOutput ?? []) {
-        if (!out.stdout.includes(want)) throw new Error(`output does not contain ${JSON.stringify(want)}`);
+      } else {
+        for (const want of step.expectOutput ?? []) {
+          if (!out.stdout.includes(want)) throw new Error(`output does not contain ${JSON.stringify(want)}`);
+        }
+        if (step.expectWords) {
+          const words = wordsDiff(out.stdout, step.expectWords);
+          if (words) throw new Error(`output words ${words}`);
+        }
       }
       await tb.sim.settle();
       return;
@@ -506,6 +513,24 @@ async function runStep(step: Step, tb: TestbedHandle, res: StepResult, scenario:
       return;
     }
   }
+}
+
+/**
+ * Compare the output's whitespace-separated words with `want` as multisets: undefined when equal, else what differs
+ * ("[az1 az1 az2] (expected [az1 az1 az1 az2 az2]: missing az1, az2)").
+ */
+export function wordsDiff(output: string, want: readonly string[]): string | undefined {
+  const have = output.split(/\s+/).filter(Boolean).sort();
+  const exp = [...want].sort();
+  if (have.join('\u0000') === exp.join('\u0000')) return undefined;
+  const left = [...have];
+  const missing: string[] = [];
+  for (const w of exp) {
+    const i = left.indexOf(w);
+    if (i >= 0) left.splice(i, 1);
+    else missing.push(w);
+  }
+  return `[${have.join(' ')}] (expected [${exp.join(' ')}]${missing.length ? `: missing ${missing.join(', ')}` : ''}${left.length ? `${missing.length ? ';' : ':'} unexpected ${left.join(', ')}` : ''})`;
 }
 
 /** Set (or, with null, remove) a dotted field path such as spec.template.spec.version or spec.configs[0].hostname. */

@@ -34,6 +34,11 @@ export interface KubectlStep extends StepBase {
   real?: boolean;
   /** Substrings that must appear in the command's output. */
   expectOutput?: string[];
+  /**
+   * Every whitespace-separated word of the command's output, exactly, in any order (issue 37: an output check parses
+   * and compares exactly, e.g. the failure domains of `-o jsonpath='{.items[*].spec.failureDomain}'`).
+   */
+  expectWords?: string[];
   expectError?: string;
 }
 

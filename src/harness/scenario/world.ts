@@ -11,9 +11,11 @@ import type { LogEvent } from '../../core/events.js';
 export interface CloudView {
   listServers(): { id: string; name: string; status: string }[];
   /** `ips`: the addresses of the server's NICs (BOOT-2 checks the kubelet certificate's SANs against them). */
-  server(id: string): { id: string; name: string; status: string; metadata: Record<string, string>; volumes: { volumeId: string }[]; ips?: string[] } | undefined;
+  server(id: string): { id: string; name: string; status: string; metadata: Record<string, string>; volumes: { volumeId: string }[]; ips?: string[]; availabilityZone?: string } | undefined;
   listVolumes(): { id: string; name: string; status: string; metadata: Record<string, string>; attachedTo?: string }[];
   readFile(volumeId: string, path: string): string | undefined;
+  /** The availability zones the cloud lists (NovaListAvailabilityZones; KCP-2's failure domains are judged against them). */
+  availabilityZones?(): string[];
   /** IMS images with the Kubernetes version they carry (HCS-4), as the cloud's catalog lists them. */
   images(): { name: string; kubernetesVersion?: string; status: string }[];
 }
