@@ -24,6 +24,7 @@ import { MdRolloutPlanTracker } from './md-rollout-plan.js';
 import { ControlPlaneNodesTracker } from './control-plane-nodes.js';
 import { PoolStatusTracker } from './pool-status.js';
 import { CpPlacementTracker } from './cp-placement.js';
+import { NodeServerTracker } from './node-server.js';
 import { CONTRACT, reference, type Classification } from './contract.js';
 import { META_PERSISTENT } from '../../product/api/metadata.js';
 
@@ -97,6 +98,7 @@ export class InvariantMonitor {
   private readonly controlPlaneNodes: ControlPlaneNodesTracker;
   private readonly poolStatus: PoolStatusTracker;
   private readonly cpPlacement: CpPlacementTracker;
+  private readonly nodeServer: NodeServerTracker;
 
   /** Reference findings a contract-only monitor did not count (by key): conformance mode marks them skipped. */
   private readonly skipped = new Map<string, SkippedFinding>();
@@ -115,6 +117,7 @@ export class InvariantMonitor {
     this.controlPlaneNodes = new ControlPlaneNodesTracker(world);
     this.poolStatus = new PoolStatusTracker(world);
     this.cpPlacement = new CpPlacementTracker(world);
+    this.nodeServer = new NodeServerTracker(world);
   }
 
   all(): Violation[] {
@@ -135,7 +138,13 @@ export class InvariantMonitor {
    */
   async check(): Promise<Violation[]> {
     const rev = this.world.revision?.();
-    if (rev !== undefined && rev === this.checkedAt) return [];
+    if (rev !== undefined && rev === this.checkedAt) {
+      // Nothing changed, but the statements bounded in time may have run out (a Node outliving its server, a pool
+      // status left stale): those that hold a running clock are judged again.
+      if (!this.poolStatus.pending() && !this.nodeServer.pending()) return [];
+      const contract = <F extends object>(fs: readonly F[]): (F & { tier: Classification })[] => fs.map((f) => ({ ...f, tier: CONTRACT }));
+      return this.record([...contract(await this.poolStatus.findings()), ...contract(await this.nodeServer.findings())]);
+    }
     const contract = <F extends object>(fs: readonly F[]): (F & { tier: Classification })[] => fs.map((f) => ({ ...f, tier: CONTRACT }));
     const fresh = this.record([
       ...this.cloudFindings(),
@@ -149,6 +158,7 @@ export class InvariantMonitor {
       ...contract(await this.controlPlaneNodes.findings()),
       ...contract(await this.poolStatus.findings()),
       ...contract(await this.cpPlacement.findings()),
+      ...contract(await this.nodeServer.findings()),
     ]);
     this.checkedAt = rev;
     return fresh;

@@ -58,6 +58,11 @@ export class PoolStatusTracker {
 
   constructor(private readonly world: World) {}
 
+  /** A disagreement is being timed: judge again when time passes, even if nothing changed. */
+  pending(): boolean {
+    return this.since.size > 0;
+  }
+
   async findings(): Promise<ContractFinding[]> {
     const w = this.world;
     const now = w.clock.now();
