@@ -122,4 +122,15 @@ describe('control plane nodes: role, taints, static pods, Kube-OVN replicas (iss
       d.replicas = real;
     }
   });
+
+  it('KCP-3: a CoreDNS Deployment that follows the number of Nodes instead of kubeadm\'s two replicas fails create-cluster', { timeout: TIMEOUT }, async () => {
+    const d = SYSTEM_DEPLOYMENTS.find((x) => x.name === 'coredns')! as { replicas: (m: number) => number };
+    const real = d.replicas;
+    d.replicas = (m) => Math.max(2, m);
+    try {
+      violates(await run('create-cluster.yaml'), 'KCP-3', /^Deployment kube-system\/coredns of cpaas-system\/demo asks for 3 replicas, expected kubeadm's 2$/);
+    } finally {
+      d.replicas = real;
+    }
+  });
 });

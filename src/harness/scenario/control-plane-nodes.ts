@@ -45,6 +45,8 @@ const STATIC_PODS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-
 /** Kube-OVN's control plane Deployments and their cap (install.sh: replicas = number of masters, at most 3). */
 const OVN_DEPLOYMENTS = ['ovn-central', 'kube-ovn-controller'] as const;
 const OVN_MAX = 3;
+/** kubeadm's CoreDNS Deployment replicas. */
+const COREDNS_REPLICAS = 2;
 /** Upstream KubeadmClusterConfigurationAnnotation. */
 const ANN_CLUSTER_CONFIGURATION = 'controlplane.cluster.x-k8s.io/kubeadm-cluster-configuration';
 
@@ -178,8 +180,12 @@ export class ControlPlaneNodesTracker {
     const want = Math.min(OVN_MAX, cpNodes);
     const cpNames = new Set<string>();
     for (const n of await listShared<Node>(wl, 'Node')) if (n.metadata.uid && this.role.get(n.metadata.uid)?.role === 'cp') cpNames.add(n.metadata.name);
+    const deps = await listShared<KubeObject & { spec?: { replicas?: number } }>(wl, 'Deployment', { namespace: 'kube-system' });
+    // KCP-3: kubeadm's CoreDNS addon runs two replicas whatever the number of control plane Nodes (cmd/kubeadm/app/phases/addons/dns: replicas 2).
+    const dns = deps.find((x) => x.metadata.name === 'coredns');
+    if (dns && (dns.spec?.replicas ?? 1) !== COREDNS_REPLICAS) out.push({ rule: 'KCP-3', key: `KCP-3/coredns-replicas/${key}/${dns.spec?.replicas ?? 1}`, message: `Deployment kube-system/coredns of ${key} asks for ${dns.spec?.replicas ?? 1} replicas, expected kubeadm's ${COREDNS_REPLICAS}`, refs: ['coredns', key] });
     for (const d of OVN_DEPLOYMENTS) {
-      const dep = (await listShared<KubeObject & { spec?: { replicas?: number } }>(wl, 'Deployment', { namespace: 'kube-system' })).find((x) => x.metadata.name === d);
+      const dep = deps.find((x) => x.metadata.name === d);
       if (!dep) continue;
       const replicas = dep.spec?.replicas ?? 1;
       if (replicas !== want) out.push({ rule: 'OVN-2', key: `OVN-2/replicas/${key}/${d}/${replicas}/${want}`, message: `Deployment kube-system/${d} of ${key} asks for ${replicas} replicas with ${cpNodes} control plane Node${cpNodes === 1 ? '' : 's'} (expected min(${OVN_MAX}, ${cpNodes}) = ${want}: one per Kube-OVN master)`, refs: [d, key] });
