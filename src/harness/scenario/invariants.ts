@@ -420,7 +420,10 @@ export class InvariantMonitor {
         (st?.observedGeneration ?? 0) >= (md.metadata.generation ?? 0) && st?.updatedReplicas === replicas && st.availableReplicas === replicas && st.replicas === replicas && mine.length === replicas && available === replicas;
       const prev = this.mds.get(key);
       const track: MdTrack = prev ?? { template, replicas, stable: false, enforcing: false, rolling: false, available: new Set() };
-      if (prev && prev.replicas !== replicas) track.enforcing = track.rolling = false;
+      // Pausing mid-rollout is a breach Cluster API tolerates too: sync() -> scale() resizes the MachineSets
+      // proportionally up to replicas + maxSurge by spec.replicas, while a machine the rollout already removes is still
+      // being deleted (cluster-api v1.10 machinedeployment_sync.go scale; issue 37's pause flow showed it).
+      if ((prev && prev.replicas !== replicas) || (md.spec as { paused?: boolean }).paused) track.enforcing = track.rolling = false;
       else if (prev && prev.template !== template) {
         if (prev.stable) track.enforcing = true;
         track.rolling = true;

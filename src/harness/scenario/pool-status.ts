@@ -70,7 +70,7 @@ export class PoolStatusTracker {
     const out: ContractFinding[] = [];
     const pools = await listShared<HCSMachineConfigPool>(w.mgmt, 'HCSMachineConfigPool');
     const machines = await listShared<HCSMachine>(w.mgmt, 'HCSMachine');
-    const volumes = w.cloud.listVolumes().filter((v) => v.status !== 'deleted' && v.status !== 'deleting' && v.metadata['hcs.io/persistent'] === 'true');
+    const allVolumes = w.cloud.listVolumes().filter((v) => v.status !== 'deleted' && v.status !== 'deleting');
     for (const p of pools) {
       if (!p.status || p.metadata.deletionTimestamp) continue;
       const ns = p.metadata.namespace ?? 'default';
@@ -104,8 +104,13 @@ export class PoolStatusTracker {
           const field = (f: string): string => `status.entries[${e.hostname}].persistentDisks[slot ${d.slot}].${f}`;
           const decl = accepted.get(d.slot);
           if (decl) add(`${base}/mountPath`, field('mountPath'), d.mountPath, decl.mountPath, where, []);
-          const mine = volumes
-            .filter((v) => v.metadata['hcs.io/hostname'] === e.hostname && v.metadata['hcs.io/slot'] === String(d.slot) && (!cluster || v.metadata['hcs.io/cluster'] === cluster))
+          // The identity by metadata, or — a volume made by hand, without metadata — by the name <cluster>-<hostname>-pd<slot> (docs/provider.md).
+          const mine = allVolumes
+            .filter((v) =>
+              v.metadata['hcs.io/persistent'] === 'true'
+                ? v.metadata['hcs.io/hostname'] === e.hostname && v.metadata['hcs.io/slot'] === String(d.slot) && (!cluster || v.metadata['hcs.io/cluster'] === cluster)
+                : !!cluster && v.metadata['hcs.io/cluster'] === undefined && v.name === `${cluster}-${e.hostname}-pd${d.slot}`,
+            )
             .sort((a, b) => a.id.localeCompare(b.id));
           const v = mine.find((x) => x.id === d.volumeId) ?? mine[0];
           // A volume the status names that the cloud no longer lists, or none yet: nothing but Pending and no id is right.

@@ -78,6 +78,17 @@ export interface World {
    * it out (a job; the guest stops, its Node goes NotReady). Throws naming the server when the cloud refuses.
    */
   serverAction?(serverId: string, action: 'stop' | 'start'): string;
+  /**
+   * An operator's calls on the cloud's API (`cloud` step, issue 37), with the project's own credentials: create,
+   * attach, detach and delete volumes by hand. Each returns the cloud's job id (createVolume: the volume id).
+   * Absent on backends without one.
+   */
+  cloudOps?: {
+    createVolume(v: { name: string; size: number; type: string; availabilityZone: string; metadata?: Record<string, string> }): Promise<string>;
+    attachVolume(serverId: string, volumeId: string): Promise<string>;
+    detachVolume(serverId: string, volumeId: string): Promise<string>;
+    deleteVolume(volumeId: string): Promise<void>;
+  };
   /** Simulate a controller process crash; `restart` brings the controllers back with a full resync. */
   crash(controllers: string[]): string[];
   restart(controllers: string[]): void | Promise<void>;

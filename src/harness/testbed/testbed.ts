@@ -200,6 +200,7 @@ export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: B
     cloud: {
       listServers: () => hv.listServers(),
       server: (id) => hv.server(id),
+      availabilityZones: () => [...cloud.config.availabilityZones],
       listVolumes: () => hv.listVolumes(),
       readFile: (volumeId, path) => hv.readFile(volumeId, path),
       images: () => cloud.catalog().images,
@@ -221,6 +222,12 @@ export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: B
       if (!s) throw new Error(`server ${serverId} does not exist`);
       // The cloud's own ECS action (as an operator's console call), in step with the run's clock.
       return (hv as unknown as { serverAction(projectId: string, body: unknown): { job_id: string } }).serverAction(s.projectId, action === 'stop' ? { 'os-stop': { servers: [{ id: serverId }], type: 'HARD' } } : { 'os-start': { servers: [{ id: serverId }] } }).job_id;
+    },
+    cloudOps: {
+      createVolume: async (v) => (await hcs.createVolume({ volume: { name: v.name, size: v.size, volume_type: v.type, availability_zone: v.availabilityZone, ...(v.metadata ? { metadata: v.metadata } : {}) } })).volume_ids[0]!,
+      attachVolume: async (serverId, volumeId) => (await hcs.attachVolume(serverId, volumeId)).job_id,
+      detachVolume: async (serverId, volumeId) => (await hcs.detachVolume(serverId, volumeId)).job_id,
+      deleteVolume: (volumeId) => hcs.deleteVolume(volumeId),
     },
     crash: (names) => {
       const list = expandControllers(names, env.manager.controllerNames());
