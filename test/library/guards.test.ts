@@ -109,4 +109,15 @@ describe('the client token and the name lookup are each necessary (issue 37)', (
       planted.throttleIsTerminal = false;
     }
   });
+
+  it('HCS-5: with IAM tokens expiring every 10 minutes, a provider on tokens re-authenticates on 401 and passes pause-and-disk-edits; one that keeps its first token fails', { timeout: TIMEOUT }, async () => {
+    const cloudConfig = { ...defaultCloudConfig(), tokenTtlMs: 10 * 60_000 };
+    const ok = await runFile('pause-and-disk-edits.yaml', { cloudConfig, providerToken: { reauthenticate: true } });
+    expect(ok.steps.filter((s) => !s.ok).map((s) => `${s.title}: ${s.error}`)).toEqual([]);
+    expect(ok.events.filter((e) => e.source === 'cloud' && e.type === 'auth.rejected').length, 'tokens expired during the run').toBeGreaterThan(0);
+    const r = await runFile('pause-and-disk-edits.yaml', { cloudConfig, providerToken: { reauthenticate: false } });
+    expect(r.ok).toBe(false);
+    expect(r.steps.find((s) => !s.ok)!.error).toMatch(/timed out after \d+s of virtual time/);
+    expect(r.events.some((e) => e.source === 'provider' && /CloudAuthenticationFailed/.test(e.message))).toBe(true);
+  });
 });

@@ -47,8 +47,12 @@ export interface HcsClientOptions {
   /** AK/SK signing (the default). Omit both to authenticate with `token` instead. */
   ak?: string;
   sk?: string;
-  /** IAM token (X-Auth-Token) used when no AK/SK is given; a function is asked before every call (refresh it there). */
-  token?: string | (() => string | Promise<string>);
+  /**
+   * IAM token (X-Auth-Token) used when no AK/SK is given; a function is asked before every call (refresh it there)
+   * and, when the cloud answers a call 401 (the token expired or was revoked: IAM tokens live 24 h), asked again with
+   * the rejected token: a different token it returns (re-authenticated) is sent once more with the same call.
+   */
+  token?: string | ((rejected?: string) => string | Promise<string>);
   projectId: string;
   /** Signed host header; defaults to the transport's host. */
   host?: string;
@@ -120,7 +124,10 @@ export class HcsClient {
       return this.opts.transport.send(signRequest(req, { ak, sk }, this.host, new Date(this.opts.clock.now())));
     }
     const t = typeof token === 'function' ? await token() : token!;
-    return this.opts.transport.send({ ...req, headers: { ...req.headers, 'x-auth-token': t } });
+    const res = await this.opts.transport.send({ ...req, headers: { ...req.headers, 'x-auth-token': t } });
+    if (res.status !== 401 || typeof token !== 'function') return res;
+    const fresh = await token(t);
+    return fresh === t ? res : this.opts.transport.send({ ...req, headers: { ...req.headers, 'x-auth-token': fresh } });
   }
 
   /** GET that maps 404 to undefined. */
