@@ -75,6 +75,8 @@ export interface TestbedOptions {
    * bug of a client that keeps its first token after a 401 (test/library/guards.test.ts).
    */
   providerToken?: { reauthenticate: boolean };
+  /** Page size of the provider's list calls (HcsClientOptions.pageSize): small pages take the paging loops with small pools (issue 37). */
+  providerPageSize?: number;
   /** Build the provider's DiskClaimer from the cloud client (tests swap in a broken one to prove the checks can fail). */
   diskClaimer?: (cloud: HcsClient) => DiskClaimer;
   /** Mutant hooks for the negative tests (test/library/negative.test.ts): each replaces one part of the system. */
@@ -189,7 +191,13 @@ export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: B
   const clientFor = (ak: string, sk: string): HcsClient => new HcsClient({ transport, ak, sk, projectId: project.id, clock: env.clock });
   const hcs = clientFor(project.ak, project.sk);
   // The provider's client follows the credentials Secret (HCS-5); every call goes to the current one.
-  const initial = opts.credentials ? clientFor(opts.credentials.ak, opts.credentials.sk) : opts.providerToken ? tokenClient(transport, cloud.config, project, env.clock, opts.providerToken) : hcs;
+  const initial = opts.credentials
+    ? clientFor(opts.credentials.ak, opts.credentials.sk)
+    : opts.providerToken
+      ? tokenClient(transport, cloud.config, project, env.clock, opts.providerToken)
+      : opts.providerPageSize
+        ? new HcsClient({ transport, ak: project.ak, sk: project.sk, projectId: project.id, clock: env.clock, pageSize: opts.providerPageSize })
+        : hcs;
   let current = initial;
   const providerCloud = new Proxy(hcs, {
     get(_t, prop) {

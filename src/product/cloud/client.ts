@@ -54,6 +54,11 @@ export interface HcsClientOptions {
    */
   token?: string | ((rejected?: string) => string | Promise<string>);
   projectId: string;
+  /**
+   * Page size of the list calls that fetch every page (default: each API's maximum, 1000 for ECS and EVS, 2000 for
+   * VPC). Smaller pages take the paging loops with small pools (issue 37: lists longer than one page).
+   */
+  pageSize?: number;
   /** Signed host header; defaults to the transport's host. */
   host?: string;
   clock: Clock;
@@ -94,6 +99,11 @@ export class HcsClient {
 
   get projectId(): string {
     return this.opts.projectId;
+  }
+
+  /** The page size of a list API whose maximum is `max`. */
+  private page(max: number): number {
+    return Math.max(1, Math.min(max, this.opts.pageSize ?? max));
   }
 
   private get p(): string {
@@ -172,10 +182,11 @@ export class HcsClient {
       return r.servers;
     }
     const out: ServerDetail[] = [];
+    const limit = this.page(ECS_MAX_PAGE);
     for (let page = 1; ; page++) {
-      const r = await this.call<{ count: number; servers: ServerDetail[] }>('ListServersDetails', 'GET', `/v1/${this.p}/cloudservers/detail${qs({ ...base, limit: ECS_MAX_PAGE, offset: page })}`);
+      const r = await this.call<{ count: number; servers: ServerDetail[] }>('ListServersDetails', 'GET', `/v1/${this.p}/cloudservers/detail${qs({ ...base, limit, offset: page })}`);
       out.push(...r.servers);
-      if (r.servers.length < ECS_MAX_PAGE || out.length >= r.count) return out;
+      if (r.servers.length < limit || out.length >= r.count) return out;
     }
   }
 
@@ -261,7 +272,8 @@ export class HcsClient {
   /** List volumes (all pages). `metadata` matches volumes carrying every given key/value. `name` is a fuzzy (substring) match. */
   async listVolumes(q: { name?: string; status?: string; metadata?: Record<string, string>; serverId?: string } = {}): Promise<Volume[]> {
     const out: Volume[] = [];
-    for (let offset = 0; ; offset += EVS_MAX_PAGE) {
+    const limit = this.page(EVS_MAX_PAGE);
+    for (let offset = 0; ; offset += limit) {
       const r = await this.call<{ count: number; volumes: Volume[] }>(
         'ListVolumes',
         'GET',
@@ -270,12 +282,12 @@ export class HcsClient {
           status: q.status,
           server_id: q.serverId,
           metadata: q.metadata && Object.keys(q.metadata).length ? JSON.stringify(q.metadata) : undefined,
-          limit: EVS_MAX_PAGE,
+          limit,
           offset,
         })}`,
       );
       out.push(...r.volumes);
-      if (r.volumes.length < EVS_MAX_PAGE || out.length >= r.count) return out;
+      if (r.volumes.length < limit || out.length >= r.count) return out;
     }
   }
 
@@ -311,9 +323,9 @@ export class HcsClient {
       fixed_ips: q.ipAddress !== undefined ? `ip_address=${q.ipAddress}` : undefined,
     };
     for (let marker: string | undefined; ; ) {
-      const r = await this.call<{ ports: Port[] }>('ListPorts', 'GET', `/v1/${this.p}/ports${qs({ ...base, limit: VPC_MAX_PAGE, marker })}`);
+      const r = await this.call<{ ports: Port[] }>('ListPorts', 'GET', `/v1/${this.p}/ports${qs({ ...base, limit: this.page(VPC_MAX_PAGE), marker })}`);
       out.push(...r.ports);
-      if (r.ports.length < VPC_MAX_PAGE) return out;
+      if (r.ports.length < this.page(VPC_MAX_PAGE)) return out;
       marker = r.ports[r.ports.length - 1]!.id;
     }
   }
@@ -340,9 +352,9 @@ export class HcsClient {
   async listPrivateIps(subnetId: string): Promise<PrivateIp[]> {
     const out: PrivateIp[] = [];
     for (let marker: string | undefined; ; ) {
-      const r = await this.call<{ privateips: PrivateIp[] }>('ListPrivateips', 'GET', `/v1/${this.p}/subnets/${seg(subnetId)}/privateips${qs({ limit: VPC_MAX_PAGE, marker })}`);
+      const r = await this.call<{ privateips: PrivateIp[] }>('ListPrivateips', 'GET', `/v1/${this.p}/subnets/${seg(subnetId)}/privateips${qs({ limit: this.page(VPC_MAX_PAGE), marker })}`);
       out.push(...r.privateips);
-      if (r.privateips.length < VPC_MAX_PAGE) return out;
+      if (r.privateips.length < this.page(VPC_MAX_PAGE)) return out;
       marker = r.privateips[r.privateips.length - 1]!.id;
     }
   }
