@@ -106,8 +106,11 @@ export class InvariantMonitor {
   constructor(
     private readonly world: World,
     private readonly events: () => readonly LogEvent[],
-    /** contractOnly: reference findings are set aside as skipped, not violations (hcs-testbed conformance). */
-    private readonly opts: { contractOnly?: boolean } = {},
+    /**
+     * contractOnly: reference findings are set aside as skipped, not violations (hcs-testbed conformance).
+     * off: statements left out, by name (RunOptions.invariantsOff).
+     */
+    private readonly opts: { contractOnly?: boolean; off?: readonly string[] } = {},
   ) {
     this.stranded = new StrandedDataTracker(world);
     this.diskReuse = new DiskReuseTracker(world);
@@ -118,6 +121,11 @@ export class InvariantMonitor {
     this.poolStatus = new PoolStatusTracker(world);
     this.cpPlacement = new CpPlacementTracker(world);
     this.nodeServer = new NodeServerTracker(world);
+  }
+
+  /** The statement `name` is checked in this run (RunOptions.invariantsOff). */
+  private on(name: string): boolean {
+    return !this.opts.off?.includes(name);
   }
 
   all(): Violation[] {
@@ -141,9 +149,11 @@ export class InvariantMonitor {
     if (rev !== undefined && rev === this.checkedAt) {
       // Nothing changed, but the statements bounded in time may have run out (a Node outliving its server, a pool
       // status left stale): those that hold a running clock are judged again.
-      if (!this.poolStatus.pending() && !this.nodeServer.pending()) return [];
+      const pool = this.on('pool-status') && this.poolStatus.pending();
+      const nodes = this.on('node-server') && this.nodeServer.pending();
+      if (!pool && !nodes) return [];
       const contract = <F extends object>(fs: readonly F[]): (F & { tier: Classification })[] => fs.map((f) => ({ ...f, tier: CONTRACT }));
-      return this.record([...contract(await this.poolStatus.findings()), ...contract(await this.nodeServer.findings())]);
+      return this.record([...contract(pool ? await this.poolStatus.findings() : []), ...contract(nodes ? await this.nodeServer.findings() : [])]);
     }
     const contract = <F extends object>(fs: readonly F[]): (F & { tier: Classification })[] => fs.map((f) => ({ ...f, tier: CONTRACT }));
     const fresh = this.record([
@@ -155,10 +165,10 @@ export class InvariantMonitor {
       ...contract(await this.kcpScaleDown.findings()),
       ...contract(await this.drainOrder.findings()),
       ...contract(this.mdRolloutPlan.findings()),
-      ...contract(await this.controlPlaneNodes.findings()),
-      ...contract(await this.poolStatus.findings()),
-      ...contract(await this.cpPlacement.findings()),
-      ...contract(await this.nodeServer.findings()),
+      ...contract(this.on('control-plane-nodes') ? await this.controlPlaneNodes.findings() : []),
+      ...contract(this.on('pool-status') ? await this.poolStatus.findings() : []),
+      ...contract(this.on('cp-placement') ? await this.cpPlacement.findings() : []),
+      ...contract(this.on('node-server') ? await this.nodeServer.findings() : []),
     ]);
     this.checkedAt = rev;
     return fresh;
