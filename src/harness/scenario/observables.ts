@@ -71,7 +71,7 @@ const PROGRESS_REASONS = [
 ] as const;
 /** Stuck-state reasons no library flow produces yet. */
 const UNREACHED_REASONS = [
-  'CloudError', 'CloudPermissionDenied', 'DiskAttachFailed', 'DiskAttachStuck', 'DiskDetachFailed', 'DiskInUse', 'DiskMissing', 'IPAddressInvalid', 'InstanceBuildStuck', 'InstanceError',
+  'CloudPermissionDenied', 'DiskAttachFailed', 'DiskAttachStuck', 'DiskDetachFailed', 'DiskInUse', 'DiskMissing', 'IPAddressInvalid', 'InstanceBuildStuck', 'InstanceError',
   'InstanceNotActive', 'InstanceNotFound', 'InvalidAvailabilityZone', 'InvalidBootstrapData', 'InvalidConfiguration', 'InvalidPoolEntry', 'MissingKubeOvnVersion', 'NetworkNotReady', 'PoolNotFound', 'SubnetFull',
 ] as const;
 
@@ -115,6 +115,7 @@ export const OBSERVABLES: readonly Observable[] = [
   { what: 'HCSMachineConfigPool condition DisksAccepted', kind: 'condition', writer: P, checkedBy: ['check:condition'] },
   { what: 'condition and Event reasons of stuck states (OPS-2)', kind: 'reason', writer: P, checkedBy: ['check:condition', 'check:events'], names: READ_REASONS },
   { what: 'progress and success reasons', kind: 'reason', writer: P, checkedBy: [], reason: 'how far the reference provider got, in its own words: the contract reads status True/False and the stuck-state reasons', names: PROGRESS_REASONS },
+  { what: 'transient cloud errors (5xx, 429 throttling: retried)', kind: 'reason', writer: P, checkedBy: [], reason: 'produced by scenarios/lost-create.yaml (throttling) and cloud-faults; judged by their effect (the machines come up), the reason text is the reference provider\'s', names: ['CloudError'] },
   { what: 'stuck-state reasons no library flow produces', kind: 'reason', writer: P, checkedBy: [], reason: 'needs a flow (docs/scenarios.md "Observable surface: open rows"): states the library does not drive the cloud into', names: UNREACHED_REASONS },
   { what: 'Event annotation hcs-testbed.io/rules', kind: 'annotation', writer: P, checkedBy: ['check:events'], reason: 'reference: the rules an Event cites (events `rule`)' },
   // ---- Cluster API and workload objects the provider's work shows through
