@@ -44,6 +44,8 @@ export interface Hypervisor {
         metadata: Record<string, string>;
         ips: string[];
         volumes: { volumeId: string; device: string; bootIndex?: number }[];
+        /** The availability zone the server was built in. */
+        availabilityZone: string;
       }
     | undefined;
   volume(
@@ -208,7 +210,7 @@ export class CloudEngine implements Hypervisor {
     const ips = s.nics.map((n) => n.ip);
     const volumes = s.volumes.map((v) => ({ volumeId: v.volumeId, device: v.device, ...(v.bootIndex !== undefined ? { bootIndex: v.bootIndex } : {}) }));
     const raw = s.userData;
-    if (raw === undefined) return { id: s.id, name: s.name, status: s.status, projectId: s.projectId, metadata, ips, volumes };
+    if (raw === undefined) return { id: s.id, name: s.name, status: s.status, projectId: s.projectId, metadata, ips, volumes, availabilityZone: s.az };
     // The user data (up to 32 KB of base64) is decoded when read: most callers want the metadata or the volumes.
     return {
       id: s.id,
@@ -221,6 +223,7 @@ export class CloudEngine implements Hypervisor {
       metadata,
       ips,
       volumes,
+      availabilityZone: s.az,
     };
   }
 

@@ -111,6 +111,8 @@ export const Codes = {
   apiTimeout: 'APIGW.0408',
   apiHeadersTooLarge: 'APIGW.0431',
   authFailed: 'APIGW.0301',
+  /** API Gateway flow control: 429 "The throttling threshold has been reached" (api-sign-errorcode). */
+  throttled: 'APIGW.0308',
   internal: 'Ecs.0002',
 } as const;
 

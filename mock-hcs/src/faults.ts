@@ -14,6 +14,13 @@
  * - `jobFail`  the call is accepted, its transitions end in failure and the job ends FAIL with error_code / fail_reason.
  * - `stuck`    the call is accepted, its transitions never complete (server stays BUILD, volume stays
  *              detaching, ...) until `releaseStuck()` / `POST /_admin/faults/release`.
+ * - `throttle` API Gateway flow control (issue 37): a token bucket of `perSecond` calls per second (`burst` at most,
+ *              default perSecond) on the injected clock; a matching call that finds it empty is refused with 429
+ *              APIGW.0308 "The throttling threshold has been reached" (Huawei Cloud API signing error codes,
+ *              support.huaweicloud.com/intl/en-us/devg-apisign/api-sign-errorcode.html; "APIG.0308 ... policy user over
+ *              ratelimit,limit:XX,time:1 second" in the service FAQs), nothing changes.
+ * - `listLag`  read-after-write lag (issue 37): a server created less than `ms` ago is left out of ListServersDetails
+ *              (ShowServer by id still finds it), as an eventually consistent list would.
  * - `timeout`  the call is accepted and its job stays RUNNING (volume `detaching`, server `BUILD`, ...) for `ms`
  *              of injected-clock time, then the transition is given up as the cloud gives up a job that did not
  *              finish: the job ends FAIL with error_code / fail_reason and the resource is back where it was (a
@@ -56,7 +63,9 @@ export type FaultEffect =
   | { type: 'timeout'; ms?: number; errorCode?: string; failReason?: string }
   | { type: 'partial'; status?: number; code?: string; message?: string }
   | { type: 'capacity'; flavor?: string; az?: string; message?: string }
-  | { type: 'quota'; resource: QuotaResource };
+  | { type: 'quota'; resource: QuotaResource }
+  | { type: 'throttle'; perSecond: number; burst?: number }
+  | { type: 'listLag'; ms: number };
 
 export interface FaultMatch {
   /** Exact id of a resource the call touches (server, volume, job, subnet, image). */
@@ -86,6 +95,8 @@ export interface FaultRule extends FaultRuleInput {
   seen: number;
   /** Times the rule fired. */
   fired: number;
+  /** `throttle`: the tokens left and when they were counted (injected-clock ms). */
+  bucket?: { tokens: number; at: number };
 }
 
 /** What a call touches, for resource matching. */
@@ -120,9 +131,11 @@ export interface FiredFault {
 export const TIMEOUT_DEFAULTS = { ms: 10 * 60_000, errorCode: Codes.internal } as const;
 
 /** Effect types (scenario validation suggests the nearest one for a misspelt type). */
-export const FAULT_EFFECTS = ['error', 'latency', 'jobFail', 'stuck', 'timeout', 'partial', 'capacity', 'quota'] as const;
+export const FAULT_EFFECTS = ['error', 'latency', 'jobFail', 'stuck', 'timeout', 'partial', 'capacity', 'quota', 'throttle', 'listLag'] as const;
+/** Operations a `listLag` effect applies to. */
+export const LIST_LAG_OPERATIONS = new Set(['listServers']);
 const EFFECTS = FAULT_EFFECTS;
-const OPTS = new Set(['service', 'operation', 'match', 'effect', 'probability', 'count', 'after', 'atMs', 'description', 'id', 'seen', 'fired']);
+const OPTS = new Set(['service', 'operation', 'match', 'effect', 'probability', 'count', 'after', 'atMs', 'description', 'id', 'seen', 'fired', 'bucket']);
 
 function bad(path: string, reason: string): never {
   throw new CloudError(400, Codes.adminBadRequest, `Invalid fault rule: ${path} ${reason}`, ['HCS-6']);
@@ -233,6 +246,22 @@ export function parseFaultRule(input: unknown): FaultRuleInput {
       effect = { type, ...(flavor !== undefined ? { flavor } : {}), ...(az !== undefined ? { az } : {}), ...(message !== undefined ? { message } : {}) };
       break;
     }
+    case 'throttle': {
+      allow(['perSecond', 'burst']);
+      const perSecond = optNum(e, 'perSecond', 'effect.', 0.001, 1_000_000, false);
+      if (perSecond === undefined) bad('effect.perSecond', 'is required (calls per second)');
+      const burst = optNum(e, 'burst', 'effect.', 1, 1_000_000, true);
+      effect = { type, perSecond, ...(burst !== undefined ? { burst } : {}) };
+      break;
+    }
+    case 'listLag': {
+      allow(['ms']);
+      if (operation !== '*' && !LIST_LAG_OPERATIONS.has(operation)) bad('effect.type', `listLag applies to ${[...LIST_LAG_OPERATIONS].join(', ')}`);
+      const ms = optNum(e, 'ms', 'effect.', 1, 7 * 24 * 3600_000, true);
+      if (ms === undefined) bad('effect.ms', 'is required');
+      effect = { type, ms };
+      break;
+    }
     default: {
       allow(['resource']);
       const resource = QUOTA_RESOURCES.find((r) => r === e.resource);
@@ -326,7 +355,19 @@ export class FaultRegistry {
       if (e.type === 'capacity' && (operation !== 'createServers' || (e.flavor !== undefined && e.flavor !== resource.flavor) || (e.az !== undefined && e.az !== resource.az))) continue;
       if ((e.type === 'jobFail' || e.type === 'stuck' || e.type === 'timeout') && !JOB_OPERATIONS.has(operation)) continue;
       if (e.type === 'quota' && operation !== 'createServers' && operation !== 'createVolume') continue;
+      if (e.type === 'listLag' && !LIST_LAG_OPERATIONS.has(operation)) continue;
       rule.seen++;
+      if (e.type === 'throttle') {
+        // Token bucket on the injected clock: a call that finds a token passes; one that finds none is throttled.
+        const cap = e.burst ?? Math.max(1, Math.ceil(e.perSecond));
+        const b = (rule.bucket ??= { tokens: cap, at: now });
+        b.tokens = Math.min(cap, b.tokens + ((now - b.at) / 1000) * e.perSecond);
+        b.at = now;
+        if (b.tokens >= 1) {
+          b.tokens -= 1;
+          continue;
+        }
+      }
       if (rule.after !== undefined && rule.seen <= rule.after) continue;
       if (rule.count !== undefined && rule.fired >= rule.count) continue;
       // Draw only for probabilistic rules, so adding a certain rule does not shift other rules' draws.

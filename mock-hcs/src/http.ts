@@ -32,6 +32,8 @@ export interface HcsRequestContext {
   effects?: CallEffects;
   /** Fault `partial`: carry the call out, then answer with this error. */
   partial?: { status: number; code: string; message: string };
+  /** Fault `listLag`: servers created less than this long ago are left out of lists. */
+  listLagMs?: number;
 }
 
 declare module 'fastify' {
@@ -368,6 +370,12 @@ async function applyFaults(req: FastifyRequest, picked: { name: string; operatio
         effects.fail ??= { code: effect.errorCode ?? TIMEOUT_DEFAULTS.errorCode, reason: effect.failReason ?? `${op} timed out after ${ms / 1000}s: the job did not finish (injected fault ${rule.id})` };
         break;
       }
+      case 'throttle':
+        reject ??= new CloudError(429, Codes.throttled, `The throttling threshold has been reached: policy user over ratelimit,limit:${effect.perSecond},time:1 second (injected fault ${rule.id})`, ['HCS-6']);
+        break;
+      case 'listLag':
+        req.hcs.listLagMs = Math.max(req.hcs.listLagMs ?? 0, effect.ms);
+        break;
       case 'partial':
         req.hcs.partial ??= {
           status: effect.status ?? 500,

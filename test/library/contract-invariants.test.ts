@@ -18,7 +18,7 @@ import { overriding } from './mutants.js';
 const DIR = resolve('scenarios');
 const TIMEOUT = 120_000;
 
-async function run(file: string, opts: Omit<TestbedOptions, 'seed'> = {}, prepare?: (tb: Testbed) => void): Promise<ScenarioResult> {
+async function run(file: string, opts: Omit<TestbedOptions, 'seed'> = {}, prepare?: (tb: Testbed) => void, invariantsOff?: string[]): Promise<ScenarioResult> {
   const path = join(DIR, file);
   const base = embeddedTestbedFactory(opts);
   const factory: TestbedFactory = async (seed) => {
@@ -26,7 +26,7 @@ async function run(file: string, opts: Omit<TestbedOptions, 'seed'> = {}, prepar
     prepare?.(tb);
     return tb;
   };
-  return runScenario(loadScenario(path, readFileSync(path, 'utf8')), factory);
+  return runScenario(loadScenario(path, readFileSync(path, 'utf8')), factory, invariantsOff ? { invariantsOff } : {});
 }
 
 /** The run failed on an invariant violation of `rule` whose message matches `why`. */
@@ -58,7 +58,10 @@ describe('disk-reuse contract invariants catch the bugs they state', () => {
   });
 
   it('DISK-3: a slot mapping off by one claims and attaches the (hostname, slot+1) volume, a slot the pool does not declare', { timeout: TIMEOUT }, async () => {
-    const r = await run('worker-infra-upgrade.yaml', { diskClaimer: claimerWith((x) => ({ hostname: x.hostname, slot: x.slot + 1 })) });
+    // The pool status then says slot 0 is Creating while no (hostname, 0) volume exists: POOL-5 (pool-status.ts) catches
+    // the bug 60 s in, before the volume is attached; it is left out so that this statement is shown on its own.
+    const r = await run('worker-infra-upgrade.yaml', { diskClaimer: claimerWith((x) => ({ hostname: x.hostname, slot: x.slot + 1 })) }, undefined, ['pool-status']);
+    expect((await run('worker-infra-upgrade.yaml', { diskClaimer: claimerWith((x) => ({ hostname: x.hostname, slot: x.slot + 1 })) })).violations.map((v) => v.rule)).toContain('POOL-5');
     violates(r, 'DISK-3', /of hostname demo-worker-\d slot 1 is (in-use|attaching) on server .* but pool cpaas-system\/demo-worker-pool declares no slot 1 for demo-worker-\d \(slots 0\)/);
   });
 

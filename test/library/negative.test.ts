@@ -106,7 +106,11 @@ describe('negative: every library scenario fails against a mutant', () => {
 
   it('rollback: a rollback that does not restore the etcd tag leaves a mismatch (RB-5, KCP-3)', async () => {
     const r = await run('rollback.yaml', {}, (t) => t.replace('        spec.kubeadmConfigSpec.clusterConfiguration.etcd.local.imageTag: 3.5.15-0\n        spec.machineTemplate.infrastructureRef.name: demo-cp-template\n', '        spec.machineTemplate.infrastructureRef.name: demo-cp-template\n'));
-    failsAt(r, 'new machines were built from the old template', /VersionMismatch.*KCP-3/);
+    // The control plane invariant (control-plane-nodes.ts) sees it first when the rebuilt node's etcd static pod and the
+    // ClusterConfiguration recorded on its Machine disagree; else the step that reads the mismatch does.
+    const failed = r.steps.find((s) => !s.ok);
+    if (failed?.error?.includes('KCP-3: etcd-demo-cp-')) expect(failed.error).toMatch(/KCP-3: etcd-demo-cp-\d runs image registry\.k8s\.io\/etcd:\S+, but the ClusterConfiguration KubeadmControlPlane recorded on Machine \S+ says etcd\.local\.imageTag 3\.5\.16-0/);
+    else failsAt(r, 'new machines were built from the old template', /VersionMismatch.*KCP-3/);
   });
 
   it('maxsurge-disk-reuse: a provider blind to maxSurge (no MD-3 flagging) fails the scenario', async () => {

@@ -6,11 +6,12 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CHECKS } from '../../src/harness/scenario/checks.js';
+import { CHECKS, describeCheck } from '../../src/harness/scenario/checks.js';
+import type { CheckSpec, Step } from '../../src/harness/scenario/types.js';
 import { conformanceTable, conformanceText } from '../../src/harness/scenario/conformance.js';
 import { kubectlTier } from '../../src/harness/scenario/contract.js';
 import { loadScenario } from '../../src/harness/scenario/parse.js';
-import { runScenario, type ScenarioResult } from '../../src/harness/scenario/runner.js';
+import { runScenario, type ScenarioResult, type SkippedCheck } from '../../src/harness/scenario/runner.js';
 import { embeddedTestbedFactory } from '../../src/harness/testbed/index.js';
 import type { TestbedOptions } from '../../src/harness/testbed/testbed.js';
 import { forgetfulClaimer } from '../library/mutants.js';
@@ -200,5 +201,52 @@ describe('conformance table: blame', () => {
     const t = conformanceTable([r]);
     expect(t.rows.filter((x) => x.status === 'fail').map((x) => x.rule)).toEqual(['DISK-9']);
     expect(t.rows.find((x) => x.rule === 'MD-4')?.status).toBe('not reached');
+  });
+});
+
+describe('conformance table: honesty (issue 37)', () => {
+  /** A passed scenario of hand-written steps: header rules `header`, each step with its rules and skipped checks. */
+  function passed(header: string[], steps: { step: Step; skipped?: SkippedCheck[] }[]): ScenarioResult {
+    const scenario = { file: 'x.yaml', name: 'x', description: '', rules: header, seed: 1, expectViolations: [], steps: steps.map((s) => s.step) };
+    return {
+      scenario, seed: 1, ok: true, events: [], virtualMs: 0, wallMs: 0, rulesExercised: [], violations: [],
+      steps: steps.map(({ step, skipped }) => ({ index: step.index, kind: step.kind, title: 't', line: 0, ok: true, startMs: 0, endMs: 0, detail: [], rules: step.rules ?? [], ...(skipped ? { skipped } : {}) })),
+    };
+  }
+  const check = (type: string, params: Record<string, unknown>): CheckSpec => ({ type, params, line: 1 });
+  const status = (t: ReturnType<typeof conformanceTable>, rule: string): string | undefined => t.rows.find((r) => r.rule === rule)?.status;
+
+  it('a rule whose every check was skipped reads SKIPPED although its scenario passed and names it in its header', () => {
+    const refCond = check('condition', { kind: 'HCSCluster', name: 'demo', type: 'VersionsConsistent', status: 'False' });
+    const refEvent = check('events', { type: 'event.VersionMismatch', rule: 'KCP-4' });
+    const t = conformanceTable([
+      passed(['KCP-4', 'OPS-3'], [
+        { step: { kind: 'expect', index: 1, line: 1, rules: ['KCP-4'], checks: [refCond, refEvent] }, skipped: [{ check: describeCheck('condition', refCond.params), why: 'reference' }, { check: describeCheck('events', refEvent.params), why: 'reference' }] },
+        { step: { kind: 'kubectl', index: 2, line: 2, rules: ['OPS-3'], command: 'kubectl logs deployment/hcs-controller-manager', expectOutput: ['x'] }, skipped: [{ check: 'expectOutput ["x"]', why: 'reference' }] },
+      ]),
+    ]);
+    expect(status(t, 'KCP-4')).toBe('skipped');
+    expect(status(t, 'OPS-3')).toBe('skipped');
+    expect(conformanceText(t)).toMatch(/^KCP-4 +x +SKIPPED \(reference only\)$/m);
+  });
+
+  it('one contract check that ran and passed makes the rule PASS; a check with rules of its own counts for those only', () => {
+    const t = conformanceTable([
+      passed(['UPG-1'], [
+        { step: { kind: 'expect', index: 1, line: 1, rules: ['KCP-4'], checks: [check('nodes', { cluster: 'demo', count: 3 })] } },
+        // markers states DISK-8: it is no evidence for the step's KCP-3.
+        { step: { kind: 'expect', index: 2, line: 2, rules: ['KCP-3'], checks: [check('markers', {})] } },
+        // An edit is an action, not a check.
+        { step: { kind: 'edit', index: 3, line: 3, rules: ['POOL-3'], target: { kind: 'X', name: 'y', namespace: 'z' }, set: {} } },
+      ]),
+    ]);
+    expect(status(t, 'KCP-4')).toBe('pass');
+    expect(status(t, 'DISK-8')).toBe('pass');
+    expect(status(t, 'KCP-3')).toBe('not reached');
+    expect(status(t, 'POOL-3')).toBe('not reached');
+    // A header rule no check ran for does not pass with its scenario ...
+    expect(status(t, 'UPG-1')).toBe('not reached');
+    // ... unless the continuous invariants state it (they held at every instant).
+    expect(status(conformanceTable([passed(['DISK-9'], [])]), 'DISK-9')).toBe('pass');
   });
 });

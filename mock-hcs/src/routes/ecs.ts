@@ -29,6 +29,13 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       return renderJob(job, clock.now());
     });
 
+    /** Fault `listLag` (issue 37): a server created less than that long ago is not listed yet. */
+    const listed = <T extends { created: number }>(req: { hcs: { listLagMs?: number } }, xs: T[]): T[] => {
+      const lag = req.hcs.listLagMs;
+      if (!lag) return xs;
+      const since = clock.now() - lag;
+      return xs.filter((s) => s.created <= since);
+    };
     route(app, ECS.listServers, { resource: serverQuery }, async (req) => {
       const limit = intParam(q(req, 'limit'), 'limit', 25, 1, 1000);
       // ECS offset is a page number starting at 1 (0 behaves as 1), not an item offset.
@@ -48,19 +55,19 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       // client paging by marker moves on and ends (issue 24); it takes the place of offset.
       const marker = q(req, 'marker');
       if (marker !== undefined && marker !== '') {
-        const all = filterServers(engine.serversOf(req.hcs.projectId), filter);
+        const all = listed(req, filterServers(engine.serversOf(req.hcs.projectId), filter));
         const i = all.findIndex((s) => s.id === marker);
         if (i < 0) throw new CloudError(400, Codes.ecsBadRequest, `Invalid request parameter marker: server ${marker} is not in the list`);
         return { count: all.length, servers: all.slice(i + 1, i + 1 + limit).map((s) => renderServer(engine, s)) };
       }
-      if (Object.values(filter).every((v) => v === undefined || v === '')) {
+      if (!req.hcs.listLagMs && Object.values(filter).every((v) => v === undefined || v === '')) {
         // No filter: the page straight from the project's ordered index, O(offset + limit) (issue 13, scale).
         const { total, servers } = engine.serversPage(req.hcs.projectId, (page - 1) * limit, limit);
         return { count: total, servers: servers.map((s) => renderServer(engine, s)) };
       }
       // A name pattern narrows the servers to look at through the store's index (same servers, same order as the scan).
       const candidates = (name ? engine.serverNameCandidates(req.hcs.projectId, name) : undefined) ?? engine.serversOf(req.hcs.projectId);
-      const matches = filterServers(candidates, filter);
+      const matches = listed(req, filterServers(candidates, filter));
       const slice = matches.slice((page - 1) * limit, page * limit);
       return { count: matches.length, servers: slice.map((s) => renderServer(engine, s)) };
     });

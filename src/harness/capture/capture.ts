@@ -27,7 +27,7 @@ import { secretValue, type Secret } from '../../product/api/core.js';
 import { BUNDLE_FORMAT, BUNDLE_SCHEMA, type Bundle, type BundleDisk, type DataMarker, type WorkloadSnapshot } from './bundle.js';
 import { GRAPH_KINDS, objectGraph } from './graph.js';
 import { Redactor } from './redact.js';
-import { listCloud } from './cloud.js';
+import { listCloud, type Wait } from './cloud.js';
 import { TOOL_VERSION } from './version.js';
 
 /** Kinds read from a workload cluster (what the testbed's workload clusters hold; Events left out). */
@@ -53,6 +53,8 @@ export interface CaptureOptions {
   now: number;
   /** Page size of the cloud's list calls (default the largest each API allows). */
   pageSize?: number;
+  /** How to wait before retrying a throttled call (default: real time; src/harness/capture/cloud.ts). */
+  wait?: Wait;
   context?: string;
   detail?: string;
 }
@@ -88,7 +90,8 @@ export async function captureBundle(o: CaptureOptions): Promise<Bundle> {
     workloads.push(snap);
   }
   const objects = raw.map((x) => red.object(x));
-  const cloud = await listCloud(o.cloud, red, { ...(o.pageSize ? { pageSize: o.pageSize } : {}) });
+  const expectServers = raw.filter((x) => x.kind === 'HCSMachine').map((x) => (x.status as { serverId?: string } | undefined)?.serverId).filter((id): id is string => !!id);
+  const cloud = await listCloud(o.cloud, red, { ...(o.pageSize ? { pageSize: o.pageSize } : {}), ...(o.wait ? { wait: o.wait } : {}), expectServers });
   const bundle: Bundle = {
     format: BUNDLE_FORMAT,
     schemaVersion: BUNDLE_SCHEMA,

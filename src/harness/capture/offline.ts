@@ -119,6 +119,18 @@ export function readCloudFiles(files: readonly string[], projectId: string, red:
   };
 }
 
+/** Every string value of a field named *Time or *Timestamp in `v`, at any depth. */
+function timestampsIn(v: unknown, out: string[] = [], key = ''): string[] {
+  if (typeof v === 'string') {
+    if (/(Time|Timestamp)$/.test(key)) out.push(v);
+  } else if (Array.isArray(v)) {
+    for (const x of v) timestampsIn(x, out, key);
+  } else if (v && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) timestampsIn(x, out, k);
+  }
+  return out;
+}
+
 export function offlineBundle(o: OfflineInput): Bundle {
   const red = new Redactor(o.secrets ?? []);
   const all = o.kubeDumps.flatMap((f) => readKubeDump(f));
@@ -131,7 +143,10 @@ export function offlineBundle(o: OfflineInput): Bundle {
     if (!workloads.some((w) => w.namespace === ns && w.cluster === c.metadata.name)) workloads.push({ namespace: ns, cluster: c.metadata.name, objects: [], error: 'no dump of this workload cluster was given' });
   }
   const namespaces = [...new Set(objects.map((x) => x.metadata.namespace ?? 'default'))].sort();
-  const times = all.flatMap((x) => [x.metadata.creationTimestamp, (x as { lastTimestamp?: string }).lastTimestamp]).filter((t): t is string => typeof t === 'string').map((t) => Date.parse(t)).filter((t) => !Number.isNaN(t));
+  // Without a given instant, the dumps' latest timestamp stands for "when they were taken": every field named
+  // *Time or *Timestamp (creation, Events, conditions, the pool's per-disk lastTransitionTime, ...), so that
+  // nothing in the bundle lies in its own future.
+  const times = all.flatMap((x) => timestampsIn(x)).map((t) => Date.parse(t)).filter((t) => !Number.isNaN(t));
   const now = o.now ?? (times.length ? Math.max(...times) : Date.now());
   const bundle: Bundle = {
     format: BUNDLE_FORMAT,

@@ -62,7 +62,7 @@ export function bundleState(b: Bundle): StateSource {
   return {
     clock,
     mgmt,
-    workloads: { client: (ns: string, cluster: string): KubeClient => workloads.get(`${ns}/${cluster}`) ?? empty },
+    workloads: { client: (ns: string, cluster: string): KubeClient => workloads.get(`${ns}/${cluster}`) ?? empty, names: () => [...workloads.keys()] },
     cloud,
     guests: { readFile: () => undefined, mounts: () => [] },
   };

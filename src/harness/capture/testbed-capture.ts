@@ -63,6 +63,9 @@ export async function captureTestbed(tb: Testbed, o: TestbedCaptureOptions = {})
     providerLog: tb.env.logs.text('hcs-controller-manager'),
     now: tb.clock.now(),
     ...(o.pageSize ? { pageSize: o.pageSize } : {}),
+    // A throttled call waits on the testbed's own (virtual) clock, which runs the world meanwhile, as a real
+    // capture's wait lets the real world move on.
+    wait: (ms) => tb.sim.advance(ms),
     detail: 'a running hcs-testbed (its kubeconfig and cloud API)',
   });
 }

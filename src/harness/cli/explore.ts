@@ -32,6 +32,7 @@ Options:
   --seed N             exploration seed (default 1): same seed + --runs → same runs, findings and files
   --jobs N             worker processes (default: the machine's cores, ${defaultJobs()} here)
   --max-items N        most faults/crashes in one generated schedule (default 4)
+  --adversarial        also draw API Gateway throttling (429 APIGW.0308) and server-list lag (issue 37)
   --max-findings N     distinct findings to shrink and write (default 5)
   --progress-every N   a progress line (runs/s, ETA, findings so far) on stderr every N runs (default 10)
   --out DIR            where findings go (default out/explore/<scenario name>)
@@ -83,6 +84,7 @@ export async function exploreMain(argv: string[], write: (s: string) => void, wr
         seed: { type: 'string' },
         jobs: { type: 'string' },
         'max-items': { type: 'string' },
+        adversarial: { type: 'boolean' },
         'max-findings': { type: 'string' },
         'progress-every': { type: 'string' },
         out: { type: 'string' },
@@ -142,6 +144,7 @@ export async function exploreMain(argv: string[], write: (s: string) => void, wr
       ...(timeMs !== undefined ? { timeMs } : {}),
       jobs: int(o.jobs, 'jobs', 1) ?? defaultJobs(),
       ...(o['max-items'] !== undefined ? { maxItems: int(o['max-items'], 'max-items', 1)! } : {}),
+      ...(o.adversarial ? { adversarial: true } : {}),
       ...(o['max-findings'] !== undefined ? { maxFindings: int(o['max-findings'], 'max-findings', 0)! } : {}),
       ...(o['progress-every'] !== undefined ? { progressEvery: int(o['progress-every'], 'progress-every', 1)! } : {}),
       ...(o.out !== undefined ? { out: o.out } : {}),

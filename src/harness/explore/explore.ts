@@ -36,6 +36,8 @@ export interface ExploreOptions {
   out?: string;
   /** Most faults/crashes in one generated schedule (default 4). */
   maxItems?: number;
+  /** Draw the adversarial cloud too (throttling, list lag; GenerateOptions.adversarial). */
+  adversarial?: boolean;
   /** Distinct findings to shrink and write (default 5). */
   maxFindings?: number;
   /** A progress line every this many runs (default 10). */
@@ -76,10 +78,10 @@ export interface ExploreReport {
 }
 
 /** Run i's seed and schedule, from the exploration seed alone. */
-export function plannedRun(seed: number, i: number, profile: Profile, maxItems?: number): { seed: number; schedule: ScheduleItem[] } {
+export function plannedRun(seed: number, i: number, profile: Profile, maxItems?: number, adversarial = false): { seed: number; schedule: ScheduleItem[] } {
   const rng = new SeededRng((Math.imul(seed, 0x9e3779b1) ^ Math.imul(i + 1, 0x85ebca77)) | 0);
   const runSeed = 1 + rng.int(2 ** 31 - 2);
-  return { seed: runSeed, schedule: generateSchedule(rng.fork('schedule'), profile, maxItems !== undefined ? { maxItems } : {}) };
+  return { seed: runSeed, schedule: generateSchedule(rng.fork('schedule'), profile, { ...(maxItems !== undefined ? { maxItems } : {}), ...(adversarial ? { adversarial } : {}) }) };
 }
 
 function summaryOf(r: Reply): RunSummary {
@@ -143,7 +145,7 @@ export async function explore(o: ExploreOptions): Promise<ExploreReport> {
     const worker = async (): Promise<void> => {
       while (next < runs && inTime()) {
         const i = next++;
-        planned[i] = plannedRun(o.seed, i, profile, o.maxItems);
+        planned[i] = plannedRun(o.seed, i, profile, o.maxItems, o.adversarial);
         note(i, summaryOf(await pool.run({ type: 'explore', file: o.file, ...planned[i]! })));
       }
     };

@@ -22,6 +22,12 @@ export interface GenerateOptions {
   maxItems?: number;
   /** Share of crash items (default 0.5). */
   crashShare?: number;
+  /**
+   * Also draw the adversarial cloud of issue 37 (default off, so the draws of existing explorations stay as they
+   * were): API Gateway flow control on any operation (`throttle`, 429 APIGW.0308, a bucket of one call a second)
+   * and read-after-write lag of server lists (`listLag` on listServers).
+   */
+  adversarial?: boolean;
 }
 
 /** Short outages more often: a restart that lands while a cloud operation is still in flight. */
@@ -54,7 +60,7 @@ function weighted<T>(rng: Rng, xs: readonly T[], w: (x: T) => number): T {
   return xs[xs.length - 1]!;
 }
 
-function faultItem(rng: Rng, p: Profile): ScheduleItem | undefined {
+function faultItem(rng: Rng, p: Profile, adversarial = false): ScheduleItem | undefined {
   if (p.calls.length === 0) return undefined;
   const c = pick(rng, p.calls);
   const job = JOB_OPERATIONS.has(c.operation);
@@ -65,8 +71,14 @@ function faultItem(rng: Rng, p: Profile): ScheduleItem | undefined {
   ];
   // Only for detaches (see above); drawn last so the other operations' draws are unchanged.
   if (c.operation === 'detachVolume') menu.push({ type: 'timeout', ms: pick(rng, DETACH_TIMEOUT_MS), failReason: 'explore: the detach timed out' });
+  if (adversarial) {
+    menu.push({ type: 'throttle', perSecond: 1, burst: 1 });
+    if (c.operation === 'listServers') menu.push({ type: 'listLag', ms: pick(rng, [30_000, 180_000]) });
+  }
   const effect = pick(rng, menu);
-  return { kind: 'fault', rule: { service: c.service, operation: c.operation, effect, after: rng.int(c.count), count: 1 } };
+  // A throttle or a lag is a condition of the cloud for a while, not one failed call: no count.
+  const lasting = effect.type === 'throttle' || effect.type === 'listLag';
+  return { kind: 'fault', rule: { service: c.service, operation: c.operation, effect, after: rng.int(c.count), ...(lasting ? {} : { count: 1 }) } };
 }
 
 function crashItem(rng: Rng, p: Profile): ScheduleItem | undefined {
@@ -82,7 +94,7 @@ export function generateSchedule(rng: Rng, p: Profile, o: GenerateOptions = {}):
   const n = 1 + rng.int(o.maxItems ?? 4);
   const out: ScheduleItem[] = [];
   for (let i = 0; i < n; i++) {
-    const it = rng.next() < (o.crashShare ?? 0.5) ? crashItem(rng, p) ?? faultItem(rng, p) : faultItem(rng, p) ?? crashItem(rng, p);
+    const it = rng.next() < (o.crashShare ?? 0.5) ? crashItem(rng, p) ?? faultItem(rng, p, o.adversarial) : faultItem(rng, p, o.adversarial) ?? crashItem(rng, p);
     if (it) out.push(it);
   }
   return out;

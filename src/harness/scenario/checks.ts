@@ -282,6 +282,7 @@ export const CHECKS: Record<string, CheckDef> = {
       slot: { type: 'number', required: true, doc: 'persistentDisks[].slot' },
       count: { type: 'number', doc: 'expected number of volumes (default 1)' },
       attached: { type: 'boolean', doc: 'attached to the server of the live HCSMachine holding the hostname (true) or available (false)' },
+      name: { type: 'string', doc: 'the volume carries this name (e.g. one an operator created by hand: the provider claimed it, DISK-3)' },
     },
     tier: always,
     async run(w, p) {
@@ -292,6 +293,7 @@ export const CHECKS: Record<string, CheckDef> = {
       const want = (p.count as number | undefined) ?? 1;
       const seen = vols.map((v) => `${v.name} (${v.id.slice(0, 8)}) ${v.status}${v.attachedTo ? ` on ${v.attachedTo.slice(0, 8)}` : ''}`).join(', ') || 'none';
       if (vols.length !== want) return { ok: false, detail: `${vols.length} volumes for ${String(p.hostname)}/slot${String(p.slot)} (expected ${want}): ${seen}` };
+      if (p.name !== undefined && vols.some((v) => v.name !== p.name)) return { ok: false, detail: `${seen}: expected the volume named ${String(p.name)}` };
       if (p.attached === undefined) return { ok: true, detail: seen };
       const holder = (await listShared<HCSMachine>(w.mgmt, 'HCSMachine', { namespace: ns(p) })).find((m) => m.status?.hostname === p.hostname && !m.metadata.deletionTimestamp);
       const server = holder?.spec.serverId;

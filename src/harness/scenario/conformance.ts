@@ -9,11 +9,15 @@
  * checks it ran (CheckDef.rules) and by the rules of the invariants it broke.
  * A step failed by an invariant violation fails the violated rules; one failed
  * by its own checks or action fails the step's rules (the scenario's header
- * rules when it names none); rules of the steps after it are "not reached"; a scenario's header
- * rules pass when the whole scenario passed. A rule only reference checks
- * exercised is "skipped".
+ * rules when it names none); rules of the steps after it are "not reached".
+ * A rule passes only where a contract check ran for it and passed (issue 37):
+ * a check with rules of its own (CheckDef.rules) counts for those, one without
+ * for its step's rules; a scenario's header rules pass with the whole scenario
+ * only when the continuous invariants state them (INVARIANT_RULES). A rule
+ * whose every check was a skipped reference check is "skipped" (reference only).
  */
-import { CHECKS } from './checks.js';
+import { CHECKS, describeCheck } from './checks.js';
+import { INVARIANT_RULES } from './invariants.js';
 import type { ScenarioResult, StepResult } from './runner.js';
 import type { Step } from './types.js';
 
@@ -52,21 +56,45 @@ interface Acc {
   skipped: string[];
 }
 
-/** Rules a step exercised as run: its own, and those of the checks it ran (a reference check without a contract core ran not). */
-function stepRules(step: Step | undefined, res: StepResult): string[] {
-  const out = new Set(res.rules);
-  if (step && (step.kind === 'wait' || step.kind === 'expect')) {
+/** Step kinds that only act on the system (nothing in them is a check): their rules are exercised, never passed, by them. */
+const ACTION_ONLY = new Set(['write', 'advance', 'fault', 'crash', 'edit', 'server', 'cloud']);
+
+/**
+ * What a step contributes to each rule, as run in conformance mode:
+ * - `evidence`: rules a contract check of the step ran for and passed with the step — a wait/expect check run
+ *   (contract, or a reference check's contract core) counts for its own rules (CheckDef.rules) when it has any,
+ *   else for the step's rules; a kubectl step whose expectations were not skipped, an apply, a read count for
+ *   the step's rules;
+ * - `exercised`: every rule named by the step or by a check in it (also the skipped ones).
+ */
+function stepAttribution(step: Step | undefined, res: StepResult): { evidence: Set<string>; exercised: Set<string> } {
+  const evidence = new Set<string>();
+  const exercised = new Set(res.rules);
+  if (!step) return { evidence, exercised };
+  if (step.kind === 'wait' || step.kind === 'expect') {
+    const skippedNames = new Set((res.skipped ?? []).filter((s) => !s.core).map((s) => s.check));
     for (const c of step.checks) {
       const def = CHECKS[c.type];
       if (!def) continue;
+      const own = def.rules ?? [];
+      for (const r of own) exercised.add(r);
       const t = def.tier(c.params);
-      if (t.tier === 'reference' && !t.core) continue;
-      for (const r of def.rules ?? []) out.add(r);
+      const ran = t.tier === 'contract' || (!!t.core && !skippedNames.has(describeCheck(c.type, c.params)));
+      if (!ran) continue;
+      for (const r of own.length ? own : res.rules) evidence.add(r);
     }
-  }
-  return [...out];
+  } else if (step.kind === 'kubectl') {
+    if (!res.skipped?.length) for (const r of res.rules) evidence.add(r);
+  } else if (!ACTION_ONLY.has(step.kind)) for (const r of res.rules) evidence.add(r);
+  return { evidence, exercised };
 }
 
+/**
+ * The table. A rule reads PASS only when at least one contract check ran for it and passed (issue 37): a step's
+ * check (stepAttribution), or — for a rule the continuous invariants state (INVARIANT_RULES), named in the header of
+ * a scenario that passed — those invariants, held at every instant. A rule some scenario names whose every
+ * check was a skipped reference check reads SKIPPED (reference only), even when its scenario passed.
+ */
 export function conformanceTable(results: readonly ScenarioResult[]): ConformanceTable {
   const rules = new Map<string, Acc>();
   const acc = (rule: string): Acc => {
@@ -76,26 +104,24 @@ export function conformanceTable(results: readonly ScenarioResult[]): Conformanc
   };
   let skippedChecks = 0;
   let skippedInvariants = 0;
+  const invariantRules = new Set<string>(INVARIANT_RULES);
   for (const r of results) {
     const name = r.scenario.name;
     const byIndex = new Map(r.scenario.steps.map((s) => [s.index, s]));
     const failedAt = r.steps.find((s) => !s.ok);
     for (const res of r.steps) {
       const step = byIndex.get(res.index);
-      const ruleIds = stepRules(step, res);
+      const { evidence, exercised } = stepAttribution(step, res);
       skippedChecks += res.skipped?.length ?? 0;
-      // Rules whose every check in this step was skipped (no contract core) are "skipped" here, not passed.
-      const onlySkipped =
-        (step?.kind === 'kubectl' && !!res.skipped?.length) ||
-        ((step?.kind === 'wait' || step?.kind === 'expect') && res.skipped?.length === step.checks.length && res.skipped.every((s) => !s.core));
       for (const s of res.skipped ?? []) for (const id of res.rules) acc(id).skipped.push(`${name} step ${res.index}: ${s.check} — ${s.why}${s.core ? ` (ran ${s.core})` : ''}`);
-      for (const id of ruleIds) acc(id).scenarios.add(name);
+      for (const id of exercised) acc(id).scenarios.add(name);
       if (res.ok) {
-        if (!onlySkipped) for (const id of ruleIds) Object.assign(acc(id), { pass: true, reached: true });
+        for (const id of evidence) Object.assign(acc(id), { pass: true, reached: true });
         continue;
       }
       const violated = [...new Set(r.violations.filter((v) => res.error?.includes(`${v.rule}: ${v.message}`)).map((v) => v.rule))];
       // An invariant violation is blamed on its rules alone (the step's checks did not fail); a failed check on the step's rules.
+      const ruleIds = [...exercised];
       const blamed = violated.length ? violated : ruleIds.length ? ruleIds : r.scenario.rules;
       for (const id of blamed) {
         const a = acc(id);
@@ -108,14 +134,20 @@ export function conformanceTable(results: readonly ScenarioResult[]): Conformanc
     if (failedAt) {
       for (const s of r.scenario.steps) if (s.index > failedAt.index) for (const id of s.rules ?? []) acc(id).scenarios.add(name);
       for (const id of r.scenario.rules) acc(id).scenarios.add(name);
-    } else for (const id of r.scenario.rules) Object.assign(acc(id), { pass: true, reached: true }).scenarios.add(name);
+    } else {
+      for (const id of r.scenario.rules) {
+        const a = acc(id);
+        a.scenarios.add(name);
+        if (invariantRules.has(id)) Object.assign(a, { pass: true, reached: true });
+      }
+    }
     skippedInvariants += r.skippedInvariants?.length ?? 0;
     for (const f of r.skippedInvariants ?? []) acc(f.rule).skipped.push(`${name} invariant ${f.key}: ${f.message} — ${f.why}`);
   }
   const rows: ConformanceRow[] = [...rules.entries()]
     .map(([rule, a]) => ({
       rule,
-      status: (a.failures.length ? 'fail' : a.pass ? 'pass' : a.scenarios.size && !a.skipped.length ? 'not reached' : 'skipped') as RuleStatus,
+      status: (a.failures.length ? 'fail' : a.pass ? 'pass' : a.skipped.length ? 'skipped' : 'not reached') as RuleStatus,
       scenarios: [...a.scenarios].sort(),
       failures: a.failures,
       skipped: a.skipped,

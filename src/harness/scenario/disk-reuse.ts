@@ -29,7 +29,10 @@
  *   that node's (hostname, slot) volume, the slot being the one the pool
  *   gives that path;
  * - DISK-6: a persistent disk whose slot was appended to the pool after a
- *   server was first seen is never attached to that server (no hot attach).
+ *   server was first seen is never attached to that server (no hot attach);
+ * - TPL-3: every other path a running node mounts (root, dataVolumes) is
+ *   ephemeral: never on a volume the cloud marks hcs.io/persistent (issue 37:
+ *   this was once caught only by an event count).
  */
 import { LABEL_CLUSTER_NAME } from '../../product/api/capi.js';
 import { persistentDiskIdentity, type HCSMachine, type HCSMachineConfigPool, type PersistentDisk } from '../../product/api/hcs.js';
@@ -185,6 +188,20 @@ export class DiskReuseTracker {
       checkedHosts.add(hostname);
       const disks = declared(hm.metadata.namespace ?? 'default', pool, hostname);
       const mounts = w.guests.mounts(hostname);
+      // TPL-3 / DISK-8: a path that is not one of the entry's persistent mountPaths (root, dataVolumes, anything else)
+      // is ephemeral: it is never backed by a persistent disk (the cloud's hcs.io/persistent, not the guest's word).
+      for (const m of mounts) {
+        if (disks.some((d) => d.mountPath === m.mountPath)) continue;
+        const v = volumes.get(m.volumeId);
+        if (v?.metadata[META_PERSISTENT] !== 'true') continue;
+        const ident = persistentDiskIdentity(v.metadata);
+        out.push({
+          rule: 'TPL-3',
+          key: `TPL-3/ephemeral-on-persistent/${hostname}/${m.mountPath}/${m.volumeId}`,
+          message: `node ${hostname} mounts persistent volume ${v.name} (${short(v.id)})${ident ? ` of hostname ${ident.hostname} slot ${ident.slot}` : ''} at ${m.mountPath}, which is no persistent mountPath of pool ${pool} entry ${hostname} (${disks.map((d) => d.mountPath).join(', ') || 'none'}): an ephemeral path (root, dataVolumes) is never on a persistent disk`,
+          refs: [m.volumeId, sid, hm.metadata.name],
+        });
+      }
       for (const d of disks) {
         const m = mounts.find((x) => x.mountPath === d.mountPath);
         if (!m) continue; // not mounted (yet, or appended after boot: DISK-6)

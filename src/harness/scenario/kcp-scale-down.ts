@@ -20,7 +20,10 @@
  * Read from the objects only: Machines (owner KubeadmControlPlane,
  * creationTimestamp, spec.version, spec.failureDomain, the delete
  * annotation), their infrastructure objects' `cluster.x-k8s.io/cloned-from-name`,
- * the KCP spec, the Cluster's `status.failureDomains`, the Nodes. A Machine is
+ * the KCP spec, the Nodes, and the failure domains the cluster must have —
+ * its HCSCluster's spec.controlPlaneAvailabilityZones the cloud lists
+ * (cp-placement.ts), not the `status.failureDomains` the provider and Cluster
+ * API published, which are part of what is judged (issue 37). A Machine is
  * outdated when its version or template differs from the KCP's (the model
  * has no `rolloutAfter`). Where the choice
  * depends on what the objects do not show — an outdated Machine whose Node
@@ -28,7 +31,8 @@
  * without a Node yet has none and is not unhealthy), a deletion made by a
  * scenario step — nothing is asserted.
  */
-import { ANNOTATION_CLONED_FROM_NAME, ANNOTATION_DELETE_MACHINE, LABEL_CLUSTER_NAME, type Cluster, type KubeadmControlPlane, type Machine } from '../../product/api/capi.js';
+import { ANNOTATION_CLONED_FROM_NAME, ANNOTATION_DELETE_MACHINE, LABEL_CLUSTER_NAME, type KubeadmControlPlane, type Machine } from '../../product/api/capi.js';
+import { controlPlaneFailureDomains } from './cp-placement.js';
 import { nodeReady, type Node } from '../../product/api/core.js';
 import type { LogEvent } from '../../core/events.js';
 import { getShared, listShared } from '../../core/kube/client.js';
@@ -125,9 +129,9 @@ export class KcpScaleDownTracker {
       const scalingDown = prev.machines.length > replicas || (prev.machines.some((m) => m.outdated) && prev.machines.length >= replicas + maxSurge);
       if (!scalingDown || this.deletedByStep(victim.name)) continue;
       const clusterName = mine[0]?.spec.clusterName ?? kcp.metadata.labels?.[LABEL_CLUSTER_NAME];
-      const cluster = clusterName ? await getShared<Cluster>(w.mgmt, { kind: 'Cluster', namespace: ns, name: clusterName }) : undefined;
-      const fdMap = (cluster?.status as { failureDomains?: Record<string, { controlPlane?: boolean }> } | undefined)?.failureDomains;
-      const fds = fdMap ? Object.entries(fdMap).filter(([, v]) => v.controlPlane).map(([k]) => k) : undefined;
+      // The failure domains the cluster must have (its HCSCluster's spec zones the cloud lists), not the ones the
+      // provider and Cluster API published: those are part of what is judged (issue 37).
+      const fds = clusterName ? await controlPlaneFailureDomains(w, ns, clusterName) : undefined;
       const choices = scaleDownChoices(prev.machines, fds);
       if (!choices || choices.some((c) => c.name === victim.name)) continue;
       const describe = (m: CpMachine): string => `${m.name} (created ${new Date(m.created).toISOString()}${m.failureDomain ? `, failure domain ${m.failureDomain}` : ''}${m.outdated ? ', outdated' : ', up to date'})`;

@@ -11,7 +11,7 @@ import { INVARIANT_RULES } from './invariants.js';
 import { checkManifestPath } from './manifest-check.js';
 import { didYouMean, nearest } from './suggest.js';
 import { parseYamlFile, type FieldPath, type SourceDoc } from '../manifests/source.js';
-import type { CheckSpec, Scenario, Step } from './types.js';
+import type { CheckSpec, CloudAction, Scenario, Step } from './types.js';
 import { parseSchedule } from './schedule.js';
 import { repoPath } from '../../core/repo.js';
 import { readBundleFile } from '../capture/bundle-file.js';
@@ -25,13 +25,13 @@ import { readBundleFile } from '../capture/bundle-file.js';
 export const MAX_STEP_DURATION_MS = 24 * 3_600_000;
 
 const RULE_IDS = SPEC_RULES.map((r) => r.id);
-const STEP_ACTIONS = ['apply', 'kubectl', 'wait', 'expect', 'write', 'read', 'advance', 'fault', 'crash', 'edit', 'server'] as const;
+const STEP_ACTIONS = ['apply', 'kubectl', 'wait', 'expect', 'write', 'read', 'advance', 'fault', 'crash', 'edit', 'server', 'cloud'] as const;
 type Action = (typeof STEP_ACTIONS)[number];
 const STEP_COMMON = ['name', 'rules'];
 /** Fields besides the action key, per action. */
 const STEP_FIELDS: Record<Action, readonly string[]> = {
   apply: ['expectError'],
-  kubectl: ['expectOutput', 'expectError', 'real'],
+  kubectl: ['expectOutput', 'expectWords', 'expectError', 'real'],
   wait: ['timeout'],
   expect: [],
   write: [],
@@ -41,6 +41,7 @@ const STEP_FIELDS: Record<Action, readonly string[]> = {
   crash: [],
   edit: [],
   server: [],
+  cloud: [],
 };
 const ALL_STEP_KEYS = [...new Set([...STEP_ACTIONS, ...STEP_COMMON, ...Object.values(STEP_FIELDS).flat()])];
 const TOP_FIELDS = ['name', 'description', 'rules', 'seed', 'expectViolations', 'manifestPath', 'steps', 'schedule', 'from'];
@@ -378,9 +379,15 @@ function parseStep(r: Reader, raw: unknown, index: number, file: string, base: s
         const arr = Array.isArray(eo) ? eo : [eo];
         expectOutput = arr.map((s, i) => r.attempt(() => r.str(s, [...path, 'expectOutput', ...(Array.isArray(eo) ? [i] : [])])) ?? '');
       }
+      let expectWords: string[] | undefined;
+      if (o.expectWords !== undefined) {
+        const ew = o.expectWords;
+        if (!Array.isArray(ew)) r.report([...path, 'expectWords'], `must be a list of words (every word of the output, in any order), got ${describe(ew)}`);
+        else expectWords = ew.map((x, i) => (typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean' ? String(x) : (r.report([...path, 'expectWords', i], `must be a word, got ${describe(x)}`), '')));
+      }
       const expectError = r.attempt(() => r.str(o.expectError, [...path, 'expectError'], { optional: true }));
       if (!expectError) checkKubectlFiles(r, command, base, [...path, 'kubectl']);
-      return { kind: 'kubectl', ...common, command, ...(o.real ? { real: true } : {}), ...(expectOutput ? { expectOutput } : {}), ...(expectError ? { expectError } : {}) };
+      return { kind: 'kubectl', ...common, command, ...(o.real ? { real: true } : {}), ...(expectOutput ? { expectOutput } : {}), ...(expectWords ? { expectWords } : {}), ...(expectError ? { expectError } : {}) };
     }
     case 'wait': {
       const checks = r.attempt(() => parseChecks(r, o.wait, [...path, 'wait'])) ?? [];
@@ -449,6 +456,55 @@ function parseStep(r: Reader, raw: unknown, index: number, file: string, base: s
       if (c.action !== 'stop' && c.action !== 'start') throw r.fail([...path, 'server', 'action'], 'must be stop or start');
       return { kind: 'server', ...common, hostname, action: c.action };
     }
+    case 'cloud':
+      return { kind: 'cloud', ...common, action: parseCloudAction(r, o.cloud, [...path, 'cloud']) };
+  }
+}
+
+const CLOUD_ACTIONS = ['createVolume', 'attach', 'detach', 'deleteVolume', 'stop', 'start'] as const;
+
+/** A `cloud:` step's action: exactly one of CLOUD_ACTIONS, each field checked and named in errors. */
+function parseCloudAction(r: Reader, v: unknown, path: FieldPath): CloudAction {
+  const c = r.obj(v, path, 'cloud: {createVolume: {name: pd, size: 100, type: SSD, availabilityZone: az1}} (or attach, detach, deleteVolume, stop, start)');
+  r.noUnknown(c, CLOUD_ACTIONS, path);
+  const keys = Object.keys(c).filter((k) => (CLOUD_ACTIONS as readonly string[]).includes(k));
+  if (keys.length !== 1) throw r.fail(path, `needs exactly one of ${CLOUD_ACTIONS.join(', ')}${keys.length ? ` (got ${keys.join(', ')})` : ''}`);
+  const k = keys[0] as (typeof CLOUD_ACTIONS)[number];
+  const at = [...path, k];
+  const name = (x: unknown, p: FieldPath, what: string): string => {
+    const s = r.str(x, p);
+    if (!s) throw r.fail(p, `is required: ${what}`);
+    return s;
+  };
+  switch (k) {
+    case 'createVolume': {
+      const o = r.obj(c.createVolume, at, 'createVolume: {name: pd, size: 100, type: SSD, availabilityZone: az1, metadata: {...}}');
+      r.noUnknown(o, ['name', 'size', 'type', 'availabilityZone', 'metadata'], at);
+      if (typeof o.size !== 'number' || !Number.isInteger(o.size) || o.size <= 0) throw r.fail([...at, 'size'], 'must be a positive whole number of GB');
+      let metadata: Record<string, string> | undefined;
+      if (o.metadata !== undefined) {
+        const m = r.obj(o.metadata, [...at, 'metadata'], 'metadata: {hcs.io/hostname: demo-worker-4}');
+        metadata = {};
+        for (const [mk, mv] of Object.entries(m)) {
+          if (typeof mv !== 'string' && typeof mv !== 'number' && typeof mv !== 'boolean') throw r.fail([...at, 'metadata', mk], 'must be a string');
+          metadata[mk] = String(mv);
+        }
+      }
+      return { createVolume: { name: name(o.name, [...at, 'name'], 'the volume name (later steps name the volume by it)'), size: o.size, type: name(o.type, [...at, 'type'], 'the EVS volume type, e.g. SSD'), availabilityZone: name(o.availabilityZone, [...at, 'availabilityZone'], 'the availability zone, e.g. az1'), ...(metadata ? { metadata } : {}) } };
+    }
+    case 'attach':
+    case 'detach': {
+      const o = r.obj(c[k], at, `${k}: {volume: pd, hostname: demo-worker-2}`);
+      r.noUnknown(o, ['volume', 'hostname'], at);
+      const x = { volume: name(o.volume, [...at, 'volume'], 'the name of a volume'), hostname: name(o.hostname, [...at, 'hostname'], 'the pool hostname whose server it is') };
+      return k === 'attach' ? { attach: x } : { detach: x };
+    }
+    case 'deleteVolume':
+      return { deleteVolume: name(c.deleteVolume, at, 'the name of a volume') };
+    case 'stop':
+      return { stop: name(c.stop, at, 'the pool hostname whose server stops') };
+    case 'start':
+      return { start: name(c.start, at, 'the pool hostname whose server starts') };
   }
 }
 

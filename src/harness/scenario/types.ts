@@ -34,6 +34,11 @@ export interface KubectlStep extends StepBase {
   real?: boolean;
   /** Substrings that must appear in the command's output. */
   expectOutput?: string[];
+  /**
+   * Every whitespace-separated word of the command's output, exactly, in any order (issue 37: an output check parses
+   * and compares exactly, e.g. the failure domains of `-o jsonpath='{.items[*].spec.failureDomain}'`).
+   */
+  expectWords?: string[];
   expectError?: string;
 }
 
@@ -99,7 +104,25 @@ export interface ServerStep extends StepBase {
   action: 'stop' | 'start';
 }
 
-export type Step = ApplyStep | KubectlStep | WaitStep | ExpectStep | WriteStep | AdvanceStep | FaultStep | CrashStep | EditStep | ReadStep | ServerStep;
+/**
+ * An operator's hand in the cloud (issue 37): what the cloud allows besides the provider, through the cloud's API
+ * (so faults and the event log see it). Volumes are named by the name given at createVolume; servers by the pool
+ * hostname they serve.
+ */
+export type CloudAction =
+  | { createVolume: { name: string; size: number; type: string; availabilityZone: string; metadata?: Record<string, string> } }
+  | { attach: { volume: string; hostname: string } }
+  | { detach: { volume: string; hostname: string } }
+  | { deleteVolume: string }
+  | { stop: string }
+  | { start: string };
+
+export interface CloudStep extends StepBase {
+  kind: 'cloud';
+  action: CloudAction;
+}
+
+export type Step = ApplyStep | KubectlStep | WaitStep | ExpectStep | WriteStep | AdvanceStep | FaultStep | CrashStep | EditStep | ReadStep | ServerStep | CloudStep;
 
 export interface Scenario {
   file: string;

@@ -11,9 +11,11 @@ import type { LogEvent } from '../../core/events.js';
 export interface CloudView {
   listServers(): { id: string; name: string; status: string }[];
   /** `ips`: the addresses of the server's NICs (BOOT-2 checks the kubelet certificate's SANs against them). */
-  server(id: string): { id: string; name: string; status: string; metadata: Record<string, string>; volumes: { volumeId: string }[]; ips?: string[] } | undefined;
+  server(id: string): { id: string; name: string; status: string; metadata: Record<string, string>; volumes: { volumeId: string }[]; ips?: string[]; availabilityZone?: string } | undefined;
   listVolumes(): { id: string; name: string; status: string; metadata: Record<string, string>; attachedTo?: string }[];
   readFile(volumeId: string, path: string): string | undefined;
+  /** The availability zones the cloud lists (NovaListAvailabilityZones; KCP-2's failure domains are judged against them). */
+  availabilityZones?(): string[];
   /** IMS images with the Kubernetes version they carry (HCS-4), as the cloud's catalog lists them. */
   images(): { name: string; kubernetesVersion?: string; status: string }[];
 }
@@ -45,7 +47,7 @@ export interface Marker {
 export interface StateSource {
   clock: Pick<Clock, 'now'>;
   mgmt: KubeClient;
-  workloads: Pick<WorkloadClusters, 'client'>;
+  workloads: Pick<WorkloadClusters, 'client' | 'names'>;
   cloud: CloudView;
   /** The nodes' files and mounts, where the source shows them (a bundle does not: no mounts, no files). */
   guests: Pick<GuestView, 'readFile' | 'mounts'>;
@@ -93,6 +95,17 @@ export interface World {
    * it out (a job; the guest stops, its Node goes NotReady). Throws naming the server when the cloud refuses.
    */
   serverAction?(serverId: string, action: 'stop' | 'start'): string;
+  /**
+   * An operator's calls on the cloud's API (`cloud` step, issue 37), with the project's own credentials: create,
+   * attach, detach and delete volumes by hand. Each returns the cloud's job id (createVolume: the volume id).
+   * Absent on backends without one.
+   */
+  cloudOps?: {
+    createVolume(v: { name: string; size: number; type: string; availabilityZone: string; metadata?: Record<string, string> }): Promise<string>;
+    attachVolume(serverId: string, volumeId: string): Promise<string>;
+    detachVolume(serverId: string, volumeId: string): Promise<string>;
+    deleteVolume(volumeId: string): Promise<void>;
+  };
   /** Simulate a controller process crash; `restart` brings the controllers back with a full resync. */
   crash(controllers: string[]): string[];
   restart(controllers: string[]): void | Promise<void>;

@@ -5,12 +5,12 @@
  * provider and the guests. One seed fixes the whole run.
  */
 import { NODE_LIFECYCLE_CONTROLLER, setupNodeLifecycle } from '../../world/workload/node-lifecycle.js';
-import { createMockHcs, type CloudConfig, type MockHcs } from '../../../mock-hcs/src/index.js';
+import { createMockHcs, DEFAULT_DOMAIN, usersOf, type CloudConfig, type MockHcs } from '../../../mock-hcs/src/index.js';
 import { installAdmission } from '../../world/admission.js';
 import { secretValue, type Secret } from '../../product/api/core.js';
 import { installCrdSchemas } from '../../product/api/crds/install.js';
 import { setupCapiControllers } from '../../world/capi/index.js';
-import { dispatchTransport, HcsClient } from '../../product/cloud/index.js';
+import { dispatchTransport, HcsClient, issueToken, type HcsTransport } from '../../product/cloud/index.js';
 import { GuestFleet, type GuestOptions } from '../../world/guest/index.js';
 import { setupProviderControllers, type DiskClaimer, type ProviderControllers, type ProviderOptions } from '../../product/provider/index.js';
 import type { TestbedFactory, TestbedHandle } from '../scenario/runner.js';
@@ -70,6 +70,14 @@ export interface TestbedOptions {
   cloudConfig?: CloudConfig;
   /** Start the provider with these AK/SK instead of the project's (HCS-5: wrong credentials). The Secret above overrides them. */
   credentials?: { ak: string; sk: string };
+  /**
+   * The provider authenticates with an IAM token (X-Auth-Token) of the project's first user instead of AK/SK
+   * (HCS-5, issue 37: with CloudConfig.tokenTtlMs short, tokens expire during a run). `reauthenticate: false` is the
+   * bug of a client that keeps its first token after a 401 (test/library/guards.test.ts).
+   */
+  providerToken?: { reauthenticate: boolean };
+  /** Page size of the provider's list calls (HcsClientOptions.pageSize): small pages take the paging loops with small pools (issue 37). */
+  providerPageSize?: number;
   /** Build the provider's DiskClaimer from the cloud client (tests swap in a broken one to prove the checks can fail). */
   diskClaimer?: (cloud: HcsClient) => DiskClaimer;
   /** Mutant hooks for the negative tests (test/library/negative.test.ts): each replaces one part of the system. */
@@ -155,6 +163,26 @@ export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
 }
 
 /**
+ * The provider's client with an IAM token of the project's first user (Keystone password method): one token until
+ * the cloud rejects it (401), then — re-authenticating — a new one (HcsClientOptions.token).
+ */
+function tokenClient(transport: HcsTransport, config: CloudConfig, project: CloudConfig['projects'][number], clock: Env['clock'], o: { reauthenticate: boolean }): HcsClient {
+  const user = usersOf(project)[0];
+  if (!user) throw new Error(`project ${project.name} has no IAM user to get a token for`);
+  let current: Promise<string> | undefined;
+  const fresh = (): Promise<string> => issueToken(transport, { user: user.name, password: user.password, domain: user.domain ?? config.domain?.name ?? DEFAULT_DOMAIN.name, project: { id: project.id } }).then((t) => t.token);
+  return new HcsClient({
+    transport,
+    projectId: project.id,
+    clock,
+    token: async (rejected) => {
+      if (rejected !== undefined && o.reauthenticate && (await current) === rejected) current = undefined;
+      return (current ??= fresh());
+    },
+  });
+}
+
+/**
  * Everything above the management cluster API: the fake cloud, the Cluster
  * API core, the provider, the workload controllers and guests, and the
  * scenario's view of the world.
@@ -168,7 +196,13 @@ export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: B
   const clientFor = (ak: string, sk: string): HcsClient => new HcsClient({ transport, ak, sk, projectId: project.id, clock: env.clock });
   const hcs = clientFor(project.ak, project.sk);
   // The provider's client follows the credentials Secret (HCS-5); every call goes to the current one.
-  const initial = opts.credentials ? clientFor(opts.credentials.ak, opts.credentials.sk) : hcs;
+  const initial = opts.credentials
+    ? clientFor(opts.credentials.ak, opts.credentials.sk)
+    : opts.providerToken
+      ? tokenClient(transport, cloud.config, project, env.clock, opts.providerToken)
+      : opts.providerPageSize
+        ? new HcsClient({ transport, ak: project.ak, sk: project.sk, projectId: project.id, clock: env.clock, pageSize: opts.providerPageSize })
+        : hcs;
   let current = initial;
   const providerCloud = new Proxy(hcs, {
     get(_t, prop) {
@@ -205,6 +239,7 @@ export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: B
     cloud: {
       listServers: () => hv.listServers(),
       server: (id) => hv.server(id),
+      availabilityZones: () => [...cloud.config.availabilityZones],
       listVolumes: () => hv.listVolumes(),
       readFile: (volumeId, path) => hv.readFile(volumeId, path),
       images: () => cloud.catalog().images,
@@ -226,6 +261,12 @@ export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: B
       if (!s) throw new Error(`server ${serverId} does not exist`);
       // The cloud's own ECS action (as an operator's console call), in step with the run's clock.
       return (hv as unknown as { serverAction(projectId: string, body: unknown): { job_id: string } }).serverAction(s.projectId, action === 'stop' ? { 'os-stop': { servers: [{ id: serverId }], type: 'HARD' } } : { 'os-start': { servers: [{ id: serverId }] } }).job_id;
+    },
+    cloudOps: {
+      createVolume: async (v) => (await hcs.createVolume({ volume: { name: v.name, size: v.size, volume_type: v.type, availability_zone: v.availabilityZone, ...(v.metadata ? { metadata: v.metadata } : {}) } })).volume_ids[0]!,
+      attachVolume: async (serverId, volumeId) => (await hcs.attachVolume(serverId, volumeId)).job_id,
+      detachVolume: async (serverId, volumeId) => (await hcs.detachVolume(serverId, volumeId)).job_id,
+      deleteVolume: (volumeId) => hcs.deleteVolume(volumeId),
     },
     crash: (names) => {
       const list = expandControllers(names, env.manager.controllerNames());

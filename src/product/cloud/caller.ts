@@ -30,6 +30,8 @@ export interface CallOptions {
 
 export interface HcsCaller {
   readonly projectId: string;
+  /** The page size of a list API whose maximum is `max` (a client may ask for smaller pages). */
+  pageSize(max: number): number;
   /** Call `op` on its path (parameters filled in, the project id too); the parsed JSON answer, or HcsApiError on a non-2xx status. */
   call<T, O extends HcsOperation = HcsOperation>(op: O, params: PathParams<O>, o?: CallOptions): Promise<T>;
   /** A GET of `op` that maps 404 to undefined. */

@@ -28,9 +28,18 @@ export interface HcsClientOptions {
   /** AK/SK signing (the default). Omit both to authenticate with `token` instead. */
   ak?: string;
   sk?: string;
-  /** IAM token (X-Auth-Token) used when no AK/SK is given; a function is asked before every call (refresh it there). */
-  token?: string | (() => string | Promise<string>);
+  /**
+   * IAM token (X-Auth-Token) used when no AK/SK is given; a function is asked before every call (refresh it there)
+   * and, when the cloud answers a call 401 (the token expired or was revoked: IAM tokens live 24 h), asked again with
+   * the rejected token: a different token it returns (re-authenticated) is sent once more with the same call.
+   */
+  token?: string | ((rejected?: string) => string | Promise<string>);
   projectId: string;
+  /**
+   * Page size of the list calls that fetch every page (default: each API's maximum, 1000 for ECS and EVS, 2000 for
+   * VPC). Smaller pages take the paging loops with small pools (issue 37: lists longer than one page).
+   */
+  pageSize?: number;
   /** Signed host header; defaults to the transport's host. */
   host?: string;
   clock: Clock;
@@ -58,6 +67,11 @@ export class HcsClient implements HcsCaller {
 
   get projectId(): string {
     return this.opts.projectId;
+  }
+
+  /** The page size of a list API whose maximum is `max` (HcsClientOptions.pageSize). */
+  pageSize(max: number): number {
+    return Math.max(1, Math.min(max, this.opts.pageSize ?? max));
   }
 
   /** Send a signed JSON request for `op`; returns the parsed body, or throws HcsApiError on a non-2xx status. */
@@ -95,7 +109,10 @@ export class HcsClient implements HcsCaller {
       return this.opts.transport.send(signRequest(req, { ak, sk }, this.host, new Date(this.opts.clock.now())));
     }
     const t = typeof token === 'function' ? await token() : token!;
-    return this.opts.transport.send({ ...req, headers: { ...req.headers, 'x-auth-token': t } });
+    const res = await this.opts.transport.send({ ...req, headers: { ...req.headers, 'x-auth-token': t } });
+    if (res.status !== 401 || typeof token !== 'function') return res;
+    const fresh = await token(t);
+    return fresh === t ? res : this.opts.transport.send({ ...req, headers: { ...req.headers, 'x-auth-token': fresh } });
   }
 }
 

@@ -49,10 +49,11 @@ export const ecsCalls = {
       return (await this.call<{ count: number; servers: ServerDetail[] }>(ECS.listServers, {}, { query: queryString({ ...base, limit: q.limit, offset: q.offset }) })).servers;
     }
     const out: ServerDetail[] = [];
+    const limit = this.pageSize(ECS_MAX_PAGE);
     for (let page = 1; ; page++) {
-      const r = await this.call<{ count: number; servers: ServerDetail[] }>(ECS.listServers, {}, { query: queryString({ ...base, limit: ECS_MAX_PAGE, offset: page }) });
+      const r = await this.call<{ count: number; servers: ServerDetail[] }>(ECS.listServers, {}, { query: queryString({ ...base, limit, offset: page }) });
       out.push(...r.servers);
-      if (r.servers.length < ECS_MAX_PAGE || out.length >= r.count) return out;
+      if (r.servers.length < limit || out.length >= r.count) return out;
     }
   },
 

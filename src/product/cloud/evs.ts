@@ -16,18 +16,19 @@ export const evsCalls = {
   /** List volumes (all pages). `metadata` matches volumes carrying every given key/value. `name` is a fuzzy (substring) match. */
   async listVolumes(this: HcsCaller, q: { name?: string; status?: string; metadata?: Record<string, string>; serverId?: string } = {}): Promise<Volume[]> {
     const out: Volume[] = [];
-    for (let offset = 0; ; offset += EVS_MAX_PAGE) {
+    const limit = this.pageSize(EVS_MAX_PAGE);
+    for (let offset = 0; ; offset += limit) {
       const query = queryString({
         name: q.name,
         status: q.status,
         server_id: q.serverId,
         metadata: q.metadata && Object.keys(q.metadata).length ? JSON.stringify(q.metadata) : undefined,
-        limit: EVS_MAX_PAGE,
+        limit,
         offset,
       });
       const r = await this.call<{ count: number; volumes: Volume[] }>(EVS.listVolumes, {}, { query });
       out.push(...r.volumes);
-      if (r.volumes.length < EVS_MAX_PAGE || out.length >= r.count) return out;
+      if (r.volumes.length < limit || out.length >= r.count) return out;
     }
   },
 

@@ -34,10 +34,11 @@ export const vpcCalls = {
       status: q.status,
       fixed_ips: q.ipAddress !== undefined ? `ip_address=${q.ipAddress}` : undefined,
     };
+    const limit = this.pageSize(VPC_MAX_PAGE);
     for (let marker: string | undefined; ; ) {
-      const r = await this.call<{ ports: Port[] }>(VPC.listPorts, {}, { query: queryString({ ...base, limit: VPC_MAX_PAGE, marker }) });
+      const r = await this.call<{ ports: Port[] }>(VPC.listPorts, {}, { query: queryString({ ...base, limit, marker }) });
       out.push(...r.ports);
-      if (r.ports.length < VPC_MAX_PAGE) return out;
+      if (r.ports.length < limit) return out;
       marker = r.ports[r.ports.length - 1]!.id;
     }
   },
@@ -63,10 +64,11 @@ export const vpcCalls = {
   /** Private IPs in use in a subnet (server NICs, ports and reserved IPs of this project); all pages. */
   async listPrivateIps(this: HcsCaller, subnetId: string): Promise<PrivateIp[]> {
     const out: PrivateIp[] = [];
+    const limit = this.pageSize(VPC_MAX_PAGE);
     for (let marker: string | undefined; ; ) {
-      const r = await this.call<{ privateips: PrivateIp[] }>(VPC.listPrivateips, { subnet_id: subnetId }, { query: queryString({ limit: VPC_MAX_PAGE, marker }) });
+      const r = await this.call<{ privateips: PrivateIp[] }>(VPC.listPrivateips, { subnet_id: subnetId }, { query: queryString({ limit, marker }) });
       out.push(...r.privateips);
-      if (r.privateips.length < VPC_MAX_PAGE) return out;
+      if (r.privateips.length < limit) return out;
       marker = r.privateips[r.privateips.length - 1]!.id;
     }
   },

@@ -54,6 +54,16 @@ export function asCloudError(e: unknown): CloudErrorLike | undefined {
   return undefined;
 }
 
+/**
+ * A refusal to retry as it comes, not to report as a configuration error: a server error (5xx) or API Gateway flow
+ * control (429 APIGW.0308, "The throttling threshold has been reached": wait 2 to 5 s and resend, as the HCS FAQ
+ * "How Do I Handle the Error APIG.0308?" says). Issue 37's throttling flow found a throttled ListFlavors taken for a
+ * wrong availability zone and the Machine failed for good.
+ */
+export function isTransientCloudError(ce: CloudErrorLike): boolean {
+  return ce.status >= 500 || ce.status === 429;
+}
+
 /** Server ids of a volume's attachments. */
 export function attachedServers(v: CloudVolume): string[] {
   return (v.attachments ?? []).map((a) => a.server_id);

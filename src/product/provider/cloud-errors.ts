@@ -56,5 +56,6 @@ export function cloudErrorReason(code: string, status: number): { reason: string
   if (status === 401 || code === 'APIGW.0301') return { reason: 'CloudAuthenticationFailed', hint: 'HCS rejected the provider\'s credentials (AK/SK, signature or clock); check the identity secret' };
   if (status === 403) return { reason: 'CloudPermissionDenied', hint: 'the credentials are valid but not allowed this operation or project; check the account\'s permissions' };
   if (status >= 500) return { reason: 'CloudError', hint: 'HCS returned a server error; retried' };
+  if (status === 429) return { reason: 'CloudError', hint: 'HCS throttled the call (API Gateway flow control); retried' };
   return undefined;
 }

@@ -17,7 +17,7 @@ import { isConflict } from '../../core/kube/errors.js';
 import { hasFinalizer, isDeleting, type ObjectRef } from '../../core/kube/types.js';
 import type { ControllerContext } from '../../core/runtime/context.js';
 import type { Controller, Result } from '../../core/runtime/manager.js';
-import { asCloudError, attachedServers, type CloudApi, type CloudServer, type CloudVolume } from './cloud-api.js';
+import { asCloudError, isTransientCloudError, attachedServers, type CloudApi, type CloudServer, type CloudVolume } from './cloud-api.js';
 import { cloudErrorReason, ruleForCloudError } from './cloud-errors.js';
 import type { ClaimedDisk, DiskClaimer } from './disks.js';
 import { providerIDFor } from './labels.js';
@@ -111,7 +111,7 @@ export class HCSMachineController implements Controller {
           reason: why?.reason ?? 'CloudError',
           message: `HCS call failed: ${ce.code} ${ce.message}${why ? `; ${why.hint}` : ''}`,
           rules: rules.length ? rules : ['OPS-2'],
-          requeueAfter: ce.status >= 500 ? POLL : 60_000,
+          requeueAfter: isTransientCloudError(ce) ? POLL : 60_000,
           warn: true,
         };
       }
@@ -409,7 +409,7 @@ export class HCSMachineController implements Controller {
           await this.cloud.attachVolume(server.id, id);
         } catch (e) {
           const ce = asCloudError(e);
-          if (!ce || ce.status >= 500) throw e;
+          if (!ce || isTransientCloudError(ce)) throw e;
           const rules = ruleForCloudError(ce.code);
           wait({
             condition: COND_DISKS,
@@ -477,7 +477,7 @@ export class HCSMachineController implements Controller {
             this.rep.info('hcsmachine.disk-detach', `detaching persistent disk ${v.name} (${v.id}) from server ${server.id} before deleting it${prev ? ` (attempt ${prev.attempts + 1})` : ''}`, { machine: run.key, volumeId: v.id, serverId: server.id }, ['DISK-9']);
           } catch (e) {
             const ce = asCloudError(e);
-            if (!ce || ce.status >= 500) throw e;
+            if (!ce || isTransientCloudError(ce)) throw e;
             this.rep.error('hcsmachine.disk-detach-failed', `detach of ${v.id} from ${server.id} refused: ${ce.code} ${ce.message}`, { machine: run.key }, ['DISK-9']);
           }
           busy.push(`${v.name} (detaching${this.detachNote(dk)})`);

@@ -11,7 +11,7 @@ import { secretValue, tlsPairOf, type Secret } from '../api/core.js';
 import type { HCSCluster, PersistentDisk, PoolConfig, PoolNetwork } from '../api/hcs.js';
 import { issueCertificate } from '../../core/pki/index.js';
 import type { ControllerContext } from '../../core/runtime/context.js';
-import { asCloudError, type CloudApi, type CloudImage, type CloudServer, type CloudSubnet } from './cloud-api.js';
+import { asCloudError, isTransientCloudError, type CloudApi, type CloudImage, type CloudServer, type CloudSubnet } from './cloud-api.js';
 import { cloudErrorReason, ruleForCloudError } from './cloud-errors.js';
 import { CloudInitError, injectCloudInit } from './cloudinit.js';
 import { META_CLUSTER, META_IMAGE_K8S_VERSION, META_IMAGE_NAME, META_HOSTNAME, META_K8S_VERSION, META_MACHINE, META_MACHINE_UID, META_NAMESPACE, META_PERSISTENT_VOLUMES, META_POOL } from '../api/metadata.js';
@@ -124,7 +124,7 @@ export async function createServer(
     );
   } catch (e) {
     const ce = asCloudError(e);
-    if (!ce || ce.status >= 500) throw e;
+    if (!ce || isTransientCloudError(ce)) throw e;
     const rules = ruleForCloudError(ce.code);
     const why = cloudErrorReason(ce.code, ce.status);
     wait({
@@ -173,7 +173,7 @@ export async function validateTemplate(cloud: CloudApi, run: Pick<Run, 'hm' | 'a
     flavorOk = flavorList.includes(spec.flavorName) || flavorList.length === 0;
   } catch (e) {
     const ce = asCloudError(e);
-    if (!ce || ce.status >= 500) throw e;
+    if (!ce || isTransientCloudError(ce)) throw e;
     wait({
       condition: COND_INSTANCE,
       reason: 'InvalidAvailabilityZone',
