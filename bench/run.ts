@@ -3,7 +3,7 @@
  * asserts a speed; targets are printed beside the measurements.
  *
  *   npm run bench                  # all
- *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | cli | yaml | upstream | upstream-generated | mutants
+ *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | cli | yaml | dashboard | upstream | upstream-generated | mutants
  *   unshare -n sh -c 'ip link set lo up && exec npm run bench -- upstream'   # the upstream managers' rollout (bench/upstream.ts)
  *   BENCH_SCALE_N=200 npm run bench -- scale
  *   npm run bench -- mutants       # the mutant catalogue's kill table (bench/mutants.ts; several minutes)
@@ -12,6 +12,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { benchCli } from './cli.js';
+import { benchDashboard } from './dashboard.js';
 import { benchExplore } from './explore.js';
 import { benchLibrary } from './library.js';
 import { benchMockHcs } from './mock-hcs.js';
@@ -59,6 +60,7 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   explore: () => benchExplore(),
   cli: () => benchCli(),
   yaml: () => benchYaml(),
+  dashboard: () => benchDashboard(),
   upstream: () => benchUpstream(),
   'upstream-generated': () => benchUpstreamGenerated(),
   mutants: () => benchMutants(),

@@ -5,8 +5,12 @@
  *   GET  /                       (Accept: text/html, a browser) the live dashboard; API
  *                                clients get the apiserver's root paths from the facade
  *   GET  /_testbed/static/*      the page's script and style (plain files, no build step)
- *   GET  /_testbed/stream        server-sent events: view, kevent, log (src/harness/dashboard/feed.ts)
+ *   GET  /_testbed/stream        server-sent events: view, then patch (what changed), kevent, log (src/harness/dashboard/feed.ts)
  *   GET  /_testbed/view          the current view as JSON
+ *   GET  /_testbed/object?kind=&namespace=&name=[&cluster=ns/name]
+ *                                one object drilled into: its conditions, its Events, its YAML (a workload
+ *                                cluster's with cluster=)
+ *   GET  /_testbed/timeline      the report's timeline (one lane per machine, server, volume) as SVG, on demand
  *   GET  /_testbed/status        hostnames now and the stalls ("why is it waiting?"): hcs-testbed status
  *   *    /_testbed/time[/...]    the live clock (src/harness/dashboard/time-api.ts)
  *   GET  /_testbed/faults        the fault rules in force; POST {preset} or {rule} injects (HCS-6)
@@ -26,7 +30,9 @@ import type { TimeControl } from '../../world/facade/timecontrol.js';
 import { DashboardFeed, type FeedSources } from './feed.js';
 import { FAULT_PRESETS, injectFault, releaseFault } from './faults.js';
 import { ApiError, jsonBody, timeRequest } from './time-api.js';
-import { computeView } from './view.js';
+import { computeView, statusOf } from './view.js';
+import { objectDetail } from './object.js';
+import { timelineSvg } from '../report/html.js';
 import { checkControlCall, isControlCall } from './control-guard.js';
 
 export interface ExtensionParts {
@@ -89,12 +95,20 @@ export function testbedExtension(parts: ExtensionParts): TestbedExtension {
         }
         if (sub === '/view' && method === 'GET') {
           const d = needDashboard();
-          return json(reply, 200, computeView({ mgmt: d.mgmt, cloud: d.cloud, events: d.events, time: () => parts.time.status() }));
+          return json(reply, 200, computeView({ mgmt: d.mgmt, cloud: d.cloud, events: d.events, time: () => parts.time.status(), ...(d.workloads ? { workloads: d.workloads } : {}) }));
         }
         if (sub === '/status' && method === 'GET') {
           const d = needDashboard();
-          const v = computeView({ mgmt: d.mgmt, cloud: d.cloud, events: d.events, time: () => parts.time.status() });
-          return json(reply, 200, { time: v.time, hosts: v.hosts, why: v.why });
+          return json(reply, 200, statusOf(computeView({ mgmt: d.mgmt, cloud: d.cloud, events: d.events, time: () => parts.time.status() })));
+        }
+        if (sub === '/object' && method === 'GET') {
+          const d = needDashboard();
+          return json(reply, 200, objectDetail(d, { kind: query.get('kind') ?? '', namespace: query.get('namespace') ?? '', name: query.get('name') ?? '', cluster: query.get('cluster') ?? '' }));
+        }
+        if (sub === '/timeline' && method === 'GET') {
+          const d = needDashboard();
+          const width = Math.min(4000, Math.max(600, Number(query.get('width') ?? 1200) || 1200));
+          return reply.code(200).type('image/svg+xml; charset=utf-8').header('Cache-Control', 'no-store').send(timelineSvg(d.events.all(), { until: parts.time.status().now, width }));
         }
         if (sub === '/faults/presets' && method === 'GET') return json(reply, 200, Object.fromEntries(Object.entries(FAULT_PRESETS).map(([k, p]) => [k, { title: p.title, rule: p.rule }])));
         if (sub === '/faults') {
