@@ -56,7 +56,7 @@ describe('whyWaiting', () => {
 
   it('negative: progress (provisioning, detaching under its limit, scaling, a rollout, a MachineSet coming up) and True conditions are no stall', () => {
     const s = whyWaiting({
-      HCSMachine: [obj('HCSMachine', 'p', [{ type: 'InstanceReady', status: 'False', reason: 'InstanceProvisioning', severity: 'Info' }, { type: 'InstanceReady', status: 'False', reason: 'DetachingDisks' }, { type: 'InstanceReady', status: 'False', reason: 'WaitingForOwner', severity: 'Warning' }])],
+      HCSMachine: [obj('HCSMachine', 'p', [{ type: 'InstanceReady', status: 'False', reason: 'InstanceProvisioning', severity: 'Info' }, { type: 'InstanceReady', status: 'False', reason: 'DetachingDisks' }, { type: 'InstanceReady', status: 'False', reason: 'WaitingForOwner', severity: 'Warning' }, { type: 'PersistentDisksReady', status: 'False', reason: 'DisksAttaching', severity: 'Warning' }, { type: 'PersistentDisksReady', status: 'False', reason: 'DiskInUse', severity: 'Warning', message: 'DISK-9: persistent disk d is in-use on server s; waiting for it to be released' }])],
       MachineSet: [obj('MachineSet', 'ms', [{ type: 'Ready', status: 'False', reason: 'ScalingOrWaitingForNodes', severity: 'Warning', message: '2/3 Machines ready' }, { type: 'MachinesCreated', status: 'True' }])],
       KubeadmControlPlane: [obj('KubeadmControlPlane', 'k', [{ type: 'Resized', status: 'False', reason: 'ScalingUp', severity: 'Warning' }, { type: 'MachinesSpecUpToDate', status: 'False', reason: 'RollingUpdateInProgress', severity: 'Warning' }])],
       MachineDeployment: [obj('MachineDeployment', 'md', [{ type: 'Available', status: 'True' }])],

@@ -60,8 +60,10 @@ export interface Stall {
   rules: string[];
   /** The pool entry of an HCSMachine, where it has one. */
   hostname?: string;
-  /** The visible fix, right for the object's pool and owner (why, with the rule). */
+  /** The visible fix, right for the object's pool and owner (why, with the rule): fix, command and why in one text. */
   advice: string;
+  /** The same in parts, for the page: what to do, the command that does it, and why. */
+  fix: { what: string; command?: string; why?: string };
 }
 
 interface Cond {
@@ -94,7 +96,7 @@ interface Known {
   category: StallCategory;
   rules: string[];
   summary: (o: WithConds, c: Cond, checks: string[], x: StallContext) => string;
-  advice?: (o: WithConds, c: Cond, checks: string[], x: StallContext) => string;
+  advice?: (o: WithConds, c: Cond, checks: string[], x: StallContext) => Stall['fix'];
   /** A condition with this reason that is only a moment of a healthy rollout (not a stall). */
   progress?: (c: Cond) => boolean;
 }
@@ -103,17 +105,22 @@ interface Known {
 const isSurge = (c: Cond): boolean => /\bMD-3\b/.test(c.message ?? '');
 
 /** The fix for a machine with no free pool entry: maxSurge 0 where data could move, an entry where it cannot. */
-function entryAdvice(o: WithConds, c: Cond, x: StallContext): string {
+function entryAdvice(o: WithConds, c: Cond, x: StallContext): Stall['fix'] {
   const pool = (o as { spec?: { configPoolRef?: { name?: string } } }).spec?.configPoolRef?.name ?? 'the pool';
   if (isSurge(c) && x.persistentPool !== false) {
     const owner = x.owner;
-    const fix = owner?.kind === 'KubeadmControlPlane'
-      ? `set spec.rolloutStrategy.rollingUpdate.maxSurge: 0 on KubeadmControlPlane ${owner.name} (KCP-1)`
-      : `set maxSurge 0 on ${owner ? `MachineDeployment ${owner.name}` : 'its MachineDeployment'}: kubectl patch machinedeployment ${owner?.name ?? '<name>'} -n ${owner?.namespace ?? 'cpaas-system'} --type merge -p '{"spec":{"strategy":{"rollingUpdate":{"maxSurge":0,"maxUnavailable":1}}}}'`;
-    return `Fix: ${fix}. Why: ${pool} keeps persistent disks per hostname; a surge machine cannot take the entry of the machine it replaces, and adding an entry would start it on a new hostname, each later replacement then taking the hostname and data another machine freed (MD-3). With maxSurge 0 the old machine goes first and its replacement gets the same hostname and disks (MD-2). Do not add an entry.`;
+    const why = `${pool} keeps persistent disks per hostname. A surge machine cannot take the entry of the machine it replaces; an added entry would start it on a new hostname, and each later replacement would take the hostname and data another machine freed (MD-3). With maxSurge 0 the old machine goes first and its replacement gets its hostname and disks (MD-2). Do not add an entry.`;
+    if (owner?.kind === 'KubeadmControlPlane') return { what: `set spec.rolloutStrategy.rollingUpdate.maxSurge: 0 on KubeadmControlPlane ${owner.name} (KCP-1)`, why };
+    const md = owner?.name ?? '<machinedeployment>';
+    return { what: `set maxSurge 0 on ${owner ? `MachineDeployment ${owner.name}` : 'its MachineDeployment'}`, command: `kubectl patch machinedeployment ${md} -n ${owner?.namespace ?? 'cpaas-system'} --type merge -p '{"spec":{"strategy":{"rollingUpdate":{"maxSurge":0,"maxUnavailable":1}}}}'`, why };
   }
-  if (isSurge(c)) return `Fix: add an entry to ${pool} (POOL-3), or set maxSurge 0. ${pool} has no persistent disks, so no data moves (MD-3 does not apply).`;
-  return `Fix: add an entry to ${pool} first, then raise replicas (POOL-3): a new entry brings its own hostname, IP and new disks; no data moves.`;
+  if (isSurge(c)) return { what: `add an entry to ${pool} (POOL-3), or set maxSurge 0`, why: `${pool} has no persistent disks, so no data moves (MD-3 does not apply).` };
+  return { what: `add an entry to ${pool} first, then raise replicas (POOL-3)`, why: 'a new entry brings its own hostname, IP and new disks; no data moves.' };
+}
+
+/** The advice as one text: "Fix: what: command. Why: why". */
+export function adviceText(f: Stall['fix']): string {
+  return `Fix: ${f.what}${f.command ? `: ${f.command}` : ''}.${f.why ? ` Why: ${f.why}` : ''}`;
 }
 
 /** "2/3 etcd members healthy": quorum kept (a member joining or leaving during a rollout). */
@@ -127,13 +134,13 @@ const KNOWN: Record<string, Known> = {
     category: 'preflight',
     rules: ['UPG-1'],
     summary: (o, _c, checks) => `MachineSet ${o.metadata.name}: scale up on hold by Cluster API preflight checks ${checks.join(', ')}${checks.some((x) => x.endsWith('VersionSkew')) ? ': the control plane must be upgraded first' : ''}`,
-    advice: (_o, _c, checks) => (checks.some((x) => x.endsWith('VersionSkew')) ? 'Fix: upgrade the control plane first (the upgrade document); the held machines are then created by themselves (UPG-1).' : 'Fix: wait for the control plane to be stable; the MachineSet retries by itself.'),
+    advice: (_o, _c, checks) => (checks.some((x) => x.endsWith('VersionSkew')) ? { what: 'upgrade the control plane first (the upgrade document)', why: 'workers never run a newer version than the control plane; the held machines are then created by themselves (UPG-1).' } : { what: 'wait for the control plane to be stable', why: 'the MachineSet retries by itself.' }),
   },
   PreflightChecksFailed: {
     category: 'etcd',
     rules: ['KCP-5'],
     summary: (o) => `KubeadmControlPlane ${o.metadata.name}: scaling blocked, a member's etcd is unhealthy`,
-    advice: () => 'Fix: restore etcd quorum (an operator action) before the control plane can roll or roll back (KCP-5).',
+    advice: () => ({ what: 'restore etcd quorum (an operator action)', why: 'the control plane cannot roll or roll back without it (KCP-5).' }),
     // Upstream's preflight checks also hold a healthy rollout for a moment (a new member without its Node yet,
     // control plane pods starting: kubeadm/internal/controllers/scale.go preflightChecks): only etcd makes it a stall.
     progress: (c) => !/EtcdMemberHealthy/.test(c.message ?? ''),
@@ -142,7 +149,7 @@ const KNOWN: Record<string, Known> = {
     category: 'etcd',
     rules: ['KCP-5'],
     summary: (o) => `KubeadmControlPlane ${o.metadata.name}: etcd has no healthy quorum; rollout and rollback are blocked`,
-    advice: () => 'Fix: restore etcd quorum (an operator action) before retrying the rollout or rollback (KCP-5).',
+    advice: () => ({ what: 'restore etcd quorum (an operator action), then retry the rollout or rollback', why: 'KCP refuses to scale on an unhealthy etcd (KCP-5).' }),
     progress: quorumKept,
   },
   NoFreePoolEntry: {
@@ -178,6 +185,9 @@ const PROGRESS = new Set([
   'InstanceProvisioning', 'InstanceDeleting', 'DetachingDisks', 'AttachingDisks', 'Draining', 'ScalingUp', 'ScalingDown', 'RollingUpdateInProgress', 'WaitingForMachineDeletion', 'Deleting', 'Bound',
   // A MachineSet's Ready summary while its machines come up, a KCP's while its new member joins.
   'ScalingOrWaitingForNodes', 'WaitingForAvailableMachines', 'ControlPlaneComponentsUnhealthy',
+  // A replacement's persistent disks attaching, or still held by the machine it replaces while that one detaches them:
+  // a rollout's own moments (past its limit the attach is DiskAttachStuck; a detach that hangs is the other machine's DiskDetachStuck).
+  'DisksAttaching', 'DiskInUse',
 ]);
 
 const RULE_ID = /\b(?:NET|POOL|DISK|TPL|BOOT|MD|KCP|UPG|OVN|RB|OPS|HCS)-\d+\b/g;
@@ -191,14 +201,14 @@ function ruleIds(message: string): string[] {
   return [...new Set(message.match(RULE_ID) ?? [])];
 }
 
-const DEFAULT_ADVICE: Partial<Record<StallCategory, string>> = {
-  disk: 'Check the volume and its server in HCS; the server is kept until the disk is free, then the provider goes on (DISK-9).',
-  image: 'Fix: upload the image the template names, or correct spec.imageName in a new template (TPL-6).',
-  quota: 'Fix: raise the HCS quota or scale in; the provider retries every minute (OPS-2).',
-  capacity: 'Fix: another flavor or availability zone in a new template, or wait for capacity; retried every minute (OPS-2).',
-  template: 'Fix: correct the template (a new HCSMachineTemplate, then point the owner at it).',
-  network: "Fix: correct the pool entry's network (subnet, a free static IP).",
-  cloud: 'Check HCS: the credentials and the server in the console.',
+const DEFAULT_ADVICE: Partial<Record<StallCategory, Stall['fix']>> = {
+  disk: { what: 'check the volume and its server in HCS', why: 'the server is kept until the disk is free, then the provider goes on (DISK-9).' },
+  image: { what: 'upload the image the template names, or correct spec.imageName in a new template', why: 'the server cannot be built without it (TPL-6).' },
+  quota: { what: 'raise the HCS quota or scale in', why: 'the provider retries every minute (OPS-2).' },
+  capacity: { what: 'another flavor or availability zone in a new template, or wait for capacity', why: 'retried every minute (OPS-2).' },
+  template: { what: 'correct the template: a new HCSMachineTemplate, then point the owner at it' },
+  network: { what: "correct the pool entry's network (subnet, a free static IP)" },
+  cloud: { what: 'check HCS: the credentials and the server in the console' },
 };
 
 /** The pool and owner of an HCSMachine (for the advice). */
@@ -239,7 +249,7 @@ export function whyWaiting(objects: ObjectsByKind): Stall[] {
         const rules = [...new Set([...(known?.rules ?? []), ...(checks.some((x) => x.endsWith('VersionSkew')) ? ['UPG-3'] : []), ...ruleIds(message)])];
         const x = contextOf(o, kind, objects);
         const category = known?.category ?? 'other';
-        const advice = known?.advice?.(o, c, checks, x) ?? DEFAULT_ADVICE[category] ?? `See ${kind} ${o.metadata.name}'s condition ${c.type}: ${c.reason}.`;
+        const fix = known?.advice?.(o, c, checks, x) ?? DEFAULT_ADVICE[category] ?? { what: `see ${kind} ${o.metadata.name}'s condition ${c.type} (${c.reason}): kubectl describe ${kind.toLowerCase()} ${o.metadata.name}` };
         out.push({
           kind,
           namespace: o.metadata.namespace ?? '',
@@ -252,7 +262,8 @@ export function whyWaiting(objects: ObjectsByKind): Stall[] {
           checks,
           rules,
           ...(kind === 'HCSMachine' && o.status?.hostname ? { hostname: o.status.hostname } : {}),
-          advice,
+          advice: adviceText(fix),
+          fix,
         });
       }
     }
