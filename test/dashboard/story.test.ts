@@ -153,7 +153,7 @@ describe.skipIf(!haveChromium || !haveKubectl)('issue 34: the rollout as a story
               await kcp5();
               if (!shot && machines(x.s).some((m) => m.metadata.labels?.['cluster.x-k8s.io/control-plane'] !== undefined && !old.includes(m.metadata.name))) {
                 await checkAll(x, '05-cp-rollout');
-                for (const { page } of x.pages) expect(await page.textContent('#rollouts')).toMatch(/control plane rollout demo-control-plane: \d\/3 updated.* — rolling to v1\.32\.3/);
+                for (const { page } of x.pages) expect(await page.textContent('#rollouts')).toMatch(/control plane rollout demo-control-plane: \d\/3 updated.* — rolling to demo-cp-template-\S+ \(v1\.32\.3\)/);
                 shot = true;
               }
             }

@@ -68,7 +68,7 @@ describe('the view of a served testbed: a surge machine on a full pool with pers
     const m = v.tree.find((n) => n.kind === 'Machine')!.machine!;
     expect(m).toMatchObject({ phase: 'Running', infraReady: true, serverStatus: 'ACTIVE', disks: [{ slot: 0, state: 'in-use' }] });
     expect(m.hostname).toMatch(/^demo-worker-\d$/);
-    expect(v.rollouts.map((r) => [r.state, r.text])).toEqual([['done', 'worker rollout demo-md-0: 3/3 updated, 3 ready, 3 current, maxSurge 0, maxUnavailable 1 — up to date (v1.31.6)']]);
+    expect(v.rollouts.map((r) => [r.state, r.text])).toEqual([['done', 'worker rollout demo-md-0: 3/3 updated, 3 ready, 3 current, maxSurge 0, maxUnavailable 1 — up to date: demo-worker-template (v1.31.6)']]);
     expect(v.waiting).toEqual([]);
     expect(v.workloads.map((w) => w.id)).toEqual(['cpaas-system/demo']);
     expect(v.nodes.map((n) => [n.id, n.version, n.ready])).toEqual([1, 2, 3].map((i) => [`cpaas-system/demo/demo-worker-${i}`, 'v1.31.6', true]));

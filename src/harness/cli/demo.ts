@@ -69,6 +69,7 @@ export async function runDemo(o: DemoOptions): Promise<StepResult[]> {
     dir,
     ...(o.afterStep ? { afterStep: o.afterStep } : {}),
     ...(o.pace ? { pace: o.pace } : {}),
+    workloadContext: cluster,
   };
   // The matrix rows (UPG-4): where the document's subject is now (the workers, or the control plane), and the next row.
   const what = o.doc === 'worker-nodes' ? `MachineDeployment ${cluster}-md-0` : `KubeadmControlPlane ${cluster}-control-plane`;

@@ -250,7 +250,8 @@ function mdRollout(md: MachineDeployment, counts: Counts, sets: MachineSet[], ne
   const state: Rollout['state'] = held ? 'held' : rolling ? 'rolling' : scaling ? 'scaling' : 'done';
   const what = `worker rollout ${md.metadata.name}`;
   const head = `${what}: ${counts.updated}/${counts.desired} updated, ${counts.ready} ready, ${counts.current} current, maxSurge ${surge}, maxUnavailable ${unavail}`;
-  const tail = state === 'done' ? ` — up to date (${md.spec.template.spec.version ?? ''})` : state === 'held' ? ` — ${held}` : state === 'scaling' ? ` — scaling to ${counts.desired}` : ` — rolling to ${md.spec.template.spec.version ?? ''}${oldLeft ? `, ${oldLeft} old left` : ''}`;
+  const to = `${md.spec.template.spec.infrastructureRef?.name ?? ''} (${md.spec.template.spec.version ?? ''})`;
+  const tail = state === 'done' ? ` — up to date: ${to}` : state === 'held' ? ` — ${held}` : state === 'scaling' ? ` — scaling to ${counts.desired}` : ` — rolling to ${to}${oldLeft ? `, ${oldLeft} old left` : ''}`;
   return { id: `MachineDeployment/${ns(md)}/${md.metadata.name}`, kind: 'MachineDeployment', namespace: ns(md), name: md.metadata.name, text: head + tail, state, counts, maxSurge: surge, maxUnavailable: unavail, version: md.spec.template.spec.version ?? '' };
 }
 
@@ -260,6 +261,7 @@ function kcpRollout(k: KubeadmControlPlane, counts: Counts, own: Machine[], stal
   const held = heldText(stalls);
   const state: Rollout['state'] = held ? 'held' : rolling ? 'rolling' : counts.ready < counts.desired ? 'scaling' : 'done';
   const head = `control plane rollout ${k.metadata.name}: ${counts.updated}/${counts.desired} updated, ${counts.ready} ready, ${counts.current} current, maxSurge ${surge}${surge === 0 ? ' (remove first, KCP-1)' : ''}`;
-  const tail = state === 'done' ? ` — up to date (${k.spec.version})` : state === 'held' ? ` — ${held}` : ` — rolling to ${k.spec.version}`;
+  const to = `${k.spec.machineTemplate.infrastructureRef?.name ?? ''} (${k.spec.version})`;
+  const tail = state === 'done' ? ` — up to date: ${to}` : state === 'held' ? ` — ${held}` : ` — rolling to ${to}`;
   return { id: `KubeadmControlPlane/${ns(k)}/${k.metadata.name}`, kind: 'KubeadmControlPlane', namespace: ns(k), name: k.metadata.name, text: head + tail, state, counts, maxSurge: surge, maxUnavailable: surge === 0 ? 1 : 0, version: k.spec.version };
 }

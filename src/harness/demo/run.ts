@@ -43,6 +43,8 @@ export interface DemoCtx {
   afterStep?: (id: string) => Promise<void>;
   /** Virtual seconds per wall second while a step waits (the live clock runs); undefined or 0: advance in steps, at once. */
   pace?: number;
+  /** The workload cluster's kubectl context (printed where a command switches to it). */
+  workloadContext?: string;
 }
 
 export interface Until {
@@ -227,7 +229,7 @@ export async function runSteps(ctx: DemoCtx, steps: readonly Step[], title: stri
     }
     const command = st.command ? await st.command(ctx) : undefined;
     const env = st.env?.(ctx);
-    if (command) ctx.io.write(`${st.workload ? '   [workload cluster]\n' : ''}${env ? `   [with ${Object.entries(env).map(([k, x]) => `${k}=${x}`).join(' ')}]\n` : ''}${indent(`$ ${command}`, '   ')}\n`);
+    if (command) ctx.io.write(`${st.workload ? `   [workload cluster${ctx.workloadContext ? `: context ${ctx.workloadContext}, as kubectl --context ${ctx.workloadContext}` : ''}]\n` : ''}${env ? `   [with ${Object.entries(env).map(([k, x]) => `${k}=${x}`).join(' ')}]\n` : ''}${indent(`$ ${command}`, '   ')}\n`);
     if (ctx.io.ask) await ctx.io.ask('   [Enter] to run');
     let res: StepResult = { id: st.id, code: 0, out: '', look: '' };
     if (command && st.watch) {

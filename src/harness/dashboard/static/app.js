@@ -114,6 +114,7 @@
     a.dataset.kind = q.kind;
     a.dataset.name = q.name;
     const go = () => drill(rowOf(a), Object.assign({ cluster: '' }, q), colspan);
+    if (q.cluster) a.title = 'on the workload cluster ' + q.cluster;
     a.addEventListener('click', go);
     a.addEventListener('keydown', (e) => e.key === 'Enter' && go());
     return a;
@@ -353,7 +354,10 @@
       for (const n of shown) {
         const tr = el('tr');
         tr.dataset.node = n.name;
-        tr.append(cell(n.name), cell(n.roles), cell(n.version), cell((n.ready ? 'Ready' : 'NotReady') + (n.unschedulable ? ',SchedulingDisabled' : ''), n.ready ? 'p-Running' : 'p-Deleting'));
+        tr.dataset.id = n.id;
+        const name = el('td');
+        name.appendChild(drillLink(n.name, { kind: 'Node', namespace: '', name: n.name, cluster: w.id }, (a) => a.closest('tr'), 4));
+        tr.append(name, cell(n.roles), cell(n.version), cell((n.ready ? 'Ready' : 'NotReady') + (n.unschedulable ? ',SchedulingDisabled' : ''), n.ready ? 'p-Running' : 'p-Deleting'));
         t.appendChild(tr);
       }
       if (w.nodes.length > BIG_NODES) {
