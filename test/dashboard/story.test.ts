@@ -99,6 +99,7 @@ describe.skipIf(!haveChromium || !haveKubectl)('issue 34: the rollout as a story
       await checkAll(x, '01-start');
       for (const { page } of x.pages) {
         expect(await page.textContent('#attention')).toContain('Nothing is waiting');
+        expect(await page.textContent('#stall-badge')).toBe('nothing is waiting');
         expect(await page.$$eval('#workloads tr[data-node]', (t) => t.map((r) => r.textContent))).toHaveLength(6);
       }
     }, 60_000);
@@ -181,6 +182,7 @@ describe.skipIf(!haveChromium || !haveKubectl)('issue 34: the rollout as a story
       await checkAll(x, '07-end');
       for (const { page } of x.pages) {
         expect(await page.textContent('#attention')).toContain('Nothing is waiting');
+        expect(await page.textContent('#stall-badge')).toBe('nothing is waiting');
         expect(await page.$$eval('#workloads tr[data-node]', (t) => t.map((r) => r.children[2]!.textContent))).toEqual(Array(6).fill('v1.32.3'));
       }
     }, 400_000);
