@@ -43,6 +43,9 @@ export interface ExtensionParts {
 
 export const PREFIX = '/_testbed';
 
+/** The warning a watch gets while the live clock is paused (RFC 7234 warn-code 299, as the apiserver sends them). */
+export const PAUSED_WATCH_WARNING = '299 - "virtual time is paused (hcs-testbed serve): nothing changes until it is advanced or resumed (hcs-testbed time advance 5m | hcs-testbed time resume, or the dashboard)"';
+
 const STATIC_DIR = join(fileURLToPath(new URL('.', import.meta.url)), 'static');
 const STATIC: Record<string, string> = { 'index.html': 'text/html; charset=utf-8', 'app.js': 'text/javascript; charset=utf-8', 'app.css': 'text/css; charset=utf-8' };
 
@@ -66,6 +69,10 @@ export function testbedExtension(parts: ExtensionParts): TestbedExtension {
     close: () => feed?.close(),
     async handle(req: FastifyRequest, reply: FastifyReply, path: string, query: URLSearchParams): Promise<FastifyReply | undefined> {
       const method = req.method.toUpperCase();
+      // A watch (kubectl get -w, kubectl wait) while virtual time is paused sees nothing change: say so, as a
+      // Kubernetes warning (299), which kubectl prints at once ("Warning: ...") instead of hanging silently.
+      // Set on the raw response: the facade's watch writes its own head and keeps it (Node merges set headers).
+      if (method === 'GET' && /^(true|1)$/.test(query.get('watch') ?? '') && !parts.time.running) reply.raw.setHeader('Warning', PAUSED_WATCH_WARNING);
       if (path === '/') {
         // A browser asks for HTML; kubectl, client-go and Cluster API's cluster cache ask for JSON and get the root paths.
         if (feed && method === 'GET' && /\btext\/html\b/.test(String(req.headers.accept ?? ''))) return reply.code(200).type(STATIC['index.html']!).header('Cache-Control', 'no-store').send(staticFile('index.html'));

@@ -233,7 +233,12 @@ export async function runSteps(ctx: DemoCtx, steps: readonly Step[], title: stri
     if (ctx.io.ask) await ctx.io.ask('   [Enter] to run');
     let res: StepResult = { id: st.id, code: 0, out: '', look: '' };
     if (command && st.watch) {
-      // The watch's lines are printed as they come, while time moves.
+      // The watch's lines are printed as they come, while time moves. At a pace the clock runs before the watch starts
+      // (a watch started on a paused clock is warned that nothing changes: src/harness/dashboard/extension.ts).
+      if (ctx.pace && st.until) {
+        await api(ctx, 'POST', '/_testbed/time/speed', { speed: ctx.pace });
+        await api(ctx, 'POST', '/_testbed/time/resume');
+      }
       const w = sh(ctx, command, { workload: !!st.workload, timeoutMs: 600_000, onLine: (l) => ctx.io.write(`${indent(l)}\n`) });
       const waited = st.until ? await advanceUntil(ctx, st.until) : 'done';
       await new Promise((r) => setTimeout(r, 300)); // the watch prints the last change (bounded: 0.3 s)
