@@ -47,7 +47,7 @@ export const PREFIX = '/_testbed';
 export const PAUSED_WATCH_WARNING = '299 - "virtual time is paused (hcs-testbed serve): nothing changes until it is advanced or resumed (hcs-testbed time advance 5m | hcs-testbed time resume, or the dashboard)"';
 
 const STATIC_DIR = join(fileURLToPath(new URL('.', import.meta.url)), 'static');
-const STATIC: Record<string, string> = { 'index.html': 'text/html; charset=utf-8', 'app.js': 'text/javascript; charset=utf-8', 'app.css': 'text/css; charset=utf-8' };
+const STATIC: Record<string, string> = { 'index.html': 'text/html; charset=utf-8', 'parts.js': 'text/javascript; charset=utf-8', 'app.js': 'text/javascript; charset=utf-8', 'app.css': 'text/css; charset=utf-8' };
 
 function staticFile(name: string): string {
   return readFileSync(join(STATIC_DIR, name), 'utf8');
