@@ -11,6 +11,9 @@
  *                                one object drilled into: its conditions, its Events, its YAML (a workload
  *                                cluster's with cluster=)
  *   GET  /_testbed/timeline      the report's timeline (one lane per machine, server, volume) as SVG, on demand
+ *   GET  /api/v1/namespaces/NS/events?fieldSelector=involvedObject.…uid=…   (kubectl describe's Events) while
+ *                                virtual time is ahead of the wall clock: dated so that kubectl's ages read in
+ *                                virtual time (describe-events.ts); otherwise, and every other request, the API's
  *   GET  /_testbed/status        hostnames now and the stalls ("why is it waiting?"): hcs-testbed status
  *   *    /_testbed/time[/...]    the live clock (src/harness/dashboard/time-api.ts)
  *   GET  /_testbed/faults        the fault rules in force; POST {preset} or {rule} injects (HCS-6)
@@ -32,6 +35,7 @@ import { FAULT_PRESETS, injectFault, releaseFault } from './faults.js';
 import { ApiError, jsonBody, timeRequest } from './time-api.js';
 import { computeView, statusOf } from './view.js';
 import { objectDetail } from './object.js';
+import { describeEvents, isDescribeEvents } from './describe-events.js';
 import { timelineSvg } from '../report/html.js';
 import { checkControlCall, isControlCall } from './control-guard.js';
 
@@ -73,6 +77,12 @@ export function testbedExtension(parts: ExtensionParts): TestbedExtension {
       // Kubernetes warning (299), which kubectl prints at once ("Warning: ...") instead of hanging silently.
       // Set on the raw response: the facade's watch writes its own head and keeps it (Node merges set headers).
       if (method === 'GET' && /^(true|1)$/.test(query.get('watch') ?? '') && !parts.time.running) reply.raw.setHeader('Warning', PAUSED_WATCH_WARNING);
+      // kubectl describe's Events, while virtual time runs ahead of the wall clock: dated so that its ages read in virtual time.
+      const describeNs = parts.dashboard ? isDescribeEvents(method, path, query) : undefined;
+      if (describeNs !== undefined && parts.dashboard) {
+        const ahead = parts.time.status().now - Date.now();
+        if (ahead > 1000) return json(reply, 200, describeEvents(parts.dashboard.mgmt, describeNs, query.get('fieldSelector') ?? '', ahead));
+      }
       if (path === '/') {
         // A browser asks for HTML; kubectl, client-go and Cluster API's cluster cache ask for JSON and get the root paths.
         if (feed && method === 'GET' && /\btext\/html\b/.test(String(req.headers.accept ?? ''))) return reply.code(200).type(STATIC['index.html']!).header('Cache-Control', 'no-store').send(staticFile('index.html'));
