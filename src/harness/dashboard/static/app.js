@@ -141,6 +141,13 @@
         for (const d of m.disks) st.appendChild(el('span', 'chip d-' + d.state, 'pd' + d.slot + ' ' + d.state));
       } else {
         if (n.phase) st.appendChild(el('span', 'p-' + n.phase, n.phase));
+        // The cluster's own API (its nodes, Kube-OVN): the workload section, and the context to type.
+        if (n.kind === 'Cluster' && (view.workloads || []).some((w) => w.id === n.namespace + '/' + n.name)) {
+          const a = el('a', 'ctx', 'workload cluster: kubectl --context ' + n.name);
+          a.href = '#workload-section';
+          st.appendChild(document.createTextNode(' · '));
+          st.appendChild(a);
+        }
         if (n.stalls.length) st.appendChild(el('span', 'p-Deleting', ' waiting: ' + n.stalls.join(', ')));
       }
       tr.appendChild(st);
