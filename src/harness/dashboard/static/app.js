@@ -143,7 +143,8 @@
         if (n.phase) st.appendChild(el('span', 'p-' + n.phase, n.phase));
         // The cluster's own API (its nodes, Kube-OVN): the workload section, and the context to type.
         if (n.kind === 'Cluster' && (view.workloads || []).some((w) => w.id === n.namespace + '/' + n.name)) {
-          const a = el('a', 'ctx', 'workload cluster: kubectl --context ' + n.name);
+          const a = el('a', 'ctx', 'kubectl --context ' + n.name);
+          a.title = 'its workload cluster: the nodes and Kube-OVN below';
           a.href = '#workload-section';
           st.appendChild(document.createTextNode(' · '));
           st.appendChild(a);
