@@ -64,6 +64,13 @@ describe('whyWaiting', () => {
     expect(s).toEqual([]);
   });
 
+  it('a MachineSet held only while the control plane rolls (ControlPlaneIsStable) goes on by itself: no stall; held by the version skew checks it is', () => {
+    const ms = (message: string) => whyWaiting({ MachineSet: [obj('MachineSet', 'demo-md-0-abc', [{ type: 'MachinesCreated', status: 'False', reason: 'PreflightCheckFailed', severity: 'Error', message }])] });
+    expect(ms('KubeadmControlPlane cpaas-system/demo-control-plane is upgrading ("ControlPlaneIsStable" preflight check failed)')).toEqual([]);
+    expect(ms(SKEW).map((x) => x.checks)).toEqual([['KubernetesVersionSkew', 'KubeadmVersionSkew']]);
+    expect(ms(`${SKEW}; KubeadmControlPlane cpaas-system/demo-control-plane is upgrading ("ControlPlaneIsStable" preflight check failed)`)).toHaveLength(1);
+  });
+
   it('KCP-5 only for etcd: a healthy control plane rollout (a new member without its Node, 2/3 members healthy while the third joins) is no stall; lost quorum or an etcd member error is', () => {
     const kcp = (conds: Record<string, string>[]) => whyWaiting({ KubeadmControlPlane: [obj('KubeadmControlPlane', 'demo-control-plane', conds)] });
     const wait = 'Waiting for control plane to pass preflight checks to continue reconciliation: Machine demo-control-plane-x does not have a corresponding Node yet (Machine.status.nodeRef not set)';

@@ -135,6 +135,12 @@ const KNOWN: Record<string, Known> = {
     rules: ['UPG-1'],
     summary: (o, _c, checks) => `MachineSet ${o.metadata.name}: scale up on hold by Cluster API preflight checks ${checks.join(', ')}${checks.some((x) => x.endsWith('VersionSkew')) ? ': the control plane must be upgraded first' : ''}`,
     advice: (_o, _c, checks) => (checks.some((x) => x.endsWith('VersionSkew')) ? { what: 'upgrade the control plane first (the upgrade document)', why: 'workers never run a newer version than the control plane; the held machines are then created by themselves (UPG-1).' } : { what: 'wait for the control plane to be stable', why: 'the MachineSet retries by itself.' }),
+    // Held only while the control plane rolls ("ControlPlaneIsStable"): it goes on by itself once the control plane
+    // is stable (machineset_preflight.go) — a moment of a healthy upgrade, not a fault; the version skew checks are.
+    progress: (c) => {
+      const checks = preflightChecks(c.message ?? '');
+      return checks.length > 0 && checks.every((x) => x === 'ControlPlaneIsStable');
+    },
   },
   PreflightChecksFailed: {
     category: 'etcd',
