@@ -6,9 +6,12 @@
  * --jobs 1` and `--jobs 2`, with the workers' CPU, are in bench/explore.ts.)
  * Beside it, the seed sweep CI runs (`run scenarios --seeds 5`, issue 22):
  * every scenario on its own seed and 4 derived ones, one after another here.
- * Run alone: `npx tsx bench/library.ts`.
+ * Run alone: `npx tsx bench/library.ts`. BENCH_PROFILE=out.cpuprofile writes
+ * a CPU profile of the single-seed pass (not the process's start-up, not the
+ * sweep); BENCH_SEEDS=1 skips the sweep.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
@@ -34,6 +37,12 @@ export async function benchLibrary(dir = 'scenarios', seeds = SWEEP_SEEDS): Prom
     const c = process.cpuUsage(c0);
     return (c.user + c.system) / 1e6;
   };
+  const profiler = process.env.BENCH_PROFILE ? new Session() : undefined;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   let failed = 0;
@@ -43,6 +52,11 @@ export async function benchLibrary(dir = 'scenarios', seeds = SWEEP_SEEDS): Prom
     const r = await runScenario(s, embeddedTestbedFactory());
     if (!r.ok) failed++;
     out.push({ name: `library: ${s.name}`, value: r.wallMs / 1000, unit: 's wall', note: `${cpuSince(c0).toFixed(2)} s CPU, ${(r.virtualMs / 60_000).toFixed(1)} min virtual, ${r.events.length} events${r.ok ? '' : ', FAILED'}` });
+  }
+  if (profiler) {
+    const { profile } = await profiler.post('Profiler.stop');
+    writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));
+    profiler.disconnect();
   }
   const single: BenchResult = {
     name: `library: all ${files.length} scenarios`,
@@ -71,5 +85,5 @@ export async function benchLibrary(dir = 'scenarios', seeds = SWEEP_SEEDS): Prom
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  for (const r of await benchLibrary()) console.log(`${r.name}: ${r.value.toFixed(2)} ${r.unit}${r.note ? `  (${r.note})` : ''}`);
+  for (const r of await benchLibrary('scenarios', Number(process.env.BENCH_SEEDS ?? SWEEP_SEEDS))) console.log(`${r.name}: ${r.value.toFixed(2)} ${r.unit}${r.note ? `  (${r.note})` : ''}`);
 }

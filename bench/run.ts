@@ -3,14 +3,17 @@
  * asserts a speed; targets are printed beside the measurements.
  *
  *   npm run bench                  # all
- *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | cli | yaml | dashboard | upstream | upstream-generated | mutants
+ *   npm run bench -- library       # one group: library | scale | fleet | mock-hcs | mock-hcs-growth | explore | servers | cli | capture | yaml | dashboard | upstream | upstream-generated | mutants
+ *   BENCH_SERVERS_SECONDS=20 npm run bench -- servers   # hostile socket crowds against a listening mock-hcs (bench/servers.ts)
  *   unshare -n sh -c 'ip link set lo up && exec npm run bench -- upstream'   # the upstream managers' rollout (bench/upstream.ts)
  *   BENCH_SCALE_N=200 npm run bench -- scale
+ *   BENCH_FLEET=20x50 npm run bench -- fleet   # clusters x machines per cluster (default 100x100, opt-in: minutes on this machine)
  *   npm run bench -- mutants       # the mutant catalogue's kill table (bench/mutants.ts; several minutes)
  *   npm run bench -- stryker       # StrykerJS on one provider module, the library as its test runner (bench/stryker.ts; opt-in, not in a plain run)
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { benchCapture } from './capture.js';
 import { benchCli } from './cli.js';
 import { benchDashboard } from './dashboard.js';
 import { benchExplore } from './explore.js';
@@ -18,6 +21,7 @@ import { benchLibrary } from './library.js';
 import { benchMockHcs } from './mock-hcs.js';
 import { benchMockHcsGrowth } from './mock-hcs-growth.js';
 import { benchMutants } from './mutants.js';
+import { benchServers } from './servers.js';
 import { benchStryker } from './stryker.js';
 import { benchUpstream } from './upstream.js';
 import { benchUpstreamGenerated } from './upstream-generated.js';
@@ -31,14 +35,15 @@ interface BenchResult {
 }
 
 /**
- * The scale benchmark in a fresh node process with this one's flags: its
- * peak memory (max RSS) is then its own, not that of the groups run before it.
+ * A benchmark script (scale.ts, fleet.ts) in a fresh node process with this
+ * one's flags: its peak memory (max RSS) is then its own, not that of the
+ * groups run before it.
  */
-function scaleInChild(n: number): Promise<BenchResult[]> {
-  const script = fileURLToPath(new URL('./scale.ts', import.meta.url));
+function inChild(file: string, args: string[]): Promise<BenchResult[]> {
+  const script = fileURLToPath(new URL(file, import.meta.url));
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [...process.execArgv, script, String(n), '--json'], { maxBuffer: 16 << 20, env: process.env }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`scale benchmark failed: ${stderr.trim() || err.message}`));
+    execFile(process.execPath, [...process.execArgv, script, ...args, '--json'], { maxBuffer: 16 << 20, env: process.env }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`${file} failed: ${stderr.trim() || err.message}`));
       const lines = stdout.trim().split('\n');
       const line = lines.pop() ?? '';
       // Anything else it printed (BENCH_VERBOSE's per-controller figures) is shown as it came.
@@ -46,7 +51,7 @@ function scaleInChild(n: number): Promise<BenchResult[]> {
       try {
         resolve(JSON.parse(line) as BenchResult[]);
       } catch {
-        reject(new Error(`scale benchmark printed no result: ${stdout.slice(-500)}`));
+        reject(new Error(`${file} printed no result: ${stdout.slice(-500)}`));
       }
     });
   });
@@ -56,9 +61,12 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   library: () => benchLibrary(),
   'mock-hcs': () => benchMockHcs(),
   'mock-hcs-growth': () => benchMockHcsGrowth(),
-  scale: () => scaleInChild(Number(process.env.BENCH_SCALE_N ?? 1000)),
+  servers: () => benchServers(),
+  scale: () => inChild('./scale.ts', [String(Number(process.env.BENCH_SCALE_N ?? 1000))]),
+  fleet: () => inChild('./fleet.ts', [process.env.BENCH_FLEET ?? '100x100']),
   explore: () => benchExplore(),
   cli: () => benchCli(),
+  capture: () => benchCapture(),
   yaml: () => benchYaml(),
   dashboard: () => benchDashboard(),
   upstream: () => benchUpstream(),
@@ -67,7 +75,7 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   stryker: () => benchStryker(),
 };
 /** Groups run only when named (they fetch a tool from the registry, or take long). */
-const OPT_IN = new Set(['stryker']);
+const OPT_IN = new Set(['stryker', 'fleet']);
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const unknown = wanted.filter((w) => !groups[w]);

@@ -11,8 +11,9 @@
  * - services/ipam.ts, services/catalog.ts: subnets and IPs, what is offered.
  *
  * Every delay goes through the injected Clock, every random choice through
- * the injected Rng. Routes and the HTTP layer call this facade; it is also
- * the testbed's Hypervisor view.
+ * the injected Rng. Routes and the HTTP layer call this facade, or a service
+ * of it (engine.ecs, engine.evs, engine.ecsVolumes) for an operation of that
+ * service alone; it is also the testbed's Hypervisor view.
  */
 import type { Clock, EventLog, Rng } from '../../src/core/index.js';
 import type { CloudConfig, FlavorAzStatus, FlavorConfig, ImageConfig, ProjectConfig, QuotaConfig, SubnetConfig, VpcConfig } from './config.js';
@@ -57,9 +58,10 @@ export interface Hypervisor {
 
 export class CloudEngine implements Hypervisor {
   readonly core: CloudCore;
-  private readonly ecs: EcsService;
-  private readonly ecsVolumes: EcsVolumeService;
-  private readonly evs: EvsService;
+  /** The services: a route calls its service's operation directly (routes/evs.ts: engine.evs.resizeVolume). */
+  readonly ecs: EcsService;
+  readonly ecsVolumes: EcsVolumeService;
+  readonly evs: EvsService;
 
   constructor(
     private readonly store: Store,

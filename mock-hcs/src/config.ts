@@ -2,6 +2,8 @@
  * Static description of the fake cloud: projects and their AK/SK, AZs,
  * flavors, images, VPCs/subnets and the durations of asynchronous work.
  */
+import type { Subnet } from '../../src/core/hcs/index.js';
+
 export interface ProjectConfig {
   id: string;
   name: string;
@@ -91,16 +93,8 @@ export interface VpcConfig {
   cidr: string;
 }
 
-export interface SubnetConfig {
-  id: string;
-  name: string;
-  cidr: string;
-  gateway_ip: string;
-  vpc_id: string;
-  neutron_subnet_id: string;
-  neutron_network_id: string;
-  availability_zone?: string;
-}
+/** A subnet of the cloud: the wire Subnet's own fields (src/core/hcs/vpc.ts; ListSubnets adds the rest). */
+export type SubnetConfig = Pick<Subnet, 'id' | 'name' | 'cidr' | 'gateway_ip' | 'vpc_id' | 'neutron_subnet_id' | 'neutron_network_id' | 'availability_zone'>;
 
 export interface TimingConfig {
   serverBuildMs: number;

@@ -114,9 +114,8 @@ export const Codes = {
   internal: 'Ecs.0002',
 } as const;
 
-export function errorBody(code: string, message: string): { error: { code: string; message: string } } {
-  return { error: { code, message } };
-}
+/** The error document of every service, `{"error":{"code","message"}}` (src/core/hcs/errors.ts: the shape clients read). */
+export { errorBody } from '../../src/core/hcs/index.js';
 
 export const QUOTA_RESOURCES = ['instances', 'cores', 'ram', 'volumes', 'gigabytes'] as const;
 export type QuotaResource = (typeof QUOTA_RESOURCES)[number];

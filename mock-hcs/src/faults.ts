@@ -24,42 +24,26 @@
  * Every firing is recorded in the EventLog (source `fault`, type `fault.fired`, data.ruleId).
  */
 import type { Rng } from '../../src/core/index.js';
+import { HCS_OPERATIONS, type HcsService } from '../../src/core/hcs/index.js';
 import { CloudError, Codes } from './errors.js';
 
-export type FaultService = 'ecs' | 'evs' | 'vpc' | 'ims' | 'iam';
+export type FaultService = HcsService;
 
-/** Operations per service (names follow the SDK clients' methods). */
+/**
+ * Operations per service: the catalogue's names (src/core/hcs; lower camel
+ * case like the SDK clients' methods), which are also the routes' (mock-hcs
+ * registers every route from its catalogue entry, routes/operation.ts).
+ */
 export const FAULT_OPERATIONS: Record<FaultService, readonly string[]> = {
-  ecs: [
-    'createServers',
-    'showServer',
-    'listServers',
-    'listCloudServers',
-    'deleteServers',
-    'attachVolume',
-    'detachVolume',
-    'showJob',
-    'listFlavors',
-    'batchStopServers',
-    'batchStartServers',
-    'batchRebootServers',
-    'listServerBlockDevices',
-    'showServerBlockDevice',
-    'showServerTags',
-    'serverTagsAction',
-    'updateServerMetadata',
-    'updateServerBlockDevice',
-    'listServerInterfaces',
-    'listAvailabilityZones',
-  ],
-  evs: ['createVolume', 'showVolume', 'listVolumes', 'updateVolume', 'deleteVolume'],
-  vpc: ['listSubnets', 'showSubnet', 'listPorts', 'showPort', 'listPortsV3', 'showPortV3', 'createPort', 'deletePort', 'createPrivateip', 'listPrivateips', 'showPrivateip', 'deletePrivateip'],
-  ims: ['listImages'],
-  iam: ['createToken', 'listProjects', 'listAuthDomains', 'listAuthProjects'],
+  ecs: HCS_OPERATIONS.ecs.map((o) => o.name),
+  evs: HCS_OPERATIONS.evs.map((o) => o.name),
+  vpc: HCS_OPERATIONS.vpc.map((o) => o.name),
+  ims: HCS_OPERATIONS.ims.map((o) => o.name),
+  iam: HCS_OPERATIONS.iam.map((o) => o.name),
 };
 
-/** Operations that start a job (latency defaults to making the job longer). */
-export const JOB_OPERATIONS = new Set(['createServers', 'deleteServers', 'attachVolume', 'detachVolume', 'createVolume', 'deleteVolume', 'batchStopServers', 'batchStartServers', 'batchRebootServers']);
+/** Operations that start a job (the catalogue's `job`; latency defaults to making the job longer). */
+export const JOB_OPERATIONS: ReadonlySet<string> = new Set(Object.values(HCS_OPERATIONS).flatMap((ops) => ops.filter((o) => o.job).map((o) => o.name)));
 
 export type { QuotaResource } from './errors.js';
 import { QUOTA_RESOURCES, type QuotaResource } from './errors.js';

@@ -11,9 +11,10 @@ import { holdOn } from '../../src/core/clock.js';
 import { verifySignature } from './auth.js';
 import type { CallEffects, CloudEngine } from './cloud.js';
 import { CloudError, Codes, errorBody, quotaCode } from './errors.js';
-import { JOB_OPERATIONS, TIMEOUT_DEFAULTS, type FaultRegistry, type FaultService, type ResourceInfo } from './faults.js';
+import { JOB_OPERATIONS, TIMEOUT_DEFAULTS, type FaultRegistry, type FaultService } from './faults.js';
 import type { IamService } from './iam.js';
-import { setOwn } from './validate.js';
+import { operationOf, resourceOf } from './routes/operation.js';
+import type { HcsOperation, HcsService } from '../../src/core/hcs/index.js';
 
 export interface HcsRequestContext {
   requestId: string;
@@ -38,7 +39,7 @@ declare module 'fastify' {
     hcs: HcsRequestContext;
   }
   interface FastifyContextConfig {
-    /** Operation name for fault matching (see faults.ts). */
+    /** Operation name for fault matching (see faults.ts); set by routes/operation.ts `route`. */
     op?: string;
     /** Admin route: no AK/SK signature, no faults. */
     admin?: boolean;
@@ -47,7 +48,7 @@ declare module 'fastify' {
   }
 }
 
-export type Service = 'ecs' | 'evs' | 'vpc' | 'ims' | 'iam';
+export type Service = HcsService;
 
 /** The request carries the admin token (constant-time comparison). */
 export function adminAuthorized(headers: Record<string, string | string[] | undefined>, token: string | undefined): boolean {
@@ -75,16 +76,6 @@ export function serviceOf(url: string): Service {
 }
 
 const BAD_REQUEST: Record<Service, string> = { ecs: Codes.ecsBadRequest, evs: Codes.evsBadRequest, vpc: Codes.vpcBadRequest, ims: Codes.imsBadRequest, iam: Codes.iamBadBody };
-
-/** The fault operation of a request: POST /cloudservers/action is one of three by its body. */
-export function effectiveOp(op: string, json: unknown): string {
-  if (op !== 'serverAction') return op;
-  const b = obj(json);
-  if (b?.['os-stop'] !== undefined) return 'batchStopServers';
-  if (b?.['os-start'] !== undefined) return 'batchStartServers';
-  if (b?.reboot !== undefined) return 'batchRebootServers';
-  return op;
-}
 
 export interface HttpLayerOptions {
   engine: CloudEngine;
@@ -142,8 +133,9 @@ export function installHttpLayer(app: FastifyInstance, o: HttpLayerOptions): voi
     if (req.hcs.parseError !== undefined) {
       throw new CloudError(400, serviceOf(req.url) === 'ecs' ? Codes.ecsMalformed : BAD_REQUEST[serviceOf(req.url)], `Malformed JSON request body: ${req.hcs.parseError}`);
     }
-    const op = req.routeOptions.config.op;
-    if (op !== undefined && o.faults.size > 0) await applyFaults(req, effectiveOp(op, req.hcs.json), o);
+    // The route's catalogued operation (routes/operation.ts); the body picks one where several share a path.
+    const op = operationOf(req.routeOptions.config, req.hcs.json);
+    if (op !== undefined && o.faults.size > 0) await applyFaults(req, op, o);
   });
 
   // Acknowledged mutations are on disk before the response leaves (kill -9 safe); then fault `partial`.
@@ -321,165 +313,10 @@ export function q(req: FastifyRequest, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-function obj(v: unknown): Record<string, unknown> | undefined {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-}
-
-function strs(...vs: unknown[]): string[] {
-  return vs.filter((v): v is string => typeof v === 'string');
-}
-
-function strMap(v: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, x] of Object.entries(obj(v) ?? {})) if (typeof x === 'string') setOwn(out, k, x);
-  return out;
-}
-
-/** Ids, names and tags of what a call touches (best effort: the body may be invalid, the engine rejects it later). */
-export function resourceFor(op: string, req: FastifyRequest, engine: CloudEngine): ResourceInfo {
-  const r: ResourceInfo = { ids: [], names: [], tags: [] };
-  const projectId = req.hcs.projectId;
-  const params = (req.params ?? {}) as Record<string, string | undefined>;
-  const body = obj(req.hcs.json);
-  const addServer = (id: string | undefined) => {
-    if (!id) return;
-    r.ids.push(id);
-    const s = engine.serverRec(projectId, id);
-    if (!s) return;
-    r.names.push(s.name);
-    r.tags.push({ ...s.metadata }, Object.fromEntries(s.tags.map((t) => [t.key, t.value])));
-    r.flavor ??= s.flavorId;
-    r.az ??= s.az;
-  };
-  const addVolume = (id: string | undefined) => {
-    if (!id) return;
-    r.ids.push(id);
-    const v = engine.volumeRec(projectId, id);
-    if (!v) return;
-    r.names.push(v.name);
-    r.tags.push({ ...v.metadata });
-    r.az ??= v.az;
-  };
-  switch (op) {
-    case 'createServers': {
-      const s = obj(body?.server);
-      r.names.push(...strs(s?.name));
-      r.tags.push(strMap(s?.metadata));
-      const tags: Record<string, string> = {};
-      for (const t of Array.isArray(s?.server_tags) ? s.server_tags : []) {
-        const o = obj(t);
-        if (typeof o?.key === 'string') tags[o.key] = typeof o.value === 'string' ? o.value : '';
-      }
-      r.tags.push(tags);
-      if (typeof s?.flavorRef === 'string') r.flavor = s.flavorRef;
-      if (typeof s?.availability_zone === 'string') r.az = s.availability_zone;
-      break;
-    }
-    case 'showServer':
-    case 'attachVolume':
-    case 'detachVolume':
-    case 'updateServerBlockDevice':
-      addServer(params.server_id);
-      addVolume(params.volume_id ?? strs(obj(body?.volumeAttachment)?.volumeId)[0]);
-      break;
-    case 'deleteServers':
-      for (const e of Array.isArray(body?.servers) ? body.servers : []) addServer(strs(obj(e)?.id)[0]);
-      break;
-    case 'listServers':
-    case 'listCloudServers':
-      r.names.push(...strs(q(req, 'name')));
-      r.ids.push(...strs(q(req, 'server_id')));
-      break;
-    case 'showJob': {
-      const id = params.job_id;
-      if (id) r.ids.push(id);
-      const job = id ? engine.job(projectId, id) : undefined;
-      if (job) {
-        addServer(strs(job.entities.server_id)[0]);
-        addVolume(strs(job.entities.volume_id)[0]);
-        for (const sj of job.sub_jobs ?? []) addServer(sj.entities.server_id);
-      }
-      break;
-    }
-    case 'createVolume': {
-      const v = obj(body?.volume);
-      r.names.push(...strs(v?.name));
-      r.tags.push(strMap(v?.metadata));
-      if (typeof v?.availability_zone === 'string') r.az = v.availability_zone;
-      break;
-    }
-    case 'showVolume':
-    case 'deleteVolume':
-      addVolume(params.volume_id);
-      break;
-    case 'listVolumes':
-      r.names.push(...strs(q(req, 'name')));
-      break;
-    case 'showSubnet': {
-      const s = params.subnet_id ? engine.subnet(params.subnet_id) : undefined;
-      r.ids.push(...strs(params.subnet_id));
-      if (s) r.names.push(s.name);
-      break;
-    }
-    case 'listImages':
-      r.names.push(...strs(q(req, 'name')));
-      r.ids.push(...strs(q(req, 'id')));
-      break;
-    case 'listFlavors':
-      r.az = q(req, 'availability_zone');
-      break;
-    case 'batchStopServers':
-    case 'batchStartServers':
-    case 'batchRebootServers': {
-      const key = op === 'batchStopServers' ? 'os-stop' : op === 'batchStartServers' ? 'os-start' : 'reboot';
-      const list = obj(body?.[key])?.servers;
-      for (const e of Array.isArray(list) ? list : []) addServer(strs(obj(e)?.id)[0]);
-      break;
-    }
-    case 'listServerBlockDevices':
-    case 'showServerBlockDevice':
-      addServer(params.server_id);
-      addVolume(params.volume_id);
-      break;
-    case 'showPort':
-    case 'showPortV3':
-    case 'deletePort':
-      r.ids.push(...strs(params.port_id));
-      break;
-    case 'createPort':
-      r.names.push(...strs(obj(body?.port)?.name));
-      r.ids.push(...strs(obj(body?.port)?.network_id));
-      break;
-    case 'listPorts':
-    case 'listPortsV3':
-      r.names.push(...strs(q(req, 'name')));
-      r.ids.push(...strs(q(req, 'device_id'), q(req, 'network_id')));
-      break;
-    case 'createPrivateip':
-      for (const e of Array.isArray(body?.privateips) ? body.privateips : []) r.ids.push(...strs(obj(e)?.subnet_id));
-      break;
-    case 'listPrivateips':
-      r.ids.push(...strs(params.subnet_id));
-      break;
-    case 'showPrivateip':
-    case 'deletePrivateip':
-      r.ids.push(...strs(params.privateip_id));
-      break;
-    case 'createToken': {
-      const u = obj(obj(obj(obj(body?.auth)?.identity)?.password)?.user);
-      r.names.push(...strs(u?.name));
-      break;
-    }
-    case 'listProjects':
-      r.names.push(...strs(q(req, 'name')));
-      break;
-  }
-  return r;
-}
-
-async function applyFaults(req: FastifyRequest, op: string, o: HttpLayerOptions): Promise<void> {
-  const service = serviceOf(req.url) as FaultService;
-  const fired = o.faults.evaluate(service, op, resourceFor(op, req, o.engine), o.clock.now());
+async function applyFaults(req: FastifyRequest, picked: { name: string; operation?: HcsOperation }, o: HttpLayerOptions): Promise<void> {
+  const op = picked.name;
+  const service: FaultService = picked.operation?.service ?? req.routeOptions.config.operations![0]!.service;
+  const fired = o.faults.evaluate(service, op, resourceOf(req.routeOptions.config, req, o.engine, picked.operation), o.clock.now());
   if (fired.length === 0) return;
   let reject: CloudError | undefined;
   let responseDelay = 0;

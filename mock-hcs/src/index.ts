@@ -14,6 +14,7 @@ import { DEFAULT_VOLUME_TYPES, defaultCloudConfig, type CloudConfig } from './co
 import { dispatch, DispatchError, type DispatchRequest, type DispatchResponse } from './dispatch.js';
 import { CloudError, Codes } from './errors.js';
 import { FaultRegistry, parseFaultRule, type FaultRule } from './faults.js';
+import { guardConnections } from './connections.js';
 import { clientErrorHandler, frameworkErrors, installHttpLayer } from './http.js';
 import { IamService } from './iam.js';
 import { NetworkService } from './network.js';
@@ -49,6 +50,7 @@ export { CloudError } from './errors.js';
 export { DispatchError, type DispatchRequest, type DispatchResponse } from './dispatch.js';
 export { FAULT_OPERATIONS, type FaultEffect, type FaultMatch, type FaultRule, type FaultRuleInput, type FaultService } from './faults.js';
 export type { Catalog, StateDump } from './admin.js';
+export { configFromListing, stateFromListing, ListingError, type CloudListing, type ListedDisk } from './load.js';
 
 export interface MockHcsOptions {
   clock: Clock;
@@ -74,15 +76,20 @@ export interface MockHcsOptions {
   /**
    * Socket timeouts of a listening server (defaults: a request must be
    * complete within 60 s, its headers within 30 s; an idle keep-alive
-   * connection is closed after 30 s; the server checks every 10 s), so no
-   * connection stays open past about 70 s without a request in progress.
+   * connection is closed after 30 s; the server checks every 10 s; a
+   * connection silent for 5 s without a request being answered, or a TLS
+   * handshake not done in 5 s, is closed), so no connection stays open past
+   * about 70 s without a request in progress.
    */
   timeouts?: HttpTimeouts;
   /**
-   * At most this many open client connections (default 1024, node's server.maxConnections):
-   * a connection beyond it is closed at once, so idle sockets cannot pile up without bound.
+   * At most this many open client connections (default 1024). A newcomer beyond it closes the oldest
+   * connection with no request being answered (idle, or headers still arriving) of the address that
+   * holds the most: an idle or trickling crowd cannot lock new clients out (connections.ts, issue 32).
    */
   maxConnections?: number;
+  /** Of them, at most this many from one remote address (default 512); a newcomer beyond it closes that address's oldest idle one. */
+  maxConnectionsPerClient?: number;
   /** Serve HTTPS with this certificate and key (PEM); see tls.ts for making them. */
   https?: { cert: string; key: string };
 }
@@ -103,12 +110,19 @@ export interface HttpTimeouts {
   headersMs?: number;
   keepAliveMs?: number;
   checkIntervalMs?: number;
+  /**
+   * A connection that sends nothing for this long while no request of it is being answered is
+   * closed (one that never sends a byte, or stops mid-headers); also the TLS handshake bound.
+   */
+  silentMs?: number;
 }
 
-/** Open client connections a listening mock-hcs keeps at most (node closes any beyond). */
+/** Open client connections a listening mock-hcs keeps at most (connections.ts). */
 export const DEFAULT_MAX_CONNECTIONS = 1024;
+/** Open connections from one remote address at most. */
+export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 512;
 
-export const DEFAULT_HTTP_TIMEOUTS: Required<HttpTimeouts> = { requestMs: 60_000, headersMs: 30_000, keepAliveMs: 30_000, checkIntervalMs: 10_000 };
+export const DEFAULT_HTTP_TIMEOUTS: Required<HttpTimeouts> = { requestMs: 60_000, headersMs: 30_000, keepAliveMs: 30_000, checkIntervalMs: 10_000, silentMs: 5_000 };
 
 export interface MockHcs {
   app: FastifyInstance;
@@ -193,7 +207,15 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
       ? {
           serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
             const s = createHttpsServer(
-              { cert: opts.https!.cert, key: opts.https!.key, requestTimeout: timeouts.requestMs, headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs), connectionsCheckingInterval: timeouts.checkIntervalMs },
+              {
+                cert: opts.https!.cert,
+                key: opts.https!.key,
+                requestTimeout: timeouts.requestMs,
+                headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
+                connectionsCheckingInterval: timeouts.checkIntervalMs,
+                // Node's default is 120 s: a TCP connection that never starts the handshake held a slot that long (issue 32).
+                handshakeTimeout: timeouts.silentMs,
+              },
               handler,
             );
             s.keepAliveTimeout = timeouts.keepAliveMs;
@@ -202,7 +224,11 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
         }
       : {}),
   });
-  app.server.maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  guardConnections(app.server, {
+    max: opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+    perClient: opts.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+    silentMs: timeouts.silentMs,
+  });
   installHttpLayer(app, {
     engine,
     clock: opts.clock,

@@ -1,5 +1,6 @@
 /** Wire renderings of the fake cloud's records (snake_case, as the real APIs return them). */
 import { rfc3339 } from '../../src/core/index.js';
+import type { BlockDevice, Flavor, Image, Job, Port, PrivateIp, ServerAddress, ServerDetail, SubJob, Subnet, Volume } from '../../src/core/hcs/index.js';
 import type { CloudEngine } from './cloud.js';
 import type { FlavorAzStatus, ImageConfig, SubnetConfig, FlavorConfig } from './config.js';
 import type { PortView } from './network.js';
@@ -13,10 +14,10 @@ function jobTime(ms: number | undefined): string | undefined {
 const VM_STATE: Record<string, string> = { BUILD: 'building', ACTIVE: 'active', SHUTOFF: 'stopped', REBOOT: 'active', HARD_REBOOT: 'active', ERROR: 'error' };
 const POWER_STATE: Record<string, number> = { BUILD: 0, ACTIVE: 1, SHUTOFF: 4, REBOOT: 1, HARD_REBOOT: 1, ERROR: 0 };
 
-export function renderServer(e: CloudEngine, s: ServerRec): Record<string, unknown> {
+export function renderServer(e: CloudEngine, s: ServerRec): ServerDetail {
   const flavor = e.flavors.get(s.flavorId);
   const image = e.images.get(s.imageId);
-  const addresses: Record<string, unknown[]> = {};
+  const addresses: Record<string, ServerAddress[]> = {};
   s.nics.forEach((n, i) => {
     (addresses[s.vpcId] ??= []).push({
       version: '4',
@@ -157,7 +158,7 @@ export function renderCloudServer(e: CloudEngine, s: ServerRec): Record<string, 
 }
 
 /** One entry of GET .../cloudservers/{id}/block_device (os-volume_attachments plus the ECS extras). */
-export function renderBlockDevice(e: CloudEngine, s: ServerRec, v: ServerRec['volumes'][number], index: number): Record<string, unknown> {
+export function renderBlockDevice(e: CloudEngine, s: ServerRec, v: ServerRec['volumes'][number], index: number): BlockDevice {
   return {
     id: v.volumeId,
     volumeId: v.volumeId,
@@ -170,7 +171,7 @@ export function renderBlockDevice(e: CloudEngine, s: ServerRec, v: ServerRec['vo
   };
 }
 
-export function renderSubJob(j: SubJobRec): Record<string, unknown> {
+export function renderSubJob(j: SubJobRec): SubJob {
   return {
     status: j.status,
     entities: { ...j.entities },
@@ -182,7 +183,7 @@ export function renderSubJob(j: SubJobRec): Record<string, unknown> {
   };
 }
 
-export function renderJob(j: JobRec, now: number): Record<string, unknown> {
+export function renderJob(j: JobRec, now: number): Job {
   // A job is INIT only until the cloud picked it up (any later instant): then RUNNING.
   const status = j.status === 'INIT' && now > j.begin_time ? 'RUNNING' : j.status;
   const entities: Record<string, unknown> = { ...j.entities };
@@ -199,7 +200,7 @@ export function renderJob(j: JobRec, now: number): Record<string, unknown> {
   };
 }
 
-export function renderVolume(v: VolumeRec, endpoint = ''): Record<string, unknown> {
+export function renderVolume(v: VolumeRec, endpoint = ''): Volume {
   const attachments = v.attachment
     ? [
         {
@@ -309,7 +310,7 @@ export function volumeJson(v: VolumeRec): string {
  * `az(status)`; `cond:operation:status` is the status in the AZ asked for,
  * else the best one over all AZs (normal > obt > sellout > abandon).
  */
-export function renderFlavor(f: FlavorConfig, statuses: { az: string; status: FlavorAzStatus }[], az?: string): Record<string, unknown> {
+export function renderFlavor(f: FlavorConfig, statuses: { az: string; status: FlavorAzStatus }[], az?: string): Flavor {
   const rank: FlavorAzStatus[] = ['normal', 'obt', 'sellout', 'abandon'];
   const overall = az !== undefined ? (statuses.find((x) => x.az === az)?.status ?? 'abandon') : (rank.find((r) => statuses.some((x) => x.status === r)) ?? 'abandon');
   return {
@@ -335,7 +336,7 @@ export function renderFlavor(f: FlavorConfig, statuses: { az: string; status: Fl
   };
 }
 
-export function renderImage(i: ImageConfig, createdMs: number): Record<string, unknown> {
+export function renderImage(i: ImageConfig, createdMs: number): Image {
   return {
     id: i.id,
     name: i.name,
@@ -367,7 +368,7 @@ export function renderImage(i: ImageConfig, createdMs: number): Record<string, u
   };
 }
 
-export function renderSubnet(s: SubnetConfig, projectId: string, createdMs: number): Record<string, unknown> {
+export function renderSubnet(s: SubnetConfig, projectId: string, createdMs: number): Subnet {
   return {
     id: s.id,
     name: s.name,
@@ -393,7 +394,7 @@ export function renderSubnet(s: SubnetConfig, projectId: string, createdMs: numb
 }
 
 /** A VPC port (Neutron shape, as the VPC SDK's Port model). */
-export function renderPort(p: PortView): Record<string, unknown> {
+export function renderPort(p: PortView): Port {
   const server = p.kind === 'server';
   return {
     id: p.id,
@@ -470,7 +471,7 @@ export function renderPortV3(p: PortView): Record<string, unknown> {
 }
 
 /** A VPC private IP (the VPC SDK's Privateip model); its id is the port id. */
-export function renderPrivateIp(p: PortView): Record<string, unknown> {
+export function renderPrivateIp(p: PortView): PrivateIp {
   return {
     id: p.id,
     status: p.deviceOwner ? 'ACTIVE' : 'DOWN',

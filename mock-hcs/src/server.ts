@@ -8,11 +8,12 @@
  * acknowledged mutation is on disk before its response, so a kill -9 and a
  * restart with the same file lose nothing, and pending transitions resume.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { EventLog, RealClock, SeededRng, type Clock, type TimerId } from '../../src/core/index.js';
+import { writeSecretFile } from '../../src/core/secret-file.js';
 import { parseYamlValue, YamlInputError } from '../../src/core/yaml-limits.js';
 import { prepareTls, type TlsFiles } from './tls.js';
 import { createMockHcs, DEFAULT_DOMAIN, defaultCloudConfig, usersOf, type CloudConfig, type MockHcs } from './index.js';
@@ -36,7 +37,7 @@ Options:
   --admin-token T   the token /_admin requests must send as X-Admin-Token (at least 16
                     characters; default: $MOCK_HCS_ADMIN_TOKEN, else a random one, printed)
   --admin-token-file F
-                    also write the admin token to F (mode 0600), for scripts
+                    write the admin token to F (mode 0600, replacing F; not printed then), for scripts
   --log-events      print the event log as JSON lines on stderr
   --tls-dir DIR     serve HTTPS: a CA (kept if DIR already has ca.crt + ca.key) and a
                     certificate for 127.0.0.1, ::1 and localhost (plus --host) are written to
@@ -224,9 +225,19 @@ export async function startServer(args: ServerArgs, out: (line: string) => void 
   }
   out(`  data: ${args.dataFile ?? '(in memory)'}; seed ${args.seed}; speedup ${args.speedup}; admin ${args.admin ? `${url}/_admin/catalog` : 'off'}`);
   if (mock.adminToken !== undefined) {
-    if (args.adminTokenFile) writeFileSync(args.adminTokenFile, `${mock.adminToken}\n`, { mode: 0o600 });
-    // A token given by flag or environment is the caller's own secret: not echoed.
-    out(`  admin token: ${args.adminToken === undefined ? mock.adminToken : '(as given)'}${args.adminTokenFile ? ` (written to ${args.adminTokenFile})` : ''}; send it as X-Admin-Token`);
+    if (args.adminTokenFile) {
+      // 0600 also over an existing file; a symbolic link of that name is replaced, never followed (issue 32).
+      try {
+        writeSecretFile(args.adminTokenFile, `${mock.adminToken}\n`);
+      } catch (e) {
+        await mock.close();
+        throw new UsageError(`--admin-token-file ${args.adminTokenFile}: cannot write it: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+    // Printed only when there is no other way to learn it: not when it was given (the caller's own secret), nor
+    // when it went to --admin-token-file (stdout often ends up in a log others read).
+    const shown = args.adminTokenFile ? `in ${args.adminTokenFile}` : args.adminToken === undefined ? mock.adminToken : '(as given)';
+    out(`  admin token: ${shown}; send it as X-Admin-Token`);
   }
   return { url, mock, stop: () => mock.close() };
 }

@@ -3,11 +3,14 @@
  * the two pure helpers on the document. It imports none of state.ts, persist.ts or state-validate.ts,
  * so those depend on it in one direction: state.ts -> persist.ts -> state-validate.ts -> state-data.ts.
  */
+import type { JobStatus, VolumeStatus } from '../../src/core/hcs/index.js';
 export type ServerStatus = 'BUILD' | 'ACTIVE' | 'SHUTOFF' | 'REBOOT' | 'HARD_REBOOT' | 'ERROR';
-export type VolumeStatus = 'creating' | 'available' | 'attaching' | 'in-use' | 'detaching' | 'deleting' | 'error';
-export type JobStatus = 'INIT' | 'RUNNING' | 'SUCCESS' | 'FAIL';
+/** A volume's status: one of the statuses EVS documents (src/core/hcs/evs.ts). */
+export type { VolumeStatus };
+/** A job's status, as ShowJob reports it (src/core/hcs/ecs.ts). */
+export type { JobStatus };
 export const SERVER_STATUSES: readonly ServerStatus[] = ['BUILD', 'ACTIVE', 'SHUTOFF', 'REBOOT', 'HARD_REBOOT', 'ERROR'];
-export const VOLUME_STATUSES: readonly VolumeStatus[] = ['creating', 'available', 'attaching', 'in-use', 'detaching', 'deleting', 'error'];
+export { VOLUME_STATUSES } from '../../src/core/hcs/index.js';
 export const JOB_STATUSES: readonly JobStatus[] = ['INIT', 'RUNNING', 'SUCCESS', 'FAIL'];
 
 export interface NicRec {
@@ -146,9 +149,9 @@ export interface JobRec {
   fail_reason?: string;
 }
 
-export type TaskKind = 'server.build' | 'server.delete' | 'server.stop' | 'server.start' | 'server.reboot' | 'volume.create' | 'volume.attach' | 'volume.detach' | 'volume.delete';
+export type TaskKind = 'server.build' | 'server.delete' | 'server.stop' | 'server.start' | 'server.reboot' | 'volume.create' | 'volume.attach' | 'volume.detach' | 'volume.delete' | 'volume.extend';
 
-export const TASK_KINDS: readonly TaskKind[] = ['server.build', 'server.delete', 'server.stop', 'server.start', 'server.reboot', 'volume.create', 'volume.attach', 'volume.detach', 'volume.delete'];
+export const TASK_KINDS: readonly TaskKind[] = ['server.build', 'server.delete', 'server.stop', 'server.start', 'server.reboot', 'volume.create', 'volume.attach', 'volume.detach', 'volume.delete', 'volume.extend'];
 
 export interface TaskRec {
   /** Monotonic sequence; orders tasks with equal due times deterministically. */

@@ -222,9 +222,24 @@ export class RealClock implements Clock {
   }
 }
 
+/**
+ * The last second rfc3339 formatted and its text: writes, conditions and
+ * rendered cloud resources of one virtual instant share it (formatting was
+ * ~1 % of the scale bench's CPU, docs/performance.md). A pure function's
+ * memo: no output depends on it. Out-of-range times throw before it is set.
+ */
+let lastSecond = NaN;
+let lastText = '';
+
 /** RFC 3339 timestamp (seconds precision, as Kubernetes metadata uses). */
 export function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  // Date keeps whole milliseconds (TimeClip truncates), and the text depends on the second alone.
+  const second = Math.floor(Math.trunc(ms) / 1000);
+  if (second === lastSecond) return lastText;
+  const text = new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  lastSecond = second;
+  lastText = text;
+  return text;
 }
 
 /** Parse a Go-style duration ("90s", "1m", "5m30s", "1h", "500ms") into milliseconds. */

@@ -50,6 +50,15 @@ export class EventLog {
     return ev;
   }
 
+  /**
+   * Start the log with events recorded before this process (a replay continues a captured run's history, issue 35):
+   * kept with their times, numbered 1..n as this log numbers them. Only on an empty log (history comes first).
+   */
+  continueFrom(history: readonly LogEvent[]): void {
+    if (this.events.length) throw new Error(`the event log already holds ${this.events.length} events: history goes first`);
+    history.forEach((e, i) => this.events.push({ ...e, seq: i + 1 }));
+  }
+
   all(): readonly LogEvent[] {
     return this.events;
   }

@@ -1,7 +1,10 @@
 /**
- * The behaviour catalogue's rule IDs (SPEC.md), with their text, so the
- * testbed can report which rules a run exercised. Generated from SPEC.md;
- * keep in sync when the catalogue changes.
+ * The behaviour catalogue: every rule of the two HCS procedure documents
+ * (test/docs-verbatim/seeds/) with an ID (NET-1, DISK-3, OVN-4, ...) and its
+ * text. Errors, tests, scenarios and reports cite these IDs; this file is the
+ * one place they are defined. docs/rules.md is generated from it
+ * (`hcs-testbed rules --markdown > docs/rules.md`; test/core/rules.test.ts
+ * fails when the two differ).
  */
 export interface SpecRule {
   id: string;
@@ -78,3 +81,41 @@ export const SPEC_RULES: readonly SpecRule[] = [
 ];
 
 export const SPEC_RULE_IDS: ReadonlySet<string> = new Set(SPEC_RULES.map((r) => r.id));
+
+const AREA_TITLES: Record<string, string> = {
+  NET: 'Network and subnets (NET)',
+  POOL: 'Machine config pool (POOL)',
+  DISK: 'Persistent disks (DISK)',
+  TPL: 'Machine template (TPL)',
+  BOOT: 'Bootstrap and kubelet certificates (BOOT)',
+  MD: 'MachineDeployment (MD)',
+  KCP: 'Control plane (KCP)',
+  UPG: 'Upgrade order and prerequisites (UPG)',
+  OVN: 'Kube-OVN (OVN)',
+  RB: 'Rollback (RB)',
+  OPS: 'Operations (OPS)',
+  HCS: 'The fake cloud (HCS)',
+};
+
+/** The catalogue as Markdown: docs/rules.md. */
+export function rulesMarkdown(): string {
+  const out: string[] = [
+    '# The rule catalogue',
+    '',
+    'Every rule of the two HCS procedure documents (copies in `test/docs-verbatim/seeds/`), with the ID that',
+    'errors, tests, scenarios and reports cite. Generated from `src/core/rules.ts` by',
+    '`hcs-testbed rules --markdown > docs/rules.md`; do not edit by hand (test/core/rules.test.ts compares).',
+    '',
+  ];
+  let area = '';
+  for (const r of SPEC_RULES) {
+    if (r.area !== area) {
+      area = r.area;
+      out.push(`## ${AREA_TITLES[area] ?? area}`, '', '| ID | rule |', '| --- | --- |');
+    }
+    out.push(`| <a id="${r.id.toLowerCase()}"></a>${r.id} | ${r.text.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`);
+    const next = SPEC_RULES[SPEC_RULES.indexOf(r) + 1];
+    if (!next || next.area !== area) out.push('');
+  }
+  return out.join('\n');
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration, VirtualClock } from '../../src/core/clock.js';
+import { formatDuration, parseDuration, rfc3339, VirtualClock } from '../../src/core/clock.js';
 import { SeededRng } from '../../src/core/rng.js';
 
 describe('VirtualClock', () => {
@@ -65,5 +65,19 @@ describe('SeededRng', () => {
     expect(new SeededRng(1).uuid()).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(new SeededRng(1).fork('x').next()).toBe(new SeededRng(1).fork('x').next());
     expect(new SeededRng(1).fork('x').next()).not.toBe(new SeededRng(1).fork('y').next());
+  });
+});
+
+describe('rfc3339', () => {
+  it('formats to the second whatever it formatted before (it remembers the last second)', () => {
+    const direct = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    // Same second twice, then neighbours, fractions and times before 1970 (Date truncates the milliseconds toward 0).
+    const times = [1767225600000, 1767225600999, 1767225601000, 1767225600500, 0, -1, -0.5, -1000, -1001, 999.9, 1000.2, -999.9, 253402300799999, 253402300800000, 1767225600000];
+    for (const ms of times) expect(rfc3339(ms), String(ms)).toBe(direct(ms));
+    expect(rfc3339(-0.5)).toBe('1970-01-01T00:00:00Z');
+    expect(rfc3339(-1)).toBe('1969-12-31T23:59:59Z');
+    expect(() => rfc3339(Number.NaN)).toThrow(RangeError);
+    expect(() => rfc3339(8.64e15 + 1)).toThrow(RangeError);
+    expect(rfc3339(1767225600000)).toBe('2026-01-01T00:00:00Z');
   });
 });

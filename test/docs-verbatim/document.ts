@@ -1,7 +1,7 @@
 /**
  * The kubectl commands of a procedure document (extracted by
  * src/harness/demo/document.ts, shared with the guided demo), taken from the document
- * itself (test/docs-verbatim/seeds/, copies of the seeds SPEC.md is built
+ * itself (test/docs-verbatim/seeds/, copies of the seeds the rule catalogue (docs/rules.md) is built
  * from), so that a test types them as written and notices when the
  * document changes.
  *

@@ -6,11 +6,11 @@
  * reason, instead of starting replacements forever (a broken bundle once
  * made `npm run scenarios` respawn crashing workers without end).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_START_FAILURES, WorkerPool } from '../../src/harness/explore/pool.js';
+import { MAX_START_FAILURES, WORKER_EXEC_ARGV, WorkerPool, workerExecArgv } from '../../src/harness/explore/pool.js';
 
 const CRASH = resolve('test/explore/fixtures/crash-worker.mjs');
 const LINGER = resolve('test/explore/fixtures/linger-worker.mjs');
@@ -71,6 +71,31 @@ describe('closing a pool whose worker is on its way out', () => {
       await expect(pool.close()).resolves.toBeUndefined();
     } finally {
       delete process.env.LINGER_LOG;
+    }
+  });
+});
+
+describe('profiling the workers (HCS_TESTBED_WORKER_CPU_PROF, docs/performance.md)', () => {
+  it('adds --cpu-prof into the folder only when it is set', () => {
+    expect(workerExecArgv({})).toEqual(WORKER_EXEC_ARGV);
+    expect(workerExecArgv({ HCS_TESTBED_WORKER_CPU_PROF: '/tmp/p' })).toEqual([...WORKER_EXEC_ARGV, '--cpu-prof', '--cpu-prof-dir=/tmp/p']);
+  });
+
+  it('each worker writes a V8 CPU profile there when it exits', { timeout: 20_000 }, async () => {
+    const prof = join(dir, 'prof');
+    process.env.LINGER_LOG = join(dir, 'linger');
+    process.env.HCS_TESTBED_WORKER_CPU_PROF = prof;
+    try {
+      const pool = new WorkerPool({ jobs: 1, entries: [LINGER] });
+      // bounded wait for the worker's own signal (a process, so wall time is real here)
+      for (let i = 0; i < 500 && !existsSync(join(dir, 'linger')); i++) await new Promise((r) => setTimeout(r, 20));
+      await pool.close(); // resolves once the worker has exited
+      const files = existsSync(prof) ? readdirSync(prof).filter((f) => f.endsWith('.cpuprofile')) : [];
+      expect(files).toHaveLength(1);
+      expect(JSON.parse(readFileSync(join(prof, files[0]!), 'utf8'))).toHaveProperty('samples');
+    } finally {
+      delete process.env.LINGER_LOG;
+      delete process.env.HCS_TESTBED_WORKER_CPU_PROF;
     }
   });
 });

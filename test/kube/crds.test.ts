@@ -1,6 +1,7 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { repoPath } from '../../src/core/repo.js';
 import { parse, parseAllDocuments } from 'yaml';
 import { CRDS, crdForKind, prune, schemaForKind, validate, type JSONSchemaProps } from '../../src/product/api/crds/index.js';
 import { crdsYaml } from '../../src/product/api/crds/dump.js';
@@ -9,7 +10,7 @@ import { loadManifestPath } from '../../src/harness/manifests/index.js';
 import { evalColumnPath } from '../../src/world/facade/tables.js';
 import { parseLabelSelector, matchesLabels, parseFieldSelector } from '../../src/core/kube/selectors.js';
 
-const SEEDS = '/work/shared/seeds';
+const SEEDS = repoPath('test', 'docs-verbatim', 'seeds'); // the documents, in the repository
 const REPO = join(import.meta.dirname, '..', '..');
 
 /** The YAML manifests of a procedure document (blocks starting at `apiVersion:`), placeholders filled in. */
@@ -38,7 +39,7 @@ function check(obj: { kind: string; spec?: unknown }): { unknown: string[]; inva
 }
 
 describe('CRDs (src/core/kube/crds)', () => {
-  it('cover every custom resource of SPEC.md, match the resources table and carry status subresources', () => {
+  it('cover every custom resource of the rule catalogue, match the resources table and carry status subresources', () => {
     const kinds = CRDS.map((c) => c.spec.names.kind).sort();
     expect(kinds).toEqual(['AppRelease', 'Cluster', 'HCSCluster', 'HCSMachine', 'HCSMachineConfigPool', 'HCSMachineTemplate', 'KubeadmConfig', 'KubeadmConfigTemplate', 'KubeadmControlPlane', 'Machine', 'MachineDeployment', 'MachineSet']);
     for (const c of CRDS) {
@@ -78,7 +79,7 @@ describe('CRDs (src/core/kube/crds)', () => {
     }
   });
 
-  it.skipIf(!existsSync(SEEDS))('accept every manifest of the procedure documents (seeds/), legacy subenetName included', () => {
+  it('accept every manifest of the procedure documents (test/docs-verbatim/seeds), legacy subenetName included', () => {
     let n = 0;
     for (const f of readdirSync(SEEDS).filter((x) => x.endsWith('.txt'))) {
       for (const obj of seedManifests(readFileSync(join(SEEDS, f), 'utf8')) as { kind: string; spec?: unknown }[]) {

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverBody, settle, setup, type Env } from './helpers.js';
+import { setAt } from './mutate.js';
 
 let env: Env;
 let serverId: string;
@@ -77,18 +78,6 @@ function mutations(doc: unknown, maxDepth = 8): { path: string; doc: unknown }[]
   };
   walk(doc, []);
   return out;
-}
-
-function setAt(doc: unknown, path: (string | number)[], value: unknown): unknown {
-  const copy = structuredClone(doc) as Record<string | number, unknown>;
-  let cur = copy;
-  for (const k of path.slice(0, -1)) cur = cur[k] as Record<string | number, unknown>;
-  const last = path[path.length - 1]!;
-  if (value === undefined) {
-    if (Array.isArray(cur)) cur.splice(Number(last), 1);
-    else delete cur[last];
-  } else cur[last] = value;
-  return copy;
 }
 
 const MALFORMED = ['{', '{"server": ', '[', 'nul', '"just a string"', '123', 'true', 'null', '[]', '{}', '\u0000', '{"a":1,}', "{'a':1}", '[[[[[[[[[[', `${'['.repeat(5000)}${']'.repeat(5000)}`, '\ufeff{}', '{"server":{"name":"\\ud800"}}'];

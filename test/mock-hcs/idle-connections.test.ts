@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SeededRng, VirtualClock } from '../../src/core/index.js';
-import { createMockHcs, DEFAULT_MAX_CONNECTIONS, type MockHcs } from '../../mock-hcs/src/index.js';
+import { createMockHcs, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT, type MockHcs } from '../../mock-hcs/src/index.js';
 import { prepareTls } from '../../mock-hcs/src/tls.js';
 import { exchangeUntilClose, type Exchange } from '../support/socket-exchange.js';
 
@@ -55,9 +55,11 @@ describe('idle connections are closed and open sockets bounded (HTTPS)', () => {
     expect(r.ms).toBeLessThan(4000);
   });
 
-  it('connections beyond maxConnections are closed at once; the default bound is 1024', { timeout: 15_000 }, async () => {
+  it('a connection beyond maxConnections closes the oldest idle one at once (issue 32); the default bound is 1024', { timeout: 15_000 }, async () => {
     expect(DEFAULT_MAX_CONNECTIONS).toBe(1024);
-    // Its own server with the default (30 s and more) timeouts: a close within the bound below can only be maxConnections.
+    expect(DEFAULT_MAX_CONNECTIONS_PER_CLIENT).toBe(512);
+    // Its own server with the default (5 s and more) timeouts: a close within the bound below can only be maxConnections.
+    // Issue 24 closed the newcomer; issue 32: that locked new clients out while idle sockets held every slot.
     const b = await createMockHcs({ clock: new VirtualClock(), rng: new SeededRng(1), maxConnections: 3 });
     await b.app.listen({ port: 0, host: '127.0.0.1' });
     const bport = (b.app.server.address() as { port: number }).port;
@@ -69,17 +71,22 @@ describe('idle connections are closed and open sockets bounded (HTTPS)', () => {
         sock.on('error', () => undefined);
         sock.on('connect', () => resolve({ sock, closed }));
       });
-    const held: ReturnType<typeof netConnect>[] = [];
+    const held: { sock: ReturnType<typeof netConnect>; closed: Promise<number> }[] = [];
+    const holds = async (n: number) => {
+      for (let i = 0; i < 500 && (await new Promise<number>((r) => b.app.server.getConnections((_e, c) => r(c)))) !== n; i++) await new Promise((r) => setTimeout(r, 10));
+    };
     try {
-      for (let i = 0; i < 3; i++) held.push((await open()).sock);
+      for (let i = 0; i < 3; i++) {
+        held.push(await open());
+        await holds(i + 1); // the server saw them in this order
+      }
       const extra = await open();
-      held.push(extra.sock);
-      const ms = await Promise.race([extra.closed, new Promise<number>((r) => setTimeout(() => r(-1), 5000))]);
-      expect(ms).toBeGreaterThanOrEqual(0); // closed by the server, long before any timeout
-      expect(ms).toBeLessThan(5000);
-      expect(held.slice(0, 3).every((s) => !s.destroyed)).toBe(true);
+      held.push(extra);
+      const ms = await Promise.race([held[0]!.closed, new Promise<number>((r) => setTimeout(() => r(-1), 4000))]);
+      expect(ms).toBeGreaterThanOrEqual(0); // the oldest was closed by the server, before any timeout
+      expect(held.slice(1).every((h) => !h.sock.destroyed)).toBe(true);
     } finally {
-      for (const s of held) s.destroy();
+      for (const h of held) h.sock.destroy();
       await b.close();
     }
   });

@@ -40,7 +40,7 @@ describe('mutant catalogue: contents', () => {
     expect(applyPatches('a = 1;\nb = 2;\n', [{ from: 'b = 2', to: 'b = 3' }], 'x.ts')).toBe('a = 1;\nb = 3;\n');
     expect(() => applyPatches('a = 1;\n', [{ from: 'b = 2', to: 'b = 3' }], 'x.ts')).toThrow(/x\.ts.*occurs nowhere/);
     expect(() => applyPatches('a;\na;\n', [{ from: 'a', to: 'b' }], 'x.ts')).toThrow(/x\.ts.*more than once/);
-    expect(patchProblem({ ...CATALOGUE[0]!, id: 'x/gone', patches: [{ file: 'src/product/provider/hcsmachine.ts', from: 'no such text in the provider', to: 'x' }] })).toMatch(/occurs 0 times in src\/provider\/hcsmachine\.ts/);
+    expect(patchProblem({ ...CATALOGUE[0]!, id: 'x/gone', patches: [{ file: 'src/product/provider/hcsmachine.ts', from: 'no such text in the provider', to: 'x' }] })).toMatch(/occurs 0 times in src\/product\/provider\/hcsmachine\.ts/);
   });
 
   it('selecting an unknown mutant is an error naming it', () => {

@@ -16,7 +16,7 @@ export interface Mutant {
   part: Part;
   /** The bug as a provider team would write it, in one line. */
   bug: string;
-  /** SPEC rules the bug breaks (/work/shared/SPEC.md). */
+  /** SPEC rules the bug breaks (docs/rules.md). */
   rules: string[];
   /** The one change (usually one replacement; a few when the same slip repeats at each call site). */
   patches?: Patch[];

@@ -265,6 +265,27 @@ func TestLifecycle(t *testing.T) {
 		_, err = v.UpdateVolume(&evsmodel.UpdateVolumeRequest{VolumeId: missing, Body: &evsmodel.UpdateVolumeRequestBody{Volume: &evsmodel.UpdateVolumeOption{Name: ptr("x")}}})
 		wantErr(t, err, 404, "EVS.5404")
 	})
+	// "Expanding Capacity of an EVS Disk" (evs_04_2004): os-extend answers the extendVolume job (evs_04_0054);
+	// the disk is extending, then available with the new size.
+	call(t, "EVS/ResizeVolume", func(t *testing.T) {
+		r, err := v.ResizeVolume(&evsmodel.ResizeVolumeRequest{VolumeId: volID, Body: &evsmodel.ResizeVolumeRequestBody{OsExtend: &evsmodel.OsExtend{NewSize: 20}}})
+		must(t, err, "ResizeVolume")
+		jr, err := v.ShowJob(&evsmodel.ShowJobRequest{JobId: str(r.JobId)})
+		must(t, err, "EVS ShowJob")
+		eq(t, "job type", str(jr.JobType), "extendVolume")
+		poll(t, "volume extended", func() (bool, error) {
+			r, err := v.ShowVolume(&evsmodel.ShowVolumeRequest{VolumeId: volID})
+			if err != nil {
+				return false, err
+			}
+			return r.Volume.Status == "available" && r.Volume.Size == 20, nil
+		})
+		// The new size must be greater than the disk's (evs_04_2004); EVS documents no code for it: EVS.5400.
+		_, err = v.ResizeVolume(&evsmodel.ResizeVolumeRequest{VolumeId: volID, Body: &evsmodel.ResizeVolumeRequestBody{OsExtend: &evsmodel.OsExtend{NewSize: 20}}})
+		wantErr(t, err, 400, "EVS.5400")
+		_, err = v.ResizeVolume(&evsmodel.ResizeVolumeRequest{VolumeId: missing, Body: &evsmodel.ResizeVolumeRequestBody{OsExtend: &evsmodel.OsExtend{NewSize: 30}}})
+		wantErr(t, err, 404, "EVS.5404")
+	})
 	call(t, "EVS/DeleteVolume", func(t *testing.T) {
 		_, err := v.DeleteVolume(&evsmodel.DeleteVolumeRequest{VolumeId: dataVol})
 		wantErr(t, err, 400, "EVS.1046")

@@ -210,6 +210,25 @@ def test_update_volume(evs):
     expect_error(lambda: evs.update_volume(evsm.UpdateVolumeRequest(volume_id=MISSING, body=evsm.UpdateVolumeRequestBody(volume=evsm.UpdateVolumeOption(name="x")))), 404, "EVS.5404")
 
 
+# "Expanding Capacity of an EVS Disk" (evs_04_2004): os-extend answers the extendVolume job (evs_04_0054);
+# the disk is extending, then available with the new size.
+@call("EVS/ResizeVolume")
+def test_resize_volume(evs):
+    def resize(volume_id, size):
+        body = evsm.ResizeVolumeRequestBody(os_extend=evsm.OsExtend(new_size=size))
+        return evs.resize_volume(evsm.ResizeVolumeRequest(volume_id=volume_id, body=body))
+    r = resize(S["vol"], 20)
+    assert evs.show_job(evsm.ShowJobRequest(job_id=r.job_id)).job_type == "extendVolume"
+
+    def extended():
+        v = evs.show_volume(evsm.ShowVolumeRequest(volume_id=S["vol"])).volume
+        return (v.status, v.size) == ("available", 20)
+    poll("volume extended", extended)
+    # The new size must be greater than the disk's (evs_04_2004); EVS documents no code for it: EVS.5400.
+    expect_error(lambda: resize(S["vol"], 20), 400, "EVS.5400")
+    expect_error(lambda: resize(MISSING, 30), 404, "EVS.5404")
+
+
 @call("EVS/DeleteVolume")
 def test_delete_volume(evs):
     expect_error(lambda: evs.delete_volume(evsm.DeleteVolumeRequest(volume_id=S["data_vol"])), 400, "EVS.1046")

@@ -31,8 +31,8 @@ finish() {
   say "$1 ($(( $(date +%s) - t_start )) s)"
   case "$1" in failed:*) exit 1 ;; *) exit 0 ;; esac
 }
-# shellcheck source=tools/kind/ci-lib.sh
-. tools/kind/ci-lib.sh
+# shellcheck source=.ci/lib.sh
+. .ci/lib.sh
 echo "running" > "$status"
 
 [ "$(id -u)" = 0 ] || finish "skipped: not root (tools/docker/start.sh installs and starts dockerd)"

@@ -13,6 +13,9 @@ import type { CloudEngine } from '../cloud.js';
 import { CloudError, Codes } from '../errors.js';
 import type { ServerRec } from '../state.js';
 import { own, setOwn, Validator } from '../validate.js';
+import { ECS } from '../../../src/core/hcs/index.js';
+import { serverAndVolume } from './ecs.js';
+import { route } from './operation.js';
 
 const ecsV: Validator = new Validator(Codes.ecsBadRequest);
 /** ECS tag rules: at most 10 tags (Ecs.0905), key 1-36 and value 0-43 characters of letters, digits, '_', '-' and (value) '.' (Ecs.0906 / Ecs.0907). */
@@ -49,14 +52,14 @@ function parseTags(body: unknown, withValues: boolean): { key: string; value: st
 export function ecsServerExtraRoutes(engine: CloudEngine) {
   return async (app: FastifyInstance): Promise<void> => {
     // ShowServerTags: GET /v1/{project_id}/cloudservers/{server_id}/tags -> {tags:[{key,value}]}
-    app.get('/v1/:project_id/cloudservers/:server_id/tags', { config: { op: 'showServerTags' } }, async (req) => {
+    route(app, ECS.showServerTags, {}, async (req) => {
       const { server_id } = req.params as P;
       const s = server(engine, req.hcs.projectId, server_id!);
       return { tags: s.tags.map((t) => ({ key: t.key, value: t.value })) };
     });
 
     // BatchCreateServerTags / BatchDeleteServerTags: POST .../tags/action {action:"create"|"delete", tags} -> 204.
-    app.post('/v1/:project_id/cloudservers/:server_id/tags/action', { config: { op: 'serverTagsAction' } }, async (req, reply) => {
+    route(app, ECS.serverTagsAction, {}, async (req, reply) => {
       const { server_id } = req.params as P;
       const s = server(engine, req.hcs.projectId, server_id!);
       const root = ecsV.obj(req.hcs.json, 'body');
@@ -84,17 +87,18 @@ export function ecsServerExtraRoutes(engine: CloudEngine) {
     });
 
     // UpdateServerMetadata: POST /v1/{project_id}/cloudservers/{server_id}/metadata {metadata:{k:v}} -> {metadata} (all of it).
-    app.post('/v1/:project_id/cloudservers/:server_id/metadata', { config: { op: 'updateServerMetadata' } }, async (req) => {
+    route(app, ECS.updateServerMetadata, {}, async (req) => {
       const { server_id } = req.params as P;
       const s = server(engine, req.hcs.projectId, server_id!);
       const root = ecsV.obj(req.hcs.json, 'body');
       const meta = ecsV.stringMap(root.metadata, 'metadata');
       if (root.metadata === undefined) ecsV.fail('metadata', 'is required');
+      // Every key and value is checked before any is stored: a refused call changes nothing (issue 32).
       for (const [k, v] of Object.entries(meta)) {
         if (k.length === 0 || k.length > 255) ecsV.fail(`metadata.${k}`, 'keys must be 1-255 characters');
         if (v.length > 255) ecsV.fail(`metadata.${k}`, 'values must be at most 255 characters');
-        setOwn(s.metadata, k, v);
       }
+      for (const [k, v] of Object.entries(meta)) setOwn(s.metadata, k, v);
       s.updated = engine.now();
       engine.storeRef.markDirty();
       engine.record('server.metadata-updated', `server ${s.name} (${s.id}) metadata: ${Object.keys(meta).join(', ')}`, { serverId: s.id, keys: Object.keys(meta) });
@@ -108,7 +112,7 @@ export function ecsServerExtraRoutes(engine: CloudEngine) {
     // the page points to the common return values). Only delete_on_termination can change, and "system disks cannot
     // be modified" (the page's constraints). No ECS code names that case: Ecs.0005, as for other invalid parameters.
     // It decides whether DeleteServers removes the disk (DISK-9: a persistent disk must survive its server).
-    app.put('/v1/:project_id/cloudservers/:server_id/block_device/:volume_id', { config: { op: 'updateServerBlockDevice' } }, async (req, reply) => {
+    route(app, ECS.updateServerBlockDevice, { resource: serverAndVolume }, async (req, reply) => {
       const { server_id, volume_id } = req.params as P & { volume_id?: string };
       const s = server(engine, req.hcs.projectId, server_id!);
       const root = ecsV.obj(req.hcs.json, 'body');
@@ -133,7 +137,7 @@ export function ecsServerExtraRoutes(engine: CloudEngine) {
     });
 
     // ListServerInterfaces: GET /v1/{project_id}/cloudservers/{server_id}/os-interface -> {interfaceAttachments}
-    app.get('/v1/:project_id/cloudservers/:server_id/os-interface', { config: { op: 'listServerInterfaces' } }, async (req) => {
+    route(app, ECS.listServerInterfaces, {}, async (req) => {
       const { server_id } = req.params as P;
       const s = server(engine, req.hcs.projectId, server_id!);
       return {
@@ -151,7 +155,7 @@ export function ecsServerExtraRoutes(engine: CloudEngine) {
     });
 
     // NovaListAvailabilityZones: GET /v2.1/{project_id}/os-availability-zone -> {availabilityZoneInfo}
-    app.get('/v2.1/:project_id/os-availability-zone', { config: { op: 'listAvailabilityZones' } }, async () => ({
+    route(app, ECS.listAvailabilityZones, {}, async () => ({
       availabilityZoneInfo: engine.config.availabilityZones.map((zoneName) => ({ zoneName, zoneState: { available: true }, hosts: null })),
     }));
   };

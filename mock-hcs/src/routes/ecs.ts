@@ -6,6 +6,8 @@ import { q } from '../http.js';
 import { renderBlockDevice, renderCloudServer, renderFlavor, renderJob, renderServer } from '../render.js';
 import type { ServerRec } from '../state.js';
 import type { Clock } from '../../../src/core/index.js';
+import { ECS } from '../../../src/core/hcs/index.js';
+import { obj, route, serverIdsIn, strMap, strs, type ResourceOf } from './operation.js';
 
 type P = { project_id: string; server_id?: string; volume_id?: string; job_id?: string };
 
@@ -17,10 +19,9 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
         engine.createServers(req.hcs.projectId, req.hcs.json, typeof token === 'string' && token.length > 0 ? token : undefined),
       );
     };
-    app.post('/v1.1/:project_id/cloudservers', { config: { op: 'createServers' } }, create);
-    app.post('/v1/:project_id/cloudservers', { config: { op: 'createServers' } }, create);
+    route(app, ECS.createServers, { resource: serverToCreate }, create);
 
-    app.get('/v1/:project_id/jobs/:job_id', { config: { op: 'showJob' } }, async (req) => {
+    route(app, ECS.showJob, { resource: jobResources }, async (req) => {
       const { job_id } = req.params as P;
       const job = engine.job(req.hcs.projectId, job_id!);
       // ecs_07_0002 and evs_04_0038 both list Common.0011 (400) "Invalid job ID" / "query job fail" for a job that cannot be obtained.
@@ -28,7 +29,7 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       return renderJob(job, clock.now());
     });
 
-    app.get('/v1/:project_id/cloudservers/detail', { config: { op: 'listServers' } }, async (req) => {
+    route(app, ECS.listServers, { resource: serverQuery }, async (req) => {
       const limit = intParam(q(req, 'limit'), 'limit', 25, 1, 1000);
       // ECS offset is a page number starting at 1 (0 behaves as 1), not an item offset.
       const page = Math.max(1, intParam(q(req, 'offset'), 'offset', 1, 0, 1_000_000));
@@ -66,7 +67,7 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
 
     // ListCloudServers (the newer list API, huaweicloud-sdk-go-v3 ecs/v2 ListCloudServers): marker
     // pagination by server id, `servers_links` rel "next" while more remain, CloudServer records.
-    app.get('/v1.1/:project_id/cloudservers/detail', { config: { op: 'listCloudServers' } }, async (req) => {
+    route(app, ECS.listCloudServers, { resource: serverQuery }, async (req) => {
       const limit = intParam(q(req, 'limit'), 'limit', 50, 1, 1000);
       const name = q(req, 'name');
       const candidates = (name ? engine.serverNameCandidates(req.hcs.projectId, name) : undefined) ?? engine.serversOf(req.hcs.projectId);
@@ -96,7 +97,7 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       return { servers: slice.map((s) => renderCloudServer(engine, s)), servers_links: next };
     });
 
-    app.get('/v1/:project_id/cloudservers/flavors', { config: { op: 'listFlavors' } }, async (req) => {
+    route(app, ECS.listFlavors, { resource: (r, req) => void (r.info.az = q(req, 'availability_zone')) }, async (req) => {
       const az = q(req, 'availability_zone');
       const azs = engine.config.availabilityZones;
       if (az !== undefined && !azs.includes(az)) {
@@ -117,7 +118,9 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       return { flavors: rows.slice(0, limit).map((r) => renderFlavor(r.f, r.statuses, az)) };
     });
 
-    app.post('/v1/:project_id/cloudservers/action', { config: { op: 'serverAction' } }, async (req) =>
+    // One path, three operations: the body's key picks one (ECS.batchStopServers.bodyKey "os-stop", ...).
+    const actions = [ECS.batchStopServers, ECS.batchStartServers, ECS.batchRebootServers];
+    route(app, actions, { name: 'serverAction', resource: (r) => r.operation?.bodyKey && serverIdsIn(obj(r.body?.[r.operation.bodyKey])?.servers).forEach((id) => r.server(id)) }, async (req) =>
       engine.withEffects(req.hcs.effects, () => engine.serverAction(req.hcs.projectId, req.hcs.json)),
     );
 
@@ -128,7 +131,7 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       return s;
     };
 
-    app.get('/v1/:project_id/cloudservers/:server_id/block_device', { config: { op: 'listServerBlockDevices' } }, async (req) => {
+    route(app, ECS.listServerBlockDevices, { resource: serverAndVolume }, async (req) => {
       const s = serverOr404(req);
       const n = s.volumes.length + s.attaching.length;
       return {
@@ -137,7 +140,7 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       };
     });
 
-    app.get('/v1/:project_id/cloudservers/:server_id/block_device/:volume_id', { config: { op: 'showServerBlockDevice' } }, async (req) => {
+    route(app, ECS.showServerBlockDevice, { resource: serverAndVolume }, async (req) => {
       const s = serverOr404(req);
       const { volume_id } = req.params as P;
       const i = s.volumes.findIndex((v) => v.volumeId === volume_id);
@@ -145,28 +148,61 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       return { volumeAttachment: renderBlockDevice(engine, s, s.volumes[i]!, i) };
     });
 
-    app.get('/v1/:project_id/cloudservers/:server_id', { config: { op: 'showServer' } }, async (req) => {
+    route(app, ECS.showServer, { resource: serverAndVolume }, async (req) => {
       const { server_id } = req.params as P;
       const s = engine.serverRec(req.hcs.projectId, server_id!);
       if (!s) throw new CloudError(404, Codes.ecsServerNotFound, `Instance[${server_id}] could not be found.`);
       return { server: renderServer(engine, s) };
     });
 
-    app.post('/v1/:project_id/cloudservers/delete', { config: { op: 'deleteServers' } }, async (req) =>
+    route(app, ECS.deleteServers, { resource: (r) => serverIdsIn(r.body?.servers).forEach((id) => r.server(id)) }, async (req) =>
       engine.withEffects(req.hcs.effects, () => engine.deleteServers(req.hcs.projectId, req.hcs.json)),
     );
 
-    app.post('/v1/:project_id/cloudservers/:server_id/attachvolume', { config: { op: 'attachVolume' } }, async (req) => {
+    route(app, ECS.attachVolume, { resource: serverAndVolume }, async (req) => {
       const { server_id } = req.params as P;
       return engine.withEffects(req.hcs.effects, () => engine.attachVolume(req.hcs.projectId, server_id!, req.hcs.json));
     });
 
-    app.delete('/v1/:project_id/cloudservers/:server_id/detachvolume/:volume_id', { config: { op: 'detachVolume' } }, async (req) => {
+    route(app, ECS.detachVolume, { resource: serverAndVolume }, async (req) => {
       const { server_id, volume_id } = req.params as P;
       return engine.withEffects(req.hcs.effects, () => engine.detachVolume(req.hcs.projectId, server_id!, volume_id!));
     });
   };
 }
+
+/** The server of the path, and the volume of the path or of the body's volumeAttachment (fault matching, HCS-6). */
+export const serverAndVolume: ResourceOf = (r) => {
+  r.server(r.param('server_id'));
+  r.volume(r.param('volume_id') ?? strs(obj(r.body?.volumeAttachment)?.volumeId)[0]);
+};
+
+/** CreateServers: the name, metadata and tags, flavor and AZ the body asks for. */
+const serverToCreate: ResourceOf = (r) => {
+  const s = obj(r.body?.server);
+  r.names(s?.name).tags(strMap(s?.metadata));
+  const tags: Record<string, string> = {};
+  for (const t of Array.isArray(s?.server_tags) ? s.server_tags : []) {
+    const o = obj(t);
+    if (typeof o?.key === 'string') tags[o.key] = typeof o.value === 'string' ? o.value : '';
+  }
+  r.tags(tags);
+  if (typeof s?.flavorRef === 'string') r.info.flavor = s.flavorRef;
+  if (typeof s?.availability_zone === 'string') r.info.az = s.availability_zone;
+};
+
+const serverQuery: ResourceOf = (r, req) => void r.names(q(req, 'name')).ids(q(req, 'server_id'));
+
+/** ShowJob: the job, and the servers and volume it acts on. */
+const jobResources: ResourceOf = (r, req, engine) => {
+  const id = r.param('job_id');
+  if (id) r.ids(id);
+  const job = id ? engine.job(req.hcs.projectId, id) : undefined;
+  if (!job) return;
+  r.server(strs(job.entities.server_id)[0]);
+  r.volume(strs(job.entities.volume_id)[0]);
+  for (const sj of job.sub_jobs ?? []) r.server(sj.entities.server_id);
+};
 
 export function intParam(v: string | undefined, name: string, dflt: number, min: number, max: number, code: string = Codes.ecsBadRequest): number {
   if (v === undefined || v === '') return dflt;

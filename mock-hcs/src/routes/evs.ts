@@ -1,4 +1,4 @@
-/** EVS: cloud volumes (POST /v2.1/{project_id}/cloudvolumes, GET/PUT/DELETE /v2/{project_id}/cloudvolumes/...). */
+/** EVS: cloud volumes (POST /v2.1/{project_id}/cloudvolumes, GET/PUT/DELETE /v2/{project_id}/cloudvolumes/..., POST /v2.1/{project_id}/cloudvolumes/{volume_id}/action). */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CloudEngine } from '../cloud.js';
 import { CloudError, Codes } from '../errors.js';
@@ -6,17 +6,18 @@ import { q, sendJsonText } from '../http.js';
 import { renderVolume, volumeJson } from '../render.js';
 import type { VolumeRec } from '../state.js';
 import { own } from '../validate.js';
+import { EVS } from '../../../src/core/hcs/index.js';
 import { intParam } from './ecs.js';
+import { obj, route, strMap, type ResourceOf } from './operation.js';
 
 type P = { project_id: string; volume_id?: string };
 
 export function evsRoutes(engine: CloudEngine) {
   return async (app: FastifyInstance): Promise<void> => {
     const create = async (req: FastifyRequest) => engine.withEffects(req.hcs.effects, () => engine.createVolume(req.hcs.projectId, req.hcs.json));
-    app.post('/v2.1/:project_id/cloudvolumes', { config: { op: 'createVolume' } }, create);
-    app.post('/v2/:project_id/cloudvolumes', { config: { op: 'createVolume' } }, create);
+    route(app, EVS.createVolume, { resource: volumeToCreate }, create);
 
-    app.get('/v2/:project_id/cloudvolumes/detail', { config: { op: 'listVolumes' } }, async (req, reply) => {
+    route(app, EVS.listVolumes, { resource: (r, req) => void r.names(q(req, 'name')) }, async (req, reply) => {
       const limit = intParam(q(req, 'limit'), 'limit', 1000, 1, 1000, Codes.evsBadRequest);
       const offset = intParam(q(req, 'offset'), 'offset', 0, 0, 1_000_000, Codes.evsBadRequest);
       const name = q(req, 'name');
@@ -74,23 +75,38 @@ export function evsRoutes(engine: CloudEngine) {
       return sendJsonText(req, reply, engine, `${text}}`);
     });
 
-    app.get('/v2/:project_id/cloudvolumes/:volume_id', { config: { op: 'showVolume' } }, async (req, reply) => {
+    route(app, EVS.showVolume, { resource: pathVolume }, async (req, reply) => {
       const { volume_id } = req.params as P;
       const v = engine.volumeRec(req.hcs.projectId, volume_id!);
       if (!v) throw new CloudError(404, Codes.evsNotFound, `Volume ${volume_id} could not be found.`);
       return sendJsonText(req, reply, engine, `{"volume":${volumeJson(v)}}`);
     });
 
-    app.put('/v2/:project_id/cloudvolumes/:volume_id', { config: { op: 'updateVolume' } }, async (req) => {
+    route(app, EVS.updateVolume, {}, async (req) => {
       const { volume_id } = req.params as P;
       // The volume's fields at the top level, not under "volume": the EVS API reference (UpdateVolume response)
       // and both SDKs' UpdateVolumeResponse (huaweicloud-sdk-go-v3 evs/v2, huaweicloudsdkevs 3.1.219).
       return engine.withEffects(req.hcs.effects, () => renderVolume(engine.updateVolume(req.hcs.projectId, volume_id!, req.hcs.json)));
     });
 
-    app.delete('/v2/:project_id/cloudvolumes/:volume_id', { config: { op: 'deleteVolume' } }, async (req) => {
+    route(app, EVS.deleteVolume, { resource: pathVolume }, async (req) => {
       const { volume_id } = req.params as P;
       return engine.withEffects(req.hcs.effects, () => engine.deleteVolume(req.hcs.projectId, volume_id!));
     });
+
+    route(app, EVS.resizeVolume, { resource: pathVolume }, async (req) => {
+      const { volume_id } = req.params as P;
+      return engine.withEffects(req.hcs.effects, () => engine.evs.resizeVolume(req.hcs.projectId, volume_id!, req.hcs.json));
+    });
   };
 }
+
+/** The volume of the path (fault matching, HCS-6). */
+const pathVolume: ResourceOf = (r) => void r.volume(r.param('volume_id'));
+
+/** CreateVolume: the name, metadata and AZ the body asks for. */
+const volumeToCreate: ResourceOf = (r) => {
+  const v = obj(r.body?.volume);
+  r.names(v?.name).tags(strMap(v?.metadata));
+  if (typeof v?.availability_zone === 'string') r.info.az = v.availability_zone;
+};

@@ -9,6 +9,8 @@ import type { ProjectConfig } from '../config.js';
 import { CloudError, Codes } from '../errors.js';
 import { q } from '../http.js';
 import type { IamService } from '../iam.js';
+import { IAM } from '../../../src/core/hcs/index.js';
+import { obj, route } from './operation.js';
 
 function endpointOf(req: FastifyRequest): string {
   return `${req.protocol}://${req.headers.host ?? 'localhost'}`;
@@ -29,7 +31,9 @@ function intParam(v: string | undefined, name: string, min: number, max: number)
 
 export function iamRoutes(engine: CloudEngine, iam: IamService) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.post('/v3/auth/tokens', { config: { op: 'createToken', auth: 'none' } }, async (req, reply) => {
+    // The user the body names (fault matching, HCS-6).
+    const user = (r: { body: Record<string, unknown> | undefined; names(...v: unknown[]): unknown }) => void r.names(obj(obj(obj(obj(r.body?.auth)?.identity)?.password)?.user)?.name);
+    route(app, IAM.createToken, { auth: 'none', resource: user }, async (req, reply) => {
       const header = req.headers['x-auth-token'];
       try {
         const nocatalog = q(req, 'nocatalog');
@@ -46,7 +50,7 @@ export function iamRoutes(engine: CloudEngine, iam: IamService) {
       }
     });
 
-    app.get('/v3/projects', { config: { op: 'listProjects' } }, async (req) => {
+    route(app, IAM.listProjects, { resource: (r, req) => void r.names(q(req, 'name')) }, async (req) => {
       const pageNo = intParam(q(req, 'page'), 'page', 1, 1_000_000);
       const perPage = intParam(q(req, 'per_page'), 'per_page', 1, 5000);
       if ((pageNo === undefined) !== (perPage === undefined)) throw new CloudError(400, Codes.iamBadParam, 'Request parameter page is invalid: page and per_page must be given together');
@@ -62,14 +66,14 @@ export function iamRoutes(engine: CloudEngine, iam: IamService) {
       return { links: { self: `${ep}/v3/projects`, previous: null, next: null }, projects: list.map((p) => iam.renderProject(p, ep)) };
     });
 
-    app.get('/v3/auth/projects', { config: { op: 'listAuthProjects' } }, async (req) => {
+    route(app, IAM.listAuthProjects, {}, async (req) => {
       const ep = endpointOf(req);
       const all = iam.projects(req.hcs.domainId, {});
       const list = req.hcs.projectId ? all.filter((p) => p.id === req.hcs.projectId) : all;
       return { links: { self: `${ep}/v3/auth/projects`, previous: null, next: null }, projects: list.map((p) => iam.renderProject(p, ep)) };
     });
 
-    app.get('/v3/auth/domains', { config: { op: 'listAuthDomains' } }, async (req) => {
+    route(app, IAM.listAuthDomains, {}, async (req) => {
       const ep = endpointOf(req);
       const d = iam.domainById(req.hcs.domainId);
       return {

@@ -8,11 +8,13 @@ import type { CloudEngine } from '../cloud.js';
 import { CloudError, Codes } from '../errors.js';
 import { q } from '../http.js';
 import { renderImage } from '../render.js';
+import { IMS } from '../../../src/core/hcs/index.js';
 import { intParam } from './ecs.js';
+import { route } from './operation.js';
 
 export function imsRoutes(engine: CloudEngine, createdMs: number) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.get('/v2/cloudimages', { config: { op: 'listImages' } }, async (req) => {
+    route(app, IMS.listImages, { resource: (r, req) => void r.names(q(req, 'name')).ids(q(req, 'id')) }, async (req) => {
       const name = q(req, 'name');
       const status = q(req, 'status');
       const id = q(req, 'id');

@@ -11,7 +11,9 @@ import { CloudError, Codes } from '../errors.js';
 import { noContent, q, qAll } from '../http.js';
 import type { NetworkService, PortView } from '../network.js';
 import { renderPort, renderPortV3, renderPrivateIp, renderSubnet } from '../render.js';
+import { VPC } from '../../../src/core/hcs/index.js';
 import { intParam } from './ecs.js';
+import { obj, route, type ResourceOf } from './operation.js';
 
 type P = { project_id: string; subnet_id?: string; port_id?: string; privateip_id?: string };
 
@@ -37,12 +39,12 @@ function boolParam(v: string | undefined, name: string): boolean | undefined {
 
 export function vpcRoutes(engine: CloudEngine, net: NetworkService, createdMs: number) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.get('/v1/:project_id/subnets', { config: { op: 'listSubnets' } }, async (req) => {
+    route(app, VPC.listSubnets, {}, async (req) => {
       const vpcId = q(req, 'vpc_id');
       const subnets = engine.config.subnets.filter((s) => !vpcId || s.vpc_id === vpcId);
       return { subnets: page(subnets, req, 2000).map((s) => renderSubnet(s, req.hcs.projectId, createdMs)) };
     });
-    app.get('/v1/:project_id/subnets/:subnet_id', { config: { op: 'showSubnet' } }, async (req) => {
+    route(app, VPC.showSubnet, { resource: pathSubnet }, async (req) => {
       const { subnet_id } = req.params as P;
       const s = engine.config.subnets.find((x) => x.id === subnet_id);
       if (!s) throw new CloudError(404, Codes.vpcNotFound, `Subnet ${subnet_id} could not be found.`);
@@ -50,7 +52,7 @@ export function vpcRoutes(engine: CloudEngine, net: NetworkService, createdMs: n
     });
 
     // ------------------------------------------------------------ ports
-    app.get('/v1/:project_id/ports', { config: { op: 'listPorts' } }, async (req) => {
+    route(app, VPC.listPorts, { resource: portQuery }, async (req) => {
       const list = net.filter(net.ports(req.hcs.projectId), {
         name: q(req, 'name'),
         ids: qAll(req, 'id'),
@@ -65,14 +67,16 @@ export function vpcRoutes(engine: CloudEngine, net: NetworkService, createdMs: n
       });
       return { ports: page(list, req, 2000).map(renderPort) };
     });
-    app.get('/v1/:project_id/ports/:port_id', { config: { op: 'showPort' } }, async (req) => {
+    route(app, VPC.showPort, { resource: pathPort }, async (req) => {
       const { port_id } = req.params as P;
       const p = net.port(req.hcs.projectId, port_id!);
       if (!p) throw new CloudError(404, Codes.vpcPortNotFound, `Port ${port_id} could not be found.`);
       return { port: renderPort(p) };
     });
-    app.post('/v1/:project_id/ports', { config: { op: 'createPort' } }, async (req) => ({ port: renderPort(net.createPort(req.hcs.projectId, req.hcs.json)) }));
-    app.delete('/v1/:project_id/ports/:port_id', { config: { op: 'deletePort' } }, async (req, reply) => {
+    route(app, VPC.createPort, { resource: (r) => void r.names(obj(r.body?.port)?.name).ids(obj(r.body?.port)?.network_id) }, async (req) => ({
+      port: renderPort(net.createPort(req.hcs.projectId, req.hcs.json)),
+    }));
+    route(app, VPC.deletePort, { resource: pathPort }, async (req, reply) => {
       const { port_id } = req.params as P;
       net.remove(req.hcs.projectId, port_id!, 'port');
       return noContent(req, reply, engine);
@@ -80,7 +84,7 @@ export function vpcRoutes(engine: CloudEngine, net: NetworkService, createdMs: n
 
     // ------------------------------------------------------------ ports, VPC v3 (huaweicloud-sdk-go-v3 vpc/v3 ListPorts, ShowPort)
     // The same ports in the v3 shape; filters as the v3 ListPortsRequest names them (repeated keys: any of).
-    app.get('/v3/:project_id/ports', { config: { op: 'listPortsV3' } }, async (req) => {
+    route(app, VPC.listPortsV3, { resource: portQuery }, async (req) => {
       const anyOf = (name: string, value: (p: PortView) => string) => {
         const want = qAll(req, name);
         return (p: PortView) => want.length === 0 || want.includes(value(p));
@@ -110,7 +114,7 @@ export function vpcRoutes(engine: CloudEngine, net: NetworkService, createdMs: n
         request_id: req.hcs.requestId,
       };
     });
-    app.get('/v3/:project_id/ports/:port_id', { config: { op: 'showPortV3' } }, async (req) => {
+    route(app, VPC.showPortV3, { resource: pathPort }, async (req) => {
       const { port_id } = req.params as P;
       const p = net.port(req.hcs.projectId, port_id!);
       if (!p) throw new CloudError(404, Codes.vpcPortNotFound, `Port ${port_id} could not be found.`);
@@ -118,23 +122,23 @@ export function vpcRoutes(engine: CloudEngine, net: NetworkService, createdMs: n
     });
 
     // ------------------------------------------------------------ private IPs
-    app.post('/v1/:project_id/privateips', { config: { op: 'createPrivateip' } }, async (req) => ({
+    route(app, VPC.createPrivateip, { resource: (r) => (Array.isArray(r.body?.privateips) ? r.body.privateips : []).forEach((e) => r.ids(obj(e)?.subnet_id)) }, async (req) => ({
       privateips: net.createPrivateIps(req.hcs.projectId, req.hcs.json).map(renderPrivateIp),
     }));
-    app.get('/v1/:project_id/subnets/:subnet_id/privateips', { config: { op: 'listPrivateips' } }, async (req) => {
+    route(app, VPC.listPrivateips, { resource: (r) => void r.ids(r.param('subnet_id')) }, async (req) => {
       const { subnet_id } = req.params as P;
       const subnet = engine.subnetInfo(subnet_id!);
       if (!subnet) throw new CloudError(404, Codes.vpcNotFound, `Subnet ${subnet_id} could not be found.`);
       const list: PortView[] = net.ports(req.hcs.projectId).filter((p) => p.subnet.id === subnet.cfg.id);
       return { privateips: page(list, req, 2000).map(renderPrivateIp) };
     });
-    app.get('/v1/:project_id/privateips/:privateip_id', { config: { op: 'showPrivateip' } }, async (req) => {
+    route(app, VPC.showPrivateip, { resource: pathPrivateIp }, async (req) => {
       const { privateip_id } = req.params as P;
       const p = net.port(req.hcs.projectId, privateip_id!);
       if (!p) throw new CloudError(404, Codes.vpcPrivateIpNotFound, `Private IP ${privateip_id} could not be found.`);
       return { privateip: renderPrivateIp(p) };
     });
-    app.delete('/v1/:project_id/privateips/:privateip_id', { config: { op: 'deletePrivateip' } }, async (req, reply) => {
+    route(app, VPC.deletePrivateip, { resource: pathPrivateIp }, async (req, reply) => {
       const { privateip_id } = req.params as P;
       net.remove(req.hcs.projectId, privateip_id!, 'privateip');
       return noContent(req, reply, engine);
@@ -142,3 +146,14 @@ export function vpcRoutes(engine: CloudEngine, net: NetworkService, createdMs: n
   };
 }
 
+
+// What a call touches, for fault matching (HCS-6).
+const pathSubnet: ResourceOf = (r, _req, engine) => {
+  const id = r.param('subnet_id');
+  const s = id ? engine.subnet(id) : undefined;
+  r.ids(id);
+  if (s) r.names(s.name);
+};
+const pathPort: ResourceOf = (r) => void r.ids(r.param('port_id'));
+const pathPrivateIp: ResourceOf = (r) => void r.ids(r.param('privateip_id'));
+const portQuery: ResourceOf = (r, req) => void r.names(q(req, 'name')).ids(q(req, 'device_id'), q(req, 'network_id'));

@@ -15,7 +15,7 @@ const SERVER_NAME = /^[A-Za-z0-9_.\-\u4e00-\u9fa5]{1,64}$/;
 const MAX_USER_DATA = 32 * 1024;
 
 /** Default durations of os-stop / os-start / reboot when the config has none. */
-const DEFAULT_ACTION_MS = { stop: 10_000, start: 10_000, reboot: 15_000 } as const;
+export const DEFAULT_ACTION_MS = { stop: 10_000, start: 10_000, reboot: 15_000 } as const;
 
 export type ServerAction = 'os-stop' | 'os-start' | 'reboot';
 

@@ -11,12 +11,12 @@ import type { CloudCore, VolumeOps } from './core.js';
 const evsV: Validator = new Validator(Codes.evsBadRequest);
 
 export class EvsService implements VolumeOps {
-  static readonly TASKS: readonly TaskKind[] = ['volume.create', 'volume.delete'];
+  static readonly TASKS: readonly TaskKind[] = ['volume.create', 'volume.delete', 'volume.extend'];
 
   constructor(private readonly c: CloudCore) {
     c.tasks.register(EvsService.TASKS, {
-      finish: (target, kind) => (kind === 'volume.create' ? this.finishVolumeCreate(target) : this.finishVolumeDelete(target)),
-      fail: (t, code, reason) => this.failTask(t, code, reason),
+      finish: (target, kind) => (kind === 'volume.create' ? this.finishVolumeCreate(target) : kind === 'volume.extend' ? this.finishVolumeExtend(target) : this.finishVolumeDelete(target)),
+      fail: (t, code, reason) => (t.kind === 'volume.extend' ? this.failVolumeExtend(t.target, code, reason) : this.failTask(t, code, reason)),
     });
   }
 
@@ -113,7 +113,7 @@ export class EvsService implements VolumeOps {
     if (v.attachment || v.pendingServerId || v.status === 'in-use' || v.status === 'attaching' || v.status === 'detaching') {
       throw new CloudError(400, Codes.evsInUse, `Volume ${volumeId} is ${v.status}${v.attachment ? ` on server ${v.attachment.serverId}` : ''}; detach it before deleting it`, ['DISK-9']);
     }
-    if (v.status === 'creating') throw new CloudError(400, Codes.evsBadRequest, `Volume ${volumeId} cannot be deleted while creating`);
+    if (v.status === 'creating' || v.status === 'extending') throw new CloudError(400, Codes.evsBadRequest, `Volume ${volumeId} cannot be deleted while ${v.status}`);
     const job = this.c.jobs.newJob(projectId, 'deleteVolume', { volume_id: volumeId });
     v.jobs.push(job.job_id);
     if (v.status !== 'deleting') {
@@ -125,6 +125,73 @@ export class EvsService implements VolumeOps {
     this.c.record('volume.delete-requested', `delete volume ${v.name} (${v.id})`, { volumeId: v.id, jobId: job.job_id });
     this.c.store.markDirty();
     return { job_id: job.job_id };
+  }
+
+  /**
+   * EVS ResizeVolume (POST /v2.1/{project_id}/cloudvolumes/{volume_id}/action {"os-extend":{"new_size"}};
+   * "Expanding Capacity of an EVS Disk", evs_04_2004): an available disk, or an in-use one whose server is
+   * ACTIVE or SHUTOFF (the page's constraints; shared disks do not exist here, DISK-9), grows to new_size GB,
+   * at most 32768 (data disk) or 1024 (system disk), through an extendVolume job ("Querying Task Status",
+   * evs_04_0054): status `extending`, then back to available / in-use with the new size. The new gigabytes
+   * count against the quota (EVS.1042). EVS documents no code for a bad size or state: EVS.5400, naming the field.
+   */
+  resizeVolume(projectId: string, volumeId: string, body: unknown): { job_id: string } {
+    const v = this.c.volumeRec(projectId, volumeId);
+    if (!v) throw new CloudError(404, Codes.evsNotFound, `Volume ${volumeId} could not be found.`);
+    const root = evsV.obj(body, 'body');
+    const ext = evsV.obj(root['os-extend'], 'os-extend');
+    const newSize = evsV.int(ext.new_size, 'os-extend.new_size', 1, v.bootable ? 1024 : 32768);
+    if (root.bssParam !== undefined) evsV.optObj(root.bssParam, 'bssParam');
+    if (v.status !== 'available' && v.status !== 'in-use') throw new CloudError(400, Codes.evsBadRequest, `Volume ${volumeId} is ${v.status}: only an available or in-use disk can be expanded`);
+    if (newSize <= v.size) evsV.fail('os-extend.new_size', `must be greater than the disk's size (${v.size} GB)`);
+    const server = v.attachment ? this.c.data.servers[v.attachment.serverId] : undefined;
+    if (server && server.status !== 'ACTIVE' && server.status !== 'SHUTOFF') {
+      throw new CloudError(400, Codes.evsBadRequest, `Volume ${volumeId} is attached to server ${server.id}, which is ${server.status}: an in-use disk can be expanded while its server is ACTIVE or SHUTOFF`);
+    }
+    this.c.catalog.checkQuota(projectId, 'evs', { gigabytes: newSize - v.size });
+    const job = this.c.jobs.newJob(projectId, 'extendVolume', { volume_id: v.id, size: newSize });
+    v.jobs.push(job.job_id);
+    v.status = 'extending';
+    v.updatedAt = this.c.clock.now();
+    // EVS documents no duration: as long as creating a disk.
+    this.c.tasks.schedule('volume.extend', v.id, this.c.duration(this.c.config.timings.volumeCreateMs));
+    this.c.record('volume.extend-requested', `extend volume ${v.name} (${v.id}) from ${v.size} to ${newSize} GB`, { volumeId: v.id, size: v.size, newSize, jobId: job.job_id });
+    this.c.volumeChanged(v);
+    this.c.store.markDirty();
+    return { job_id: job.job_id };
+  }
+
+  /** The extendVolume jobs a volume waits for, and the size the last one asks for. */
+  private extendJobs(v: VolumeRec): { ids: string[]; size: number | undefined } {
+    const ids = v.jobs.filter((j) => this.c.data.jobs[j]?.job_type === 'extendVolume');
+    const sizes = ids.map((j) => this.c.data.jobs[j]!.entities.size).filter((x): x is number => typeof x === 'number');
+    return { ids, size: sizes[sizes.length - 1] };
+  }
+
+  private finishVolumeExtend(volumeId: string): void {
+    const v = this.c.data.volumes[volumeId];
+    if (!v) return;
+    const { ids, size } = this.extendJobs(v);
+    v.jobs = v.jobs.filter((j) => !ids.includes(j));
+    if (size !== undefined) v.size = size;
+    if (v.status === 'extending') v.status = v.attachment ? 'in-use' : 'available';
+    v.updatedAt = this.c.clock.now();
+    this.c.record('volume.extended', `volume ${v.name} (${v.id}) extended to ${v.size} GB`, { volumeId: v.id, size: v.size });
+    this.c.volumeChanged(v);
+    for (const j of ids) this.c.jobs.endJob(j, true);
+  }
+
+  /** A failed extension (fault `jobFail`, `timeout`): the disk keeps its size and is back where it was; the job ends FAIL. */
+  private failVolumeExtend(volumeId: string, code: string, reason: string): void {
+    const v = this.c.data.volumes[volumeId];
+    if (!v) return;
+    const { ids } = this.extendJobs(v);
+    v.jobs = v.jobs.filter((j) => !ids.includes(j));
+    if (v.status === 'extending') v.status = v.attachment ? 'in-use' : 'available';
+    v.updatedAt = this.c.clock.now();
+    this.c.record('volume.extend-failed', `extending volume ${v.name} (${v.id}) failed: ${code} ${reason}; still ${v.size} GB`, { volumeId: v.id, code, reason }, ['HCS-6']);
+    this.c.volumeChanged(v);
+    for (const j of ids) this.c.jobs.endJob(j, false, code, reason);
   }
 
   private finishVolumeDelete(volumeId: string): void {

@@ -8,7 +8,8 @@ import { prune, validate as validateSchema, type JSONSchemaProps } from './schem
 import { KubeApiError, type FieldCause } from './errors.js';
 import { applyJsonPatch, applyMergePatch, jsonClone, jsonEqual } from './patch.js';
 import { resourceForKind } from './resources.js';
-import { objectFilter, selectedEventType } from './selectors.js';
+import { LabelIndex } from './label-index.js';
+import { listFilter, objectFilter, selectedEventType } from './selectors.js';
 export { objectFilter } from './selectors.js';
 import { compareKeys, describeRef, keyOf, setSortedKey, type KubeObject, type ObjectRef, type WatchEvent } from './types.js';
 
@@ -154,6 +155,8 @@ export class EmbeddedStore implements KubeClient {
   private readonly objects = new Map<string, Map<string, KubeObject>>();
   /** Per kind, the keys in list order (cached; dropped when a key is added or removed). */
   private readonly sortedKeys = new Map<string, string[]>();
+  /** Per kind, the objects carrying each label (narrows lists with a label selector). */
+  private readonly labelIndex = new LabelIndex();
   private readonly handlers = new Map<string, Set<Watcher>>();
   private readonly schemas = new Map<string, JSONSchemaProps>();
   private readonly history: HistoryEntry[] = [];
@@ -226,9 +229,12 @@ export class EmbeddedStore implements KubeClient {
 
   listSharedSync<T extends KubeObject>(kind: string, opts: ListOptions = {}): Readonly<T>[] {
     const out: T[] = [];
-    const match = objectFilter(kind, opts);
+    const { match, labels } = listFilter(kind, opts);
     const bucket = this.bucket(kind);
-    for (const k of this.keysInOrder(kind)) {
+    // A label selector that narrows to a few objects: those, sorted into list order (not a walk over the whole kind).
+    const few = labels ? this.labelIndex.candidates(kind, labels) : undefined;
+    const keys = few !== undefined && few.size * 4 < bucket.size ? [...few].sort(compareKeys) : this.keysInOrder(kind);
+    for (const k of keys) {
       const o = bucket.get(k)!;
       if (match && !match(o)) continue;
       out.push(o as T);
@@ -305,6 +311,7 @@ export class EmbeddedStore implements KubeClient {
     deepFreeze(o);
     bucket.set(key, o);
     this.orderKey(o.kind, key, true);
+    this.labelIndex.update(o.kind, key, undefined, o.metadata.labels);
     this.indexOwners(o);
     this.opts.events?.record({
       source: 'kube',
@@ -314,6 +321,51 @@ export class EmbeddedStore implements KubeClient {
     });
     this.emit('ADDED', o);
     return jsonClone(o) as T;
+  }
+
+  /**
+   * Put objects in as another cluster stored them (a replay from a captured bundle, issue 35): uid,
+   * creationTimestamp, generation, labels, finalizers, owner references, deletionTimestamp and status are kept
+   * (schemas and admission ran where they were written); each gets a resourceVersion of this store and watchers
+   * see it ADDED. All or nothing: an unknown kind, a missing name or an object that is already here refuses the
+   * whole list, naming it, before anything is stored.
+   */
+  restore(objects: readonly KubeObject[]): void {
+    const planned = new Set<string>();
+    const ready: KubeObject[] = [];
+    for (const [i, obj] of objects.entries()) {
+      const where = `objects[${i}] (${obj?.kind ?? '?'} ${obj?.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${obj?.metadata?.name ?? '?'})`;
+      if (!obj?.kind || !obj.metadata?.name) throw new KubeApiError('BadRequest', `${where}: kind and metadata.name are required`);
+      let info: ReturnType<typeof resourceForKind>;
+      try {
+        info = resourceForKind(obj.kind);
+      } catch {
+        throw new KubeApiError('BadRequest', `${where}: kind ${obj.kind} is not served by this cluster`);
+      }
+      const o = jsonClone(obj) as KubeObject;
+      if (info.namespaced) o.metadata.namespace ??= 'default';
+      else delete o.metadata.namespace;
+      o.apiVersion ||= `${info.group ? info.group + '/' : ''}${info.version}`;
+      const key = `${o.kind}\u0000${this.key({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name })}`;
+      if (planned.has(key) || this.bucket(o.kind).has(this.key({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name }))) {
+        throw new KubeApiError('AlreadyExists', `${where}: already exists`);
+      }
+      planned.add(key);
+      o.metadata.uid ||= this.uids.uuid();
+      o.metadata.creationTimestamp ||= rfc3339(this.opts.clock.now());
+      o.metadata.generation ??= 1;
+      ready.push(o);
+    }
+    for (const o of ready) {
+      o.metadata.resourceVersion = this.nextRv();
+      deepFreeze(o);
+      const key = this.key({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name });
+      this.bucket(o.kind).set(key, o);
+      this.orderKey(o.kind, key, true);
+      this.labelIndex.update(o.kind, key, undefined, o.metadata.labels);
+      this.indexOwners(o);
+    }
+    for (const o of ready) this.emit('ADDED', o);
   }
 
   async update<T extends KubeObject>(obj: T, wopts: WriteOptions = {}): Promise<T> {
@@ -484,6 +536,7 @@ export class EmbeddedStore implements KubeClient {
     this.unindexOwners(cur);
     bucket.set(key, next);
     this.indexOwners(next);
+    this.labelIndex.update(next.kind, key, cur.metadata.labels, next.metadata.labels);
     if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
       return this.remove(next);
     }
@@ -544,6 +597,7 @@ export class EmbeddedStore implements KubeClient {
     const key = this.key(ref);
     this.bucket(o.kind).delete(key);
     this.orderKey(o.kind, key, false);
+    this.labelIndex.update(o.kind, key, o.metadata.labels, undefined);
     this.unindexOwners(o);
     this.opts.events?.record({
       source: 'kube',

@@ -126,6 +126,15 @@ const FIELD_LABELS: Record<string, string[]> = {
 
 /** A compiled list/watch filter (namespace + label selector + field selector). */
 export function objectFilter(kind: string, opts: ListOptions): ((o: KubeObject) => boolean) | undefined {
+  return listFilter(kind, opts).match;
+}
+
+/**
+ * objectFilter with the parsed label requirements beside it (the embedded
+ * store narrows a list to the objects its label index allows, then applies
+ * `match` to each: src/core/kube/label-index.ts).
+ */
+export function listFilter(kind: string, opts: ListOptions): { match?: (o: KubeObject) => boolean; labels?: LabelRequirement[] } {
   const labels = opts.labelSelector === undefined ? undefined : typeof opts.labelSelector === 'string' ? parseLabelSelector(opts.labelSelector) : selectorFromMap(opts.labelSelector);
   const fields = opts.fieldSelector ? parseFieldSelector(opts.fieldSelector) : undefined;
   for (const f of fields ?? []) {
@@ -133,11 +142,14 @@ export function objectFilter(kind: string, opts: ListOptions): ((o: KubeObject) 
       throw new KubeApiError('BadRequest', `field label not supported: ${f.path}`);
     }
   }
-  if (!opts.namespace && !labels?.length && !fields?.length) return undefined;
-  return (o) =>
-    (!opts.namespace || o.metadata.namespace === opts.namespace) &&
-    (!labels || matchesLabels(o.metadata.labels, labels)) &&
-    (!fields || matchesFields(o, fields));
+  if (!opts.namespace && !labels?.length && !fields?.length) return {};
+  return {
+    match: (o) =>
+      (!opts.namespace || o.metadata.namespace === opts.namespace) &&
+      (!labels || matchesLabels(o.metadata.labels, labels)) &&
+      (!fields || matchesFields(o, fields)),
+    ...(labels?.length ? { labels } : {}),
+  };
 }
 
 /**

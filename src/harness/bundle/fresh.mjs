@@ -17,7 +17,15 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-export const CACHE_DIR = join(ROOT, 'node_modules/.cache/hcs-testbed');
+/**
+ * Keyed by the checkout's root: a bundle has the checkout's absolute paths
+ * baked in (import.meta.url of its modules, where data files are read from),
+ * so two checkouts that share node_modules (git worktrees with a symlinked
+ * node_modules) must not take each other's bundles. Both would pass the
+ * freshness check, as their sources hash the same, and the second would read
+ * the first one's scenarios and data.
+ */
+export const CACHE_DIR = join(ROOT, 'node_modules/.cache/hcs-testbed', createHash('sha256').update(ROOT).digest('hex').slice(0, 12));
 /** Bump when the build itself changes (options, the import.meta rewrite, the entry, the manifest). */
 export const FORMAT = 3;
 

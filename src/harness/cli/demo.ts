@@ -2,14 +2,14 @@
  * `hcs-testbed demo worker-nodes | cluster-upgrade`: a document as a guided
  * demo against a running `hcs-testbed serve` (src/harness/demo/).
  */
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { errorMessage } from '../../core/errors.js';
 import { clusterUpgradeSteps, workerNodeSteps, type DemoValues } from '../demo/documents.js';
 import { getJson, kubeconfigWithContext, runSteps, type DemoCtx, type DemoIo, type StepResult } from '../demo/run.js';
+import { withTempDir } from '../demo/temp-dir.js';
 import { defaultOsSupportMatrix } from '../../product/matrix/matrix.js';
 import { resolveTarget } from '../dashboard/time-client.js';
 
@@ -28,6 +28,8 @@ steps; after an action the live clock runs at the pace until the step is done, s
 page shows Provisioning → Running → Deleting as it happens and -w output streams; the
 Kube-OVN phases are shown one at a time. A wait that stops making progress is cut
 short with the reasons ("why is it waiting?").
+The commands run in a private temporary directory (it holds a kubeconfig with
+serve's token), removed when the demo ends, also on Ctrl-C or SIGTERM.
 
 Options:
   --auto              run every step without waiting for Enter
@@ -56,9 +58,12 @@ export interface DemoOptions {
   pace?: number;
 }
 
-/** Run one document's demo; the results of its steps. */
-export async function runDemo(o: DemoOptions): Promise<StepResult[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'hcs-demo-'));
+/** Run one document's demo; the results of its steps. Its working directory is removed at the end (temp-dir.ts). */
+export function runDemo(o: DemoOptions): Promise<StepResult[]> {
+  return withTempDir('hcs-demo-', (dir) => runDemoIn(o, dir));
+}
+
+async function runDemoIn(o: DemoOptions, dir: string): Promise<StepResult[]> {
   const cluster = o.cluster ?? 'demo';
   const ctx: DemoCtx = {
     io: o.io,
@@ -119,6 +124,8 @@ export async function demoMain(argv: string[], write: (s: string) => void): Prom
     return 2;
   }
   const rl = v.auto ? undefined : createInterface({ input: process.stdin, output: process.stdout });
+  // Ctrl-C at a prompt reaches readline, not the process: make it the signal it is, so the demo ends and cleans up.
+  rl?.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));
   const io: DemoIo = { write, ...(rl ? { ask: (prompt: string) => new Promise<void>((r) => rl.question(`${prompt} `, () => r())) } : {}) };
   try {
     const results = await runDemo({ doc: doc as keyof typeof DEMOS, kubeconfig, kubectl, io, pace, ...(v.cluster ? { cluster: v.cluster } : {}), ...(v.flavor ? { flavor: v.flavor } : {}) });

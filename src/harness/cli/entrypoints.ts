@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { errorMessage } from '../../core/errors.js';
 import { crdsYaml } from '../../product/api/crds/dump.js';
+import { SPEC_RULES, SPEC_RULE_IDS, rulesMarkdown } from '../../core/rules.js';
 
 export const APISERVER_HELP = `hcs-testbed apiserver — a real kube-apiserver + etcd with the testbed's CRDs and admission webhook
 
@@ -73,6 +74,38 @@ export function crdsMain(argv: string[], write: (s: string) => void): number {
   return 0;
 }
 
+const RULES_HELP = `Usage: hcs-testbed rules [--markdown] [ID...]
+
+The rule catalogue: every rule of the two procedure documents with its ID (NET-1, DISK-3, ...).
+  ID...        only these rules (e.g. DISK-3 MD-1)
+  --markdown   the whole catalogue as Markdown (docs/rules.md is this output)
+`;
+
+export function rulesMain(argv: string[], write: (s: string) => void): number {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    write(RULES_HELP);
+    return 0;
+  }
+  const markdown = argv.includes('--markdown');
+  const ids = argv.filter((a) => a !== '--markdown');
+  const bad = ids.filter((a) => a.startsWith('-') || !SPEC_RULE_IDS.has(a.toUpperCase()));
+  if (bad.length) {
+    write(`error: ${bad.map((b) => (b.startsWith('-') ? `unknown option "${b}"` : `no rule "${b}"`)).join(', ')} (the IDs: hcs-testbed rules)\n`);
+    return 2;
+  }
+  if (markdown) {
+    if (ids.length) {
+      write('error: --markdown prints the whole catalogue; give no IDs with it\n');
+      return 2;
+    }
+    write(rulesMarkdown());
+    return 0;
+  }
+  const want = new Set(ids.map((i) => i.toUpperCase()));
+  for (const r of SPEC_RULES) if (!want.size || want.has(r.id)) write(`${r.id.padEnd(7)} ${r.text}\n`);
+  return 0;
+}
+
 export async function mockHcsCommand(argv: string[]): Promise<number> {
   const { main } = await import('../../../mock-hcs/src/server.js');
   return main(argv);
@@ -87,6 +120,9 @@ export const SUBCOMMANDS: Record<string, (argv: string[], write: (s: string) => 
   catalog: async (argv, write) => (await import('./catalog.js')).catalogMain(argv, write),
   apiserver: apiserverMain,
   crds: crdsMain,
+  rules: rulesMain,
   'mock-hcs': (argv) => mockHcsCommand(argv),
   provider: async (argv, write) => (await import('./provider.js')).providerMain(argv, write),
+  capture: async (argv, write) => (await import('./capture.js')).captureMain(argv, write),
+  doctor: async (argv, write) => (await import('./capture.js')).doctorMain(argv, write),
 };

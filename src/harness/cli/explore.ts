@@ -10,6 +10,8 @@ import { explore, type ExploreReport } from '../explore/explore.js';
 import { defaultJobs } from '../explore/pool.js';
 import { describeItem } from '../explore/schedule.js';
 import { loadScenario } from '../scenario/parse.js';
+import { writeScenarioFrom } from '../explore/bundle.js';
+import { readBundleFile } from '../capture/bundle-file.js';
 
 export const EXPLORE_HELP = `hcs-testbed explore SCENARIO [options]
 
@@ -33,6 +35,9 @@ Options:
   --max-findings N     distinct findings to shrink and write (default 5)
   --progress-every N   a progress line (runs/s, ETA, findings so far) on stderr every N runs (default 10)
   --out DIR            where findings go (default out/explore/<scenario name>)
+  --from BUNDLE        explore from a captured state (hcs-testbed capture; docs/incident.md): the scenario's
+                       steps run on a testbed started from the bundle (written as scenario-from-bundle.yaml
+                       in --out, every path absolute)
   --plugin MODULE      a testbed plugin (options()/prepare(testbed)) loaded by every worker, e.g. a
                        planted bug (test/explore/mutant-plugin.ts); replay its bundles with run --plugin
   --json               print the report as JSON on stdout instead of the summary
@@ -82,6 +87,7 @@ export async function exploreMain(argv: string[], write: (s: string) => void, wr
         'progress-every': { type: 'string' },
         out: { type: 'string' },
         plugin: { type: 'string' },
+        from: { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -106,7 +112,19 @@ export async function exploreMain(argv: string[], write: (s: string) => void, wr
       throw new InputError('no such file', file);
     }
     if (!st.isFile()) throw new InputError('explore takes a scenario file, not a directory', file);
-    loadScenario(file);
+    let explored = file;
+    if (o.from !== undefined) {
+      // The scenario, starting from the captured bundle (docs/incident.md): written beside the findings, every path absolute.
+      const dest = join(o.out ?? join('out', 'explore', loadScenario(file).name), 'scenario-from-bundle.yaml');
+      try {
+        readBundleFile(o.from);
+      } catch (e) {
+        throw new InputError(errorMessage(e), undefined, undefined, '--from');
+      }
+      writeScenarioFrom(file, o.from, dest);
+      explored = dest;
+    }
+    loadScenario(explored);
     let timeMs: number | undefined;
     if (o.time !== undefined) {
       try {
@@ -118,7 +136,7 @@ export async function exploreMain(argv: string[], write: (s: string) => void, wr
     const seed = o.seed === undefined ? 1 : Number(o.seed);
     if (!Number.isInteger(seed)) throw new InputError(`must be an integer, got "${o.seed}"`, undefined, undefined, '--seed');
     opts = {
-      file,
+      file: explored,
       seed,
       runs: int(o.runs, 'runs', 1) ?? (timeMs !== undefined ? Number.MAX_SAFE_INTEGER : 100),
       ...(timeMs !== undefined ? { timeMs } : {}),

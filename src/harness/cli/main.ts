@@ -39,6 +39,8 @@ Usage:
                                          table rule | scenarios | pass/fail (docs/provider.md "The contract")
   hcs-testbed validate [PATH...]         check scenario files (and their manifests) without running them:
                                          every error at once, with "did you mean" suggestions
+                                         (a scenario with from: BUNDLE starts from a captured state,
+                                         docs/incident.md)
   hcs-testbed explore SCENARIO [opts]    seeds x random fault/crash schedules, shrunk findings (explore --help)
   hcs-testbed kind up|down [--name N]    a kind cluster with the CRDs (needs Docker; see kind --help)
   hcs-testbed serve [--preset NAME]      a live testbed for the real kubectl and a browser (serve --help)
@@ -48,8 +50,12 @@ Usage:
   hcs-testbed catalog                    flavors, images, zones, subnets, OS Support Matrix: the documents' values
   hcs-testbed apiserver                  a real kube-apiserver + etcd with the CRDs (apiserver --help)
   hcs-testbed crds                       print the CRDs as YAML
+  hcs-testbed rules [ID...] [--markdown] the rule catalogue (NET-1 ... HCS-6; docs/rules.md)
   hcs-testbed mock-hcs [--port N]        the fake HCS cloud alone (mock-hcs --help)
   hcs-testbed provider --kubeconfig F --cloud-url U   the HCS provider as a standalone controller process (provider --help)
+  hcs-testbed capture --kubeconfig F --cloud-url U --project P   a cluster and its HCS project in one bundle
+                                         (--offline from dumps; --scenario writes a replay; capture --help)
+  hcs-testbed doctor BUNDLE|--kubeconfig F ...   the disk-reuse contract judged on one state (doctor --help)
   hcs-testbed --help
 
 Run options:

@@ -15,6 +15,7 @@ import { startFacade, type Facade } from '../../world/facade/server.js';
 import { checkSpeed, TimeControl } from '../../world/facade/timecontrol.js';
 import { applyObject, loadManifestPath } from '../manifests/index.js';
 import { createTestbed, type Testbed } from '../testbed/index.js';
+import { createReplayTestbed, readBundleFile } from '../capture/replay.js';
 import { writeSecretFile } from '../../core/secret-file.js';
 import { REPO_ROOT } from '../../core/repo.js';
 
@@ -30,7 +31,10 @@ at most 2 h of virtual time, before the live clock starts; the flags may be repe
                              cluster         the same with a KubeadmControlPlane of 3 (the upgrade
                                              document's control-plane steps need it)
   --apply PATH             a manifest file or a directory of them (applied after the presets)
-  (neither: an empty management cluster; create clusters with kubectl apply)
+  --from BUNDLE            start from a captured bundle instead (hcs-testbed capture; docs/incident.md):
+                           its cloud, management objects, workload clusters and running nodes, at its
+                           instant; no bring-up run (the controllers take the state over, then time is yours)
+  (none of these: an empty management cluster; create clusters with kubectl apply)
 
 Options:
   --speed X                virtual seconds per wall second once up (default 10; 0 = start paused;
@@ -73,6 +77,8 @@ export interface ServeOptions {
   tickMs?: number;
   /** The live clock's wall-time source (tests inject one). */
   wallNow?: () => number;
+  /** --from: the bundle (path) the testbed starts from. */
+  from?: string;
 }
 
 function int(name: string, v: string, min: number, max: number): number {
@@ -95,6 +101,7 @@ export function parseServeArgs(argv: string[]): ServeOptions | 'help' {
         host: { type: 'string', default: '127.0.0.1' },
         'kubeconfig-dir': { type: 'string', default: 'out/kube' },
         seed: { type: 'string', default: '42' },
+        from: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -114,6 +121,14 @@ export function parseServeArgs(argv: string[]): ServeOptions | 'help' {
     if (!existsSync(abs)) throw new UsageError(`--apply: no such file or directory: ${p}`);
     manifests.push(abs);
   }
+  if (o.from !== undefined) {
+    if (manifests.length) throw new UsageError('--from starts from a captured bundle: no --preset or --apply with it');
+    try {
+      readBundleFile(o.from);
+    } catch (e) {
+      throw new UsageError(`--from: ${errorMessage(e)}`);
+    }
+  }
   const speedText = o.speed ?? '10';
   const speed = Number(speedText);
   try {
@@ -129,6 +144,7 @@ export function parseServeArgs(argv: string[]): ServeOptions | 'help' {
     host: o.host ?? '127.0.0.1',
     kubeconfigDir: resolve(o['kubeconfig-dir'] ?? 'out/kube'),
     seed: int('seed', o.seed ?? '42', 0, 2 ** 31 - 1),
+    ...(o.from !== undefined ? { from: resolve(o.from) } : {}),
   };
 }
 
@@ -156,7 +172,7 @@ function allUp(tb: Testbed): { machines: number; running: number; ok: boolean } 
 /** Bring up a testbed and serve it (the CLI's work, without the printing). */
 export async function startServe(o: ServeOptions): Promise<Served> {
   const startMs = o.startMs ?? Math.floor(Date.now() / 1000) * 1000;
-  const tb = await createTestbed({ seed: o.seed, startMs });
+  const tb = o.from ? await createReplayTestbed(readBundleFile(o.from), { seed: o.seed }) : await createTestbed({ seed: o.seed, startMs });
   let facade: Facade | undefined;
   let time: TimeControl | undefined;
   try {
@@ -164,7 +180,8 @@ export async function startServe(o: ServeOptions): Promise<Served> {
     for (const m of loaded) await applyObject(tb.env.mgmt, m.obj, m.obj.metadata.namespace);
     const wall0 = Date.now();
     const v0 = tb.clock.now();
-    const r = await tb.sim.runUntil(() => allUp(tb).ok, 2 * 3_600_000);
+    // From a bundle: the controllers take the captured state over at its instant; no bring-up (the incident's time is the user's).
+    const r = o.from ? (await tb.sim.settle(), { ok: allUp(tb).ok }) : await tb.sim.runUntil(() => allUp(tb).ok, 2 * 3_600_000);
     const up = allUp(tb);
     const bringUp = { machines: up.machines, running: up.running, virtualMs: tb.clock.now() - v0, wallMs: Date.now() - wall0, ok: r.ok };
     // From now on HTTP requests share the event loop with the controllers: a drain lets them in every 50 ms (Manager.setYieldSlice).
@@ -204,7 +221,8 @@ export function banner(s: Served, o: ServeOptions): string {
   const { facade, bringUp } = s;
   const files = facade.kubeconfigPaths;
   const lines: string[] = [];
-  lines.push(`hcs-testbed serve: seed ${o.seed}, ${o.manifests.length ? o.manifests.map((m) => m.replace(`${REPO_ROOT}/`, '')).join(', ') : 'no manifests (empty management cluster)'}`);
+  if (o.from) lines.push(`hcs-testbed serve: from the bundle ${o.from} (captured ${new Date(s.tb.clock.now()).toISOString()}), seed ${o.seed}`);
+  else lines.push(`hcs-testbed serve: seed ${o.seed}, ${o.manifests.length ? o.manifests.map((m) => m.replace(`${REPO_ROOT}/`, '')).join(', ') : 'no manifests (empty management cluster)'}`);
   if (o.manifests.length) {
     lines.push(`brought up: ${bringUp.running}/${bringUp.machines} machines Running after ${formatDuration(bringUp.virtualMs)} of virtual time (${(bringUp.wallMs / 1000).toFixed(1)} s wall)${bringUp.ok ? '' : ' — NOT all up within 2h of virtual time; see kubectl get machines -A'}`);
   }

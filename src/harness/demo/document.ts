@@ -1,7 +1,7 @@
 /**
  * The kubectl commands of a procedure document, taken from the document's
  * own text (the copies of the seeds in test/docs-verbatim/seeds/, which
- * SPEC.md is built from): the guided demo (src/harness/cli/demo.ts) prints and runs
+ * the rule catalogue, docs/rules.md, is built from): the guided demo (src/harness/cli/demo.ts) prints and runs
  * them, test/docs-verbatim types them.
  *
  * A command is a line whose text starts with `kubectl ` plus the lines it

@@ -20,6 +20,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeSecretFile } from '../../core/secret-file.js';
 import type { Stall } from '../status/why.js';
 import { stallLines } from '../status/why.js';
 import { call, type Target } from '../dashboard/time-client.js';
@@ -294,11 +295,11 @@ export async function runSteps(ctx: DemoCtx, steps: readonly Step[], title: stri
   return results;
 }
 
-/** A copy of a JSON kubeconfig with another current context (the workload cluster's). */
+/** A copy of a JSON kubeconfig with another current context (the workload cluster's); it holds the token: 0600 (issue 32). */
 export function kubeconfigWithContext(file: string, context: string, out: string): string {
   const kc = JSON.parse(readFileSync(file, 'utf8')) as { 'current-context'?: string; contexts?: { name: string }[] };
   if (!kc.contexts?.some((c) => c.name === context)) throw new Error(`${file}: no context "${context}" (is the workload cluster up?)`);
   kc['current-context'] = context;
-  writeFileSync(out, JSON.stringify(kc, null, 2));
+  writeSecretFile(out, JSON.stringify(kc, null, 2));
   return out;
 }

@@ -22,8 +22,10 @@ import { describeItem, scheduleToPlain, type ScheduleItem } from './schedule.js'
 /** `-f path` / `--filename=path` in a kubectl command. */
 const KUBECTL_FILE = /(\s(?:-f|--filename)(?:\s+|=))([^\s'"]+)/g;
 
-/** Rewrite every manifest path of the scenario document (apply values, kubectl -f) with `map`. */
+/** Rewrite every manifest path of the scenario document (apply values, kubectl -f) and its `from:` bundle with `map`. */
 function rewritePaths(doc: Document, map: (written: string) => string): void {
+  const from = doc.get('from', true);
+  if (isScalar(from) && typeof from.value === 'string') from.value = map(from.value);
   const steps = doc.get('steps');
   if (!isSeq(steps)) return;
   for (const step of steps.items) {
@@ -44,6 +46,20 @@ function withSchedule(text: string, file: string, seed: number, schedule: readon
   const d = doc.get('description');
   doc.set('description', `${typeof d === 'string' ? `${d.trim()} ` : ''}[${note}]`);
   return doc;
+}
+
+/**
+ * `explore SCENARIO --from BUNDLE` (issue 35): the scenario as it is, starting from the bundle — written to `dest`
+ * with every path (manifests, the bundle) absolute, so it runs from there.
+ */
+export function writeScenarioFrom(file: string, bundle: string, dest: string): void {
+  const doc = parseDocument(readFileSync(file, 'utf8'), { keepSourceTokens: false });
+  if (doc.errors.length) throw new Error(`${file}: ${doc.errors[0]!.message}`);
+  const base = dirname(resolve(file));
+  rewritePaths(doc, (p) => (isAbsolute(p) || p.startsWith('library:') ? p : resolve(base, p)));
+  doc.set('from', resolve(bundle));
+  mkdirSync(dirname(dest), { recursive: true });
+  writeFileSync(dest, doc.toString({ lineWidth: 0 }));
 }
 
 export interface WrittenFinding {

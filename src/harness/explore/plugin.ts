@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { InputError } from '../../core/errors.js';
 import type { TestbedFactory } from '../scenario/runner.js';
 import { createTestbed, type Testbed, type TestbedOptions } from '../testbed/testbed.js';
+import { createReplayTestbed, readBundleFile } from '../capture/replay.js';
 
 export interface TestbedPlugin {
   options?(): Omit<TestbedOptions, 'seed'>;
@@ -32,8 +33,9 @@ export async function loadPlugin(path: string): Promise<TestbedPlugin> {
 
 /** Embedded testbeds with the plugin applied; `onTestbed` sees each one (profiles, snapshots). */
 export function embeddedFactory(plugin?: TestbedPlugin, onTestbed?: (tb: Testbed) => void): TestbedFactory {
-  return async (seed) => {
-    const tb = await createTestbed({ ...(plugin?.options?.() ?? {}), seed });
+  return async (seed, scenario) => {
+    // A scenario with `from:` starts from its captured bundle (issue 35), with the plugin's options too.
+    const tb = scenario?.from ? await createReplayTestbed(readBundleFile(scenario.from), { ...(plugin?.options?.() ?? {}), seed }) : await createTestbed({ ...(plugin?.options?.() ?? {}), seed });
     plugin?.prepare?.(tb);
     onTestbed?.(tb);
     return tb;

@@ -93,6 +93,16 @@ const TSX_ENTRY = fileURLToPath(new URL('./worker-entry.mjs', import.meta.url));
  */
 export const WORKER_EXEC_ARGV = ['--max-semi-space-size=64', '--interrupt-budget=540672'];
 
+/**
+ * The workers' flags, with `--cpu-prof` into HCS_TESTBED_WORKER_CPU_PROF (a
+ * folder) when it is set: each worker writes a V8 CPU profile there when it
+ * exits (node refuses --cpu-prof in NODE_OPTIONS). docs/performance.md.
+ */
+export function workerExecArgv(env: NodeJS.ProcessEnv = process.env): string[] {
+  const dir = env.HCS_TESTBED_WORKER_CPU_PROF;
+  return dir ? [...WORKER_EXEC_ARGV, '--cpu-prof', `--cpu-prof-dir=${dir}`] : WORKER_EXEC_ARGV;
+}
+
 export class WorkerPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Pending[] = [];
@@ -143,7 +153,7 @@ export class WorkerPool {
 
   private start(slot: Slot, entry: string, markReady: () => void): void {
     const child = fork(entry, [], {
-      execArgv: WORKER_EXEC_ARGV,
+      execArgv: workerExecArgv(),
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });

@@ -30,6 +30,7 @@ import { followProviderPodLog, startInClusterCloudFront, waitProviderAvailable, 
 import { CloudFront, clearExternalMarkers, ephemeralPortRange, pickHealthPort, writeExternalInfo, type CapiMode, type ExternalInfo, type ProviderMode } from './external.js';
 import { loadKubeConfig, prepareCluster, remoteTestbedFactory } from './remote.js';
 import { embeddedTestbedFactory } from '../testbed/testbed.js';
+import { withBundles } from '../capture/replay.js';
 import { keepLogs, prepareUpstreamCluster, upstreamProblem } from './upstream/upstream.js';
 import type { UpstreamManagers } from './upstream/capi-managers.js';
 
@@ -97,7 +98,7 @@ export async function openBackend(o: BackendOptions): Promise<OpenBackend> {
   if (o.backend === 'embedded') {
     if (capi !== 'embedded') throw new InputError(`--capi ${capi} needs a real management cluster: use --backend apiserver or --backend kubeconfig (the embedded backend always runs the testbed's Cluster API)`, 'capi');
     if (provider !== 'embedded') throw new InputError(`--provider ${provider} needs a real management cluster the outside provider can reach: use --backend apiserver or --backend kubeconfig`, 'provider');
-    return { factory: embeddedTestbedFactory(), description: 'embedded management cluster', close: async () => {} };
+    return { factory: withBundles(embeddedTestbedFactory()), description: 'embedded management cluster', close: async () => {} };
   }
   if (capi === 'upstream') {
     if (o.backend !== 'apiserver') throw new InputError(`--capi upstream goes with --backend apiserver: the upstream managers are started beside the kube-apiserver built by tools/kube (got --backend ${o.backend}; a cluster with its own Cluster API is --capi external)`, 'capi');

@@ -298,7 +298,8 @@ function writeKubeconfigCopy(kc: KubeConfig): string {
  */
 export function remoteTestbedFactory(opts: Omit<TestbedOptions, 'seed'> & RemoteOptions & { prepared?: boolean }): TestbedFactory {
   let prepared: Promise<void> | undefined = opts.prepared ? Promise.resolve() : undefined;
-  return async (seed) => {
+  return async (seed, scenario) => {
+    if (scenario?.from) throw new Error(`from: ${scenario.from}: a captured bundle is replayed in the embedded testbed only (run it without --backend)`);
     prepared ??= prepareCluster(opts);
     await prepared;
     await resetCluster(opts);

@@ -34,7 +34,7 @@
 import { LABEL_CLUSTER_NAME } from '../../product/api/capi.js';
 import { persistentDiskIdentity, type HCSMachine, type HCSMachineConfigPool, type PersistentDisk } from '../../product/api/hcs.js';
 import { listShared } from '../../core/kube/client.js';
-import type { World } from './world.js';
+import type { StateSource } from './world.js';
 import { META_PERSISTENT } from '../../product/api/metadata.js';
 
 /** A broken statement: rule, a stable key (reported once), the message, and ids to find its cause by. */
@@ -64,7 +64,7 @@ export class DiskReuseTracker {
   /** server id -> the persistent slots its pool entry declared when the server was first seen (DISK-6). */
   private readonly slotsAtFirstSight = new Map<string, Set<number>>();
 
-  constructor(private readonly world: World) {}
+  constructor(private readonly world: StateSource) {}
 
   async findings(): Promise<ContractFinding[]> {
     const w = this.world;

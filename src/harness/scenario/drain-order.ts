@@ -37,7 +37,7 @@ import { parseDuration } from '../../core/clock.js';
 import { getShared, listShared } from '../../core/kube/client.js';
 import type { KubeObject } from '../../core/kube/types.js';
 import type { ContractFinding } from './disk-reuse.js';
-import type { World } from './world.js';
+import type { StateSource } from './world.js';
 
 /** clusterv1.ExcludeNodeDrainingAnnotation. */
 const ANN_EXCLUDE_NODE_DRAINING = 'machine.cluster.x-k8s.io/exclude-node-draining';
@@ -67,7 +67,7 @@ export class DrainOrderTracker {
   /** Machines (namespace/name/uid) already judged: the check is made once, when the infrastructure starts to go. */
   private readonly judged = new Set<string>();
 
-  constructor(private readonly world: World) {}
+  constructor(private readonly world: StateSource) {}
 
   async findings(): Promise<ContractFinding[]> {
     const out: ContractFinding[] = [];

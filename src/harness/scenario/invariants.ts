@@ -15,7 +15,7 @@ const KUBELET_KEY = '/etc/kubernetes/pki/kubelet.key';
 const NODES_GROUP = 'system:nodes';
 import type { LogEvent } from '../../core/events.js';
 import { getShared, listShared } from '../../core/kube/client.js';
-import type { World } from './world.js';
+import type { StateSource } from './world.js';
 import { StrandedDataTracker } from './stranded.js';
 import { DiskReuseTracker } from './disk-reuse.js';
 import { KcpScaleDownTracker } from './kcp-scale-down.js';
@@ -96,16 +96,25 @@ export class InvariantMonitor {
   private readonly skipped = new Map<string, SkippedFinding>();
 
   constructor(
-    private readonly world: World,
+    private readonly world: StateSource,
     private readonly events: () => readonly LogEvent[],
-    /** contractOnly: reference findings are set aside as skipped, not violations (hcs-testbed conformance). */
-    private readonly opts: { contractOnly?: boolean } = {},
+    /**
+     * contractOnly: reference findings are set aside as skipped, not violations (hcs-testbed conformance).
+     * fromSnapshot: the state did not start empty but was loaded (a replay, src/harness/capture/replay.ts): what it
+     * serves at the first check is the baseline the history-keeping checks compare with.
+     */
+    private readonly opts: { contractOnly?: boolean; fromSnapshot?: boolean } = {},
   ) {
-    this.stranded = new StrandedDataTracker(world);
+    this.stranded = new StrandedDataTracker(world, { baselineFirstSight: !!opts.fromSnapshot });
     this.diskReuse = new DiskReuseTracker(world);
     this.kcpScaleDown = new KcpScaleDownTracker(world, events);
     this.drainOrder = new DrainOrderTracker(world);
     this.mdRolloutPlan = new MdRolloutPlanTracker(world.mgmt);
+  }
+
+  /** A violation seen before this monitor existed (a replayed run's history): not reported again, and it counts for expectViolations. */
+  remember(v: Violation): void {
+    if (!this.violations.has(v.key)) this.violations.set(v.key, v);
   }
 
   all(): Violation[] {

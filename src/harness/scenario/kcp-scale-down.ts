@@ -34,7 +34,7 @@ import type { LogEvent } from '../../core/events.js';
 import { getShared, listShared } from '../../core/kube/client.js';
 import type { KubeObject } from '../../core/kube/types.js';
 import type { ContractFinding } from './disk-reuse.js';
-import type { World } from './world.js';
+import type { StateSource } from './world.js';
 
 interface CpMachine {
   name: string;
@@ -97,7 +97,7 @@ export class KcpScaleDownTracker {
   private readonly last = new Map<string, KcpSnapshot>();
 
   constructor(
-    private readonly world: World,
+    private readonly world: StateSource,
     private readonly events: () => readonly LogEvent[],
   ) {}
 

@@ -14,6 +14,7 @@ import { parseYamlFile, type FieldPath, type SourceDoc } from '../manifests/sour
 import type { CheckSpec, Scenario, Step } from './types.js';
 import { parseSchedule } from './schedule.js';
 import { repoPath } from '../../core/repo.js';
+import { readBundleFile } from '../capture/bundle-file.js';
 
 /**
  * Largest virtual duration one step may take (`advance`, `wait.timeout`,
@@ -42,7 +43,7 @@ const STEP_FIELDS: Record<Action, readonly string[]> = {
   server: [],
 };
 const ALL_STEP_KEYS = [...new Set([...STEP_ACTIONS, ...STEP_COMMON, ...Object.values(STEP_FIELDS).flat()])];
-const TOP_FIELDS = ['name', 'description', 'rules', 'seed', 'expectViolations', 'manifestPath', 'steps', 'schedule'];
+const TOP_FIELDS = ['name', 'description', 'rules', 'seed', 'expectViolations', 'manifestPath', 'steps', 'schedule', 'from'];
 
 /**
  * Controllers a `crash` step can name (the testbed's controller manager;
@@ -299,6 +300,17 @@ export function loadScenario(file: string, text?: string, opts: LoadOptions = {}
     });
   }) ?? [];
   const dirs = searchDirs(base, manifestPath, { manifestDirs: opts.manifestDirs ?? envManifestDirs() });
+  const from = top.from === undefined ? undefined : r.attempt(() => {
+    const f = r.str(top.from, ['from'])!;
+    const full = resolve(base, f);
+    if (!existsSync(full)) throw r.fail(['from'], `bundle "${f}" not found (${full}); capture one with hcs-testbed capture (docs/incident.md)`);
+    try {
+      readBundleFile(full);
+    } catch (e) {
+      throw r.fail(['from'], errorMessage(e));
+    }
+    return full;
+  });
   if (!Array.isArray(top.steps) || top.steps.length === 0) {
     r.report(['steps'], 'must be a non-empty list of steps');
     throw new ScenarioErrors(r.errors, r.dropped);
@@ -310,7 +322,7 @@ export function loadScenario(file: string, text?: string, opts: LoadOptions = {}
   });
   const schedule = top.schedule === undefined ? undefined : r.attempt(() => parseSchedule(top.schedule, (p, reason) => r.fail(p, reason)));
   if (r.errors.length) throw new ScenarioErrors(r.errors, r.dropped);
-  return { file, name, description, rules, seed, expectViolations, steps, ...(schedule ? { schedule } : {}) };
+  return { file, name, description, rules, seed, expectViolations, steps, ...(schedule ? { schedule } : {}), ...(from ? { from } : {}) };
 }
 
 function parseStep(r: Reader, raw: unknown, index: number, file: string, base: string, dirs: string[]): Step {

@@ -20,10 +20,13 @@ export interface TestbedHandle {
   sim: Simulation;
   clock: VirtualClock;
   events: EventLog;
+  /** The testbed starts from a captured state (a replay), not empty: the invariants take it as their baseline. */
+  resumed?: boolean;
   close(): Promise<void>;
 }
 
-export type TestbedFactory = (seed: number) => Promise<TestbedHandle>;
+/** A fresh testbed for a run; `scenario`: the one about to run (its `from:` bundle, issue 35, is the factory's to load or refuse). */
+export type TestbedFactory = (seed: number, scenario?: Scenario) => Promise<TestbedHandle>;
 
 export interface StepResult {
   index: number;
@@ -142,7 +145,7 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
   const wall0 = performance.now();
   let tb: TestbedHandle;
   try {
-    tb = await factory(seed);
+    tb = await factory(seed, scenario);
   } catch (e) {
     // The runner never dies: a testbed that cannot start is a failed first step with its reason.
     const res: StepResult = { index: 0, kind: 'expect', title: 'start the testbed', line: 0, ok: false, startMs: 0, endMs: 0, detail: [], error: `the testbed did not start: ${errorMessage(e)}`, rules: [] };
@@ -153,7 +156,11 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
   const rel = (): number => tb.clock.now() - t0;
   const steps: StepResult[] = [];
   const exercised = new Set<string>();
-  const monitor = new InvariantMonitor(tb.world, () => tb.events.all(), { contractOnly: !!opts.conformance });
+  const monitor = new InvariantMonitor(tb.world, () => tb.events.all(), { contractOnly: !!opts.conformance, ...(tb.resumed ? { fromSnapshot: true } : {}) });
+  // A replayed run's history carries the violations already seen (src/harness/capture/replay.ts).
+  for (const e of tb.events.all()) {
+    if (e.source === 'invariant' && typeof e.data?.key === 'string') monitor.remember({ rule: e.rules?.[0] ?? '', key: e.data.key, message: e.message, at: e.t });
+  }
   const expected = new Set(scenario.expectViolations);
   /** Record new violations in the log; return the unexpected ones. */
   const noteViolations = (fresh: Violation[]): Violation[] => {

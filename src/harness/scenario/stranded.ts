@@ -24,7 +24,7 @@ import type { HCSMachine, HCSMachineConfigPool } from '../../product/api/hcs.js'
 import { persistentDiskIdentity } from '../../product/api/hcs.js';
 import { LABEL_CONTROL_PLANE, LABEL_DEPLOYMENT_NAME, type KubeadmControlPlane, type Machine, type MachineDeployment } from '../../product/api/capi.js';
 import { listShared } from '../../core/kube/client.js';
-import type { World } from './world.js';
+import type { StateSource } from './world.js';
 
 export interface StrandedFinding {
   rule: 'DISK-8' | 'MD-3';
@@ -50,7 +50,11 @@ export class StrandedDataTracker {
   /** Entries served at the previous completed instant, with the machine serving each. */
   private lastStable: Map<EntryKey, string> | undefined;
 
-  constructor(private readonly world: World) {}
+  constructor(
+    private readonly world: StateSource,
+    /** A loaded state (a replay): the entries served at the first check stand for the last completed instant. */
+    private readonly opts: { baselineFirstSight?: boolean } = {},
+  ) {}
 
   async findings(): Promise<StrandedFinding[]> {
     const w = this.world;
@@ -82,7 +86,13 @@ export class StrandedDataTracker {
     }
     for (const k of served.keys()) this.everServed.add(k);
 
-    if (!(await this.completed(machines))) return [];
+    if (!(await this.completed(machines))) {
+      if (this.opts.baselineFirstSight && this.lastStable === undefined) {
+        this.lastStable = new Map([...served].map(([k, x]) => [k, x.machine]));
+        this.servedByLastStable = new Set(this.everServed);
+      }
+      return [];
+    }
     const pools = await listShared<HCSMachineConfigPool>(w.mgmt, 'HCSMachineConfigPool');
     const declared = new Map<EntryKey, Set<number>>();
     for (const p of pools) {

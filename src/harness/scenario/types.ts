@@ -112,4 +112,9 @@ export interface Scenario {
   steps: Step[];
   /** Faults and crashes anchored on call counts and events (written by `hcs-testbed explore`; docs/explore.md). */
   schedule?: ScheduleItem[];
+  /**
+   * `from:` — the run starts from this captured bundle (absolute path) instead of an empty testbed (issue 35,
+   * docs/incident.md; src/harness/capture/replay.ts). Embedded testbeds only.
+   */
+  from?: string;
 }

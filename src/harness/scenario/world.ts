@@ -36,6 +36,23 @@ export interface Marker {
   mountPath: string;
 }
 
+/**
+ * What the continuous invariants read (issue 35): one state of the system, from wherever it comes. A running
+ * testbed's World is one; so is a captured bundle (src/harness/capture/state.ts) and a live cluster read
+ * through its kubeconfig and cloud API (read-only). The invariants (invariants.ts and the trackers beside it) take
+ * a StateSource, so the scenario runner, `hcs-testbed doctor` and conformance share one library.
+ */
+export interface StateSource {
+  clock: Pick<Clock, 'now'>;
+  mgmt: KubeClient;
+  workloads: Pick<WorkloadClusters, 'client'>;
+  cloud: CloudView;
+  /** The nodes' files and mounts, where the source shows them (a bundle does not: no mounts, no files). */
+  guests: Pick<GuestView, 'readFile' | 'mounts'>;
+  /** See World.revision. */
+  revision?(): string;
+}
+
 export interface World {
   clock: Clock;
   mgmt: KubeClient;

@@ -18,6 +18,7 @@ import type { World } from '../scenario/world.js';
 import { setupWorkloadControllers, type AppReleaseTimings, type WorkloadControllers } from '../../world/workload/index.js';
 import { startFacade, type Facade } from '../../world/facade/index.js';
 import { createEmbeddedEnv, type EmbeddedEnv, type Env } from '../../world/embedded.js';
+import type { LogEvent } from '../../core/events.js';
 
 /** The kind each kind-keyed controller reconciles (for resync after a restart). */
 const CONTROLLER_KINDS: Record<string, string> = {
@@ -91,6 +92,8 @@ export interface TestbedOptions {
    * outside process signs with the wall time, as against HCS.
    */
   cloudAuthNow?: () => number;
+  /** Events of a run this one continues (a replay from a captured bundle, src/harness/capture/replay.ts): the log starts with them. */
+  history?: readonly LogEvent[];
 }
 
 /** The parts of a testbed that do not depend on the management cluster's backend. */
@@ -126,12 +129,14 @@ export interface Backend {
 
 export async function createTestbed(opts: TestbedOptions): Promise<Testbed> {
   const env = createEmbeddedEnv({ seed: opts.seed, ...(opts.startMs !== undefined ? { startMs: opts.startMs } : {}) });
+  if (opts.history) env.events.continueFrom(opts.history);
   // The CRD schemas (src/core/kube/crds) prune and validate like a real apiserver, then admission applies the SPEC rules.
   installCrdSchemas(env.mgmt);
   env.workloads.onCreate((_key, store) => installCrdSchemas(store));
   installAdmission(env.mgmt);
   let facade: Facade | undefined;
-  const embeddedKeys = (kind: string): string[] => env.mgmt.listSync(kind).map((o) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`);
+  // Keys only: the shared (frozen) objects, no copies (a restarted controller resyncs every object of its kinds).
+  const embeddedKeys = (kind: string): string[] => env.mgmt.listSharedSync(kind).map((o) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`);
   const parts = await assembleTestbed(env, opts, {
     kubeconfig: async () => {
       // Started on first use (steps with `real: true`); closed with the testbed.

@@ -1,17 +1,19 @@
 /**
  * Admission rules for the HCS provider's resources, as the documents state
- * them (SPEC NET-1/2/3/6, DISK-1/2/4, TPL-3/4, POOL-1). Each rejection names
- * the field and the rule; a rejected write changes nothing (the store
- * validates before it stores).
+ * them (SPEC NET-1/2/3/6, DISK-1/2/4, TPL-3/4, POOL-1), beside their
+ * description (hcs.ts): the fields a rule makes mandatory are the ones the
+ * description marks `assured`. Each rejection names the field and the rule; a
+ * rejected write changes nothing (the store validates before it stores).
  */
-import type { HCSMachineConfigPool, HCSMachineSpec, HCSMachineTemplate, PersistentDisk } from './hcs.js';
+import { dataVolume, hcsMachineSpec, persistentDisk, poolNetwork, type HCSMachineConfigPool, type HCSMachineSpec, type HCSMachineTemplate, type PersistentDisk } from './hcs.js';
 import type { FieldCause } from '../../core/kube/errors.js';
 import type { KubeObject } from '../../core/kube/types.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const DISK_FIELDS = ['slot', 'size', 'type', 'mountPath', 'format'] as const;
-const NETWORK_FIELDS = ['subnetName', 'subenetName', 'subnetId', 'ipAddress'];
+// The mandatory fields and the known NIC fields are the description's (hcs.ts: the `assured` keys, the properties).
+const DISK_FIELDS = persistentDisk.assured;
+const NETWORK_FIELDS = poolNetwork.keys;
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 const HOSTNAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -99,7 +101,7 @@ function immutableAcceptedDisks(next: HCSMachineConfigPool, old: HCSMachineConfi
 function validateMachineSpec(spec: HCSMachineSpec | undefined, f: string, inTemplate: boolean): FieldCause[] {
   const causes: FieldCause[] = [];
   if (!isObj(spec)) return [{ field: f, message: 'Required value', rule: 'TPL-1' }];
-  for (const k of ['imageName', 'flavorName', 'availabilityZone'] as const) {
+  for (const k of hcsMachineSpec.assured) {
     if (typeof spec[k] !== 'string' || !spec[k]) causes.push({ field: `${f}.${k}`, message: 'Required value', rule: 'TPL-1' });
   }
   if (inTemplate) {
@@ -112,7 +114,7 @@ function validateMachineSpec(spec: HCSMachineSpec | undefined, f: string, inTemp
   if (spec.dataVolumes !== undefined) {
     if (!Array.isArray(spec.dataVolumes)) causes.push({ field: `${f}.dataVolumes`, message: 'must be a list', rule: 'TPL-3' });
     else spec.dataVolumes.forEach((d, i) => {
-      for (const k of ['size', 'type', 'mountPath', 'format'] as const) {
+      for (const k of dataVolume.assured) {
         if ((d as unknown as Obj)[k] === undefined || (d as unknown as Obj)[k] === '') causes.push({ field: `${f}.dataVolumes[${i}].${k}`, message: 'Required value (required when dataVolumes is given)', rule: 'TPL-3' });
       }
     });

@@ -14,6 +14,7 @@
  */
 import { CONTROL_PLANE_CONFIGMAP, type Cluster, type Condition, type KubeadmControlPlane, type MachineDeployment } from '../api/capi.js';
 import type { HCSCluster, HCSMachineTemplate } from '../api/hcs.js';
+import { listShared } from '../../core/kube/client.js';
 import type { KubeObject, ObjectRef } from '../../core/kube/types.js';
 import type { ControllerContext } from '../../core/runtime/context.js';
 import type { Controller, Result } from '../../core/runtime/manager.js';
@@ -141,7 +142,8 @@ export class HCSClusterWorkloadController implements Controller {
         if (deployed) out.push(...checkDeployedControlPlane(kcp.metadata.name, deployed, this.matrix).filter((p) => !out.some((q) => q.message === p.message)));
       }
     }
-    const mds = await this.ctx.mgmt.list<MachineDeployment>('MachineDeployment', { namespace: ns });
+    // This cluster's MachineDeployments only, read shared (the namespace holds every cluster's; checkWorkerVersions only reads).
+    const mds = await listShared<MachineDeployment>(this.ctx.mgmt, 'MachineDeployment', { namespace: ns });
     for (const md of mds.filter((m) => m.spec.clusterName === cluster.metadata.name)) {
       const tRef = md.spec.template.spec.infrastructureRef;
       const tpl = tRef?.kind === 'HCSMachineTemplate' ? await this.ctx.mgmt.get<HCSMachineTemplate>({ kind: 'HCSMachineTemplate', namespace: tRef.namespace ?? ns, name: tRef.name }) : undefined;

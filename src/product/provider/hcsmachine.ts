@@ -266,7 +266,7 @@ export class HCSMachineController implements Controller {
         this.rep.info('hcsmachine.disk-created', `created persistent disk ${c!.name} (${c!.volumeId}) for ${hostname} slot ${d.slot}`, { machine: run.key, hostname, slot: d.slot, volumeId: c!.volumeId }, ['DISK-3']);
       }
       if (known !== c!.volumeId || c!.created) {
-        await updateDiskStatus(this.ctx.mgmt, pRef, hostname, d.slot, { volumeId: c!.volumeId, phase: c!.created ? 'Creating' : diskPhaseOf({ id: c!.volumeId, name: c!.name, status: c!.status }) }, now);
+        await updateDiskStatus(this.ctx.mgmt, pRef, hostname, d.slot, { volumeId: c!.volumeId, phase: c!.created ? 'Creating' : diskPhaseOf({ status: c!.status }) }, now);
         if (!c!.created) this.rep.info('hcsmachine.disk-claimed', `claimed persistent disk ${c!.name} (${c!.volumeId}) for ${hostname} slot ${d.slot}`, { machine: run.key, hostname, slot: d.slot, volumeId: c!.volumeId }, ['DISK-3']);
       }
     }

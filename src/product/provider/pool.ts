@@ -542,7 +542,7 @@ function patchedDisk(d: PersistentDiskStatus, patch: Partial<PersistentDiskStatu
   return next;
 }
 
-export function diskPhaseOf(v: CloudVolume | undefined): string {
+export function diskPhaseOf(v: Pick<CloudVolume, 'status'> | undefined): string {
   if (!v) return 'Pending';
   switch (v.status) {
     case 'creating':

@@ -26,6 +26,7 @@ import { CAPI_VERSION, LABEL_MACHINE_TEMPLATE_HASH } from '../../product/api/cap
 import type { Cluster, MachineDeployment, MachineDeploymentStatus, MachineSet } from '../../product/api/capi.js';
 import { isNotFound } from '../../core/kube/errors.js';
 import { getShared, listShared } from '../../core/kube/client.js';
+import { jsonClone } from '../../core/kube/patch.js';
 import { controllerOf, isDeleting, ownerRef } from '../../core/kube/types.js';
 import type { Machine } from '../../product/api/capi.js';
 import type { Controller, Result } from '../../core/runtime/manager.js';
@@ -116,7 +117,9 @@ export class MachineDeploymentReconciler implements Controller {
     if (cluster?.spec.paused) return;
 
     const uid = md.metadata.uid;
-    const msList = (await this.ctx.mgmt.list<MachineSet>('MachineSet', { namespace })).filter((ms) => controllerOf(ms)?.uid === uid);
+    // Upstream lists the namespace's MachineSets and keeps those it controls: read them shared and copy only this
+    // deployment's own (a fleet's namespace holds every cluster's; copying them all was 10 % of a 20-cluster rollout).
+    const msList = (await listShared<MachineSet>(this.ctx.mgmt, 'MachineSet', { namespace })).filter((ms) => controllerOf(ms)?.uid === uid).map((ms) => jsonClone(ms) as MachineSet);
     if (md.spec.paused) return this.syncPaused(md, msList);
     return this.rollout(md, msList);
   }

@@ -258,17 +258,7 @@ export class GuestFleet implements Controller {
     }
 
     // Devices: resolve every fs_setup / mounts device to an attached volume.
-    const resolve = (device: string): { volumeId: string; persistent: boolean } | undefined => {
-      const byId = /^\/dev\/disk\/by-id\/virtio-(.+)$/.exec(device);
-      if (byId) {
-        const v = s.volumes.find((x) => x.volumeId.startsWith(byId[1]!));
-        return v ? { volumeId: v.volumeId, persistent: true } : undefined;
-      }
-      const label = /^LABEL=(.+)$/.exec(device);
-      const v = label ? s.volumes.find((x) => this.hv.volume(x.volumeId)?.fs.label === label[1]) : s.volumes.find((x) => x.device === device);
-      if (!v) return undefined;
-      return { volumeId: v.volumeId, persistent: this.hv.volume(v.volumeId)?.metadata[META_PERSISTENT] === 'true' };
-    };
+    const resolve = (device: string): { volumeId: string; persistent: boolean } | undefined => this.resolveDevice(s, device);
     const missing: string[] = [];
     for (const m of cc.mounts) {
       if (!resolve(m.device) && (m.device.startsWith('/dev/disk/by-id/') || !m.options.includes('nofail'))) missing.push(`${m.device} for ${m.mountPath}`);
@@ -316,6 +306,74 @@ export class GuestFleet implements Controller {
       this.hv.writeFile(r.volumeId, r.rel, prev + f.content);
     }
     return this.join(st, s, cc);
+  }
+
+  /** The attached volume a cloud-init device names (by-id, LABEL= or device path). */
+  private resolveDevice(s: NonNullable<ReturnType<Hypervisor['server']>>, device: string): { volumeId: string; persistent: boolean } | undefined {
+    const byId = /^\/dev\/disk\/by-id\/virtio-(.+)$/.exec(device);
+    if (byId) {
+      const v = s.volumes.find((x) => x.volumeId.startsWith(byId[1]!));
+      return v ? { volumeId: v.volumeId, persistent: true } : undefined;
+    }
+    const label = /^LABEL=(.+)$/.exec(device);
+    const v = label ? s.volumes.find((x) => this.hv.volume(x.volumeId)?.fs.label === label[1]) : s.volumes.find((x) => x.device === device);
+    if (!v) return undefined;
+    return { volumeId: v.volumeId, persistent: this.hv.volume(v.volumeId)?.metadata[META_PERSISTENT] === 'true' };
+  }
+
+  /**
+   * Take over a node that was already running when the testbed started (a replay from a captured bundle, issue 35):
+   * its server is ACTIVE (or SHUTOFF) and its Node registered. Nothing boots, nothing is formatted and no Node is
+   * written: the guest reads its user data, mounts what the cloud-config names (a volume the node runs with carries a
+   * file system; one the bundle did not describe gets the cloud-config's type and label), puts its write_files back
+   * on the disks (the kubelet certificate the replay issued) and is Joined (Stopped when the server is off).
+   * Returns why it could not (then the guest boots the usual way when the server is ACTIVE).
+   */
+  adopt(serverId: string, nodeName: string): string | undefined {
+    const s = this.hv.server(serverId);
+    if (!s || (s.status !== 'ACTIVE' && s.status !== 'SHUTOFF')) return `server ${serverId} is ${s?.status ?? 'gone'}`;
+    const userData = s.userData;
+    if (!userData) return `server ${serverId} has no user data`;
+    let cc: GuestCloudConfig;
+    try {
+      cc = parseGuestCloudConfig(userData);
+    } catch (e) {
+      return `cloud-init: ${errorMessage(e)}`;
+    }
+    const st = this.newState(serverId, s.name, s.metadata);
+    if (cc.hostname && cc.hostname !== st.hostname) {
+      st.hostname = cc.hostname;
+      this.byHost.set(cc.hostname, serverId);
+    }
+    const root = s.volumes.find((v) => v.bootIndex === 0);
+    if (!root) return `server ${serverId} has no root volume`;
+    const ensureFs = (volumeId: string, fsType: string, label: string): void => {
+      if (!this.hv.volume(volumeId)?.fs.fsType) this.hv.format(volumeId, fsType, label);
+    };
+    ensureFs(root.volumeId, ROOT_FS, 'rootfs');
+    const mounts: GuestMountInfo[] = [{ mountPath: '/', volumeId: root.volumeId, persistent: false }];
+    for (const m of cc.mounts) {
+      const r = this.resolveDevice(s, m.device);
+      if (!r) continue;
+      const f = cc.fsSetup.find((x) => this.resolveDevice(s, x.device)?.volumeId === r.volumeId);
+      ensureFs(r.volumeId, f?.filesystem ?? m.fsType ?? ROOT_FS, f?.label ?? '');
+      mounts.push({ mountPath: norm(m.mountPath), volumeId: r.volumeId, persistent: r.persistent, options: [...m.options] });
+    }
+    st.mounts = mounts.sort((a, b) => b.mountPath.length - a.mountPath.length);
+    for (const f of cc.files) if (!f.append) this.writePath(st, f.path, f.content);
+    this.userData.set(st, { text: userData, cc });
+    st.nodeName = nodeName;
+    const kubeadm = kubeadmCommand(cc.runcmd);
+    const kc = kubeadm ? parseKubeadmConfig(this.readPath(st, kubeadm.configPath) ?? '') : undefined;
+    const providerID = kc?.kubeletExtraArgs['provider-id'];
+    if (providerID) st.providerID = providerID;
+    st.joined = true;
+    st.activeSince = this.ctx.clock.now();
+    st.phase = s.status === 'ACTIVE' ? 'Joined' : 'Stopped';
+    if (st.phase === 'Stopped') st.reason = `server is ${s.status}`;
+    this.states.set(serverId, st);
+    this.record('guest.adopted', `${st.hostname} (${serverId}): running before the testbed started; Node ${nodeName} taken over (${st.phase})`, st);
+    return undefined;
   }
 
   // ------------------------------------------------------------------ kubeadm join

@@ -16,7 +16,7 @@
  * own Cluster API CRDs), the testbed's admission webhook for the HCS kinds,
  * then the managers with their own webhooks. Per scenario: the cluster is
  * emptied and a testbed starts whose clock is paced by the wall clock
- * (src/testbed/upstream-sim.ts).
+ * (src/harness/realcluster/paced.ts).
  *
  * v1.10's webhook servers bind every interface, so this refuses to start
  * unless the process sees only `lo` (run it under `unshare -n sh -c 'ip

@@ -1,5 +1,5 @@
 /**
- * The CustomResourceDefinitions of every custom resource in SPEC.md, as
+ * The CustomResourceDefinitions of every custom resource of the rule catalogue (docs/rules.md), as
  * TypeScript data: one source of truth that the embedded store validates and
  * prunes against, the HTTP facade serves (discovery, OpenAPI, printer
  * columns) and `npx tsx src/product/api/crds/dump.ts` prints as YAML for a real
@@ -16,6 +16,17 @@
  * documents say the CRD schema lists the subnet selectors as optional.
  */
 import type { JSONSchemaProps } from '../../../core/kube/schema.js';
+import * as s from '../../../core/kube/schema-dsl.js';
+import {
+  hcsClusterSpec,
+  hcsClusterStatus,
+  hcsMachineConfigPoolSpec,
+  hcsMachineConfigPoolStatus,
+  hcsMachineSpec,
+  hcsMachineStatus,
+  hcsMachineTemplateSpec,
+} from '../hcs.js';
+import { conditions as sharedConditions, failureDomains as sharedFailureDomains, objectMetaTemplate as sharedObjectMetaTemplate } from './shared.js';
 
 export interface PrinterColumn {
   name: string;
@@ -45,11 +56,11 @@ export interface CustomResourceDefinition {
   };
 }
 
-// ---- schema builders ---------------------------------------------------------
+// ---- schema builders (the schema language of src/core/kube/schema-dsl.ts, as plain JSON) ---------
 
-const str = (description?: string, extra: Partial<JSONSchemaProps> = {}): JSONSchemaProps => ({ type: 'string', ...(description ? { description } : {}), ...extra });
-const int = (description?: string, extra: Partial<JSONSchemaProps> = {}): JSONSchemaProps => ({ type: 'integer', format: 'int32', ...(description ? { description } : {}), ...extra });
-const bool = (description?: string): JSONSchemaProps => ({ type: 'boolean', ...(description ? { description } : {}) });
+const str = (description?: string, extra: Partial<JSONSchemaProps> = {}): JSONSchemaProps => s.string(description, extra).json;
+const int = (description?: string, extra: Partial<JSONSchemaProps> = {}): JSONSchemaProps => s.int(description, extra).json;
+const bool = (description?: string): JSONSchemaProps => s.bool(description).json;
 const obj = (properties: Record<string, JSONSchemaProps>, required?: string[], description?: string): JSONSchemaProps => ({
   type: 'object',
   ...(description ? { description } : {}),
@@ -57,10 +68,10 @@ const obj = (properties: Record<string, JSONSchemaProps>, required?: string[], d
   ...(required?.length ? { required } : {}),
 });
 const arr = (items: JSONSchemaProps, description?: string): JSONSchemaProps => ({ type: 'array', ...(description ? { description } : {}), items });
-const strMap = (description?: string): JSONSchemaProps => ({ type: 'object', ...(description ? { description } : {}), additionalProperties: { type: 'string' } });
-const intOrString = (description?: string): JSONSchemaProps => ({ 'x-kubernetes-int-or-string': true, ...(description ? { description } : {}) });
-const preserved = (description?: string): JSONSchemaProps => ({ type: 'object', ...(description ? { description } : {}), 'x-kubernetes-preserve-unknown-fields': true });
-const dateTime = (description?: string): JSONSchemaProps => str(description, { format: 'date-time' });
+const strMap = (description?: string): JSONSchemaProps => s.stringMap(description).json;
+const intOrString = (description?: string): JSONSchemaProps => s.intOrString(description).json;
+const preserved = (description?: string): JSONSchemaProps => s.preserved(description).json;
+const dateTime = (description?: string): JSONSchemaProps => s.dateTime(description).json;
 
 const objectReference = (description?: string): JSONSchemaProps =>
   obj(
@@ -77,22 +88,10 @@ const objectReference = (description?: string): JSONSchemaProps =>
     description,
   );
 
-const conditions: JSONSchemaProps = arr(
-  obj(
-    {
-      type: str('Type of condition in CamelCase.'),
-      status: str('Status of the condition, one of True, False, Unknown.'),
-      severity: str('Severity of a False condition: Error, Warning or Info.'),
-      reason: str('The reason for the last transition, in CamelCase.'),
-      message: str('A human readable message about the last transition.'),
-      lastTransitionTime: dateTime(),
-    },
-    ['type', 'status'],
-  ),
-  'Conditions of the resource (Cluster API v1beta1 style).',
-);
+const conditions: JSONSchemaProps = sharedConditions.json;
 
-const objectMetaTemplate = obj({ labels: strMap(), annotations: strMap() }, undefined, 'Labels and annotations copied to the created objects.');
+const objectMetaTemplate = sharedObjectMetaTemplate.json;
+const failureDomains = sharedFailureDomains.json;
 
 const root = (spec: JSONSchemaProps, status?: JSONSchemaProps, description?: string): JSONSchemaProps =>
   obj(
@@ -107,7 +106,7 @@ const root = (spec: JSONSchemaProps, status?: JSONSchemaProps, description?: str
     description,
   );
 
-// ---- HCS provider (infrastructure.cluster.x-k8s.io) -------------------------
+// ---- HCS provider (infrastructure.cluster.x-k8s.io): schemas described in ../hcs.ts ----------
 
 const INFRA = 'infrastructure.cluster.x-k8s.io';
 const CAPI = 'cluster.x-k8s.io';
@@ -115,110 +114,9 @@ const BOOTSTRAP = 'bootstrap.cluster.x-k8s.io';
 const CONTROLPLANE = 'controlplane.cluster.x-k8s.io';
 const APP = 'app.alauda.io';
 
-const subnet = obj({ name: str('Subnet name in the VPC.'), id: str('Subnet ID (required when appending to a Ready cluster, NET-5).'), cidr: str('Subnet CIDR.') });
-const volume = obj({ type: str('EVS volume type (e.g. SSD).'), size: int('Size in GiB.', { minimum: 1 }) });
-const dataVolume = obj(
-  {
-    size: int('Size in GiB.', { minimum: 1 }),
-    type: str('EVS volume type.'),
-    mountPath: str('Mount path in the guest.'),
-    format: str('Filesystem (xfs, ext4).'),
-  },
-  undefined,
-  'An ephemeral data volume, created and deleted with each ECS (TPL-3). size, type, mountPath and format are required when dataVolumes is given.',
-);
-const hcsMachineSpec = obj(
-  {
-    imageName: str('IMS image name; must exist in HCS (TPL-6).'),
-    flavorName: str('ECS flavor, the provider API value (not the tenant UI name, TPL-2).'),
-    availabilityZone: str('Availability zone, the provider API value (TPL-2).'),
-    rootVolume: volume,
-    configPoolRef: obj({ name: str('Name of the HCSMachineConfigPool in the same namespace.'), namespace: str(), kind: str(), apiVersion: str() }),
-    dataVolumes: arr(dataVolume),
-    providerID: str('Runtime identity, hcs://<cluster-name>/<machine-name>; set by the provider, must be empty in templates (TPL-4).'),
-    serverId: str('ECS instance ID; set by the provider, must be empty in templates (TPL-4).'),
-  },
-  undefined,
-  'HCSMachineSpec: the VM specification (TPL-1).',
-);
-
-const persistentDisk = obj(
-  {
-    slot: int('Slot index; per hostname unique and contiguous from 0 (DISK-2).'),
-    size: int('Size in GiB.'),
-    type: str('EVS volume type.'),
-    mountPath: str('Mount path in the guest.'),
-    format: str('Filesystem.'),
-    mountOptions: arr(str(), 'Mount options; may change, effective on replacement (DISK-5).'),
-  },
-  undefined,
-  'A pool-managed persistent disk identified by (hostname, slot) (DISK-3). slot, size, type, mountPath and format are required (DISK-1).',
-);
-const poolNetwork: JSONSchemaProps = {
-  ...obj(
-    {
-      subnetName: str('Subnet name; listed in HCSCluster.spec.network.subnets (NET-4). Set subnetName or subnetId, not both (NET-1).', { maxLength: 255 }),
-      subenetName: str('Deprecated legacy spelling of subnetName; accepted for existing manifests (NET-2).', { maxLength: 255 }),
-      subnetId: str('Subnet ID.', { maxLength: 255 }),
-      ipAddress: str('Static IPv4 address of this NIC (NET-7).', { maxLength: 64 }),
-    },
-    undefined,
-    'One NIC: one subnet selector plus one static IP (NET-6).',
-  ),
-  // Unknown per-NIC fields (gateway, routes, dns, ...) reach admission, which
-  // rejects them naming NET-6, instead of being pruned silently.
-  'x-kubernetes-preserve-unknown-fields': true,
-  // The subnet-selector rules, for a real apiserver (src/product/api/admission.ts enforces them on the embedded store).
-  'x-kubernetes-validations': [
-    { rule: '!(has(self.subnetName) && has(self.subnetId))', message: 'NET-1: set subnetName or subnetId, not both', reason: 'FieldValueForbidden', fieldPath: '.subnetId' },
-    { rule: 'has(self.subnetName) || has(self.subenetName) || has(self.subnetId)', message: 'NET-1: one subnet selector (subnetName or subnetId)', reason: 'FieldValueRequired' },
-    {
-      rule: '!has(self.subenetName) || !has(self.subnetName) || self.subenetName == self.subnetName',
-      messageExpression: "'NET-2: must equal the legacy subenetName \"' + self.subenetName + '\"'",
-      fieldPath: '.subnetName',
-    },
-    { rule: '!(has(self.subenetName) && has(self.subnetId))', message: 'NET-3: conflicting subnet selectors (subenetName and subnetId)', reason: 'FieldValueForbidden', fieldPath: '.subnetId' },
-  ],
-};
-
-// Bounds so that a real apiserver can cost the CEL rules (unbounded lists are
-// estimated at the request size limit and the rules would be refused).
-// (DISK-2's rules are quadratic in the disks of an entry and run once per entry:
-// 1024 entries x 16 disks is about half the apiserver's per-rule budget.)
-const MAX_POOL_ENTRIES = 1024;
-const MAX_NICS = 16;
-const MAX_PERSISTENT_DISKS = 16;
-
-/** DISK-2 as CEL: slots unique per hostname, non-negative and contiguous from 0. */
-const poolDisks: JSONSchemaProps = {
-  ...arr(persistentDisk),
-  maxItems: MAX_PERSISTENT_DISKS,
-  'x-kubernetes-validations': [
-    { rule: 'self.all(d, !has(d.slot) || self.filter(e, has(e.slot) && e.slot == d.slot).size() == 1)', message: 'DISK-2: slots must be unique per hostname' },
-    { rule: 'self.all(d, !has(d.slot) || (d.slot >= 0 && d.slot < self.filter(e, has(e.slot)).size()))', message: 'DISK-2: slots must be non-negative and contiguous from 0 per hostname' },
-  ],
-};
-
-/** v1beta1 FailureDomains: a map of failure domain name -> {controlPlane, attributes}. */
-const failureDomains: JSONSchemaProps = {
-  type: 'object',
-  description: 'FailureDomains is a slice of failure domain objects synced from the infrastructure provider.',
-  additionalProperties: obj({ controlPlane: bool('Determines if this failure domain is suitable for use by control plane machines.'), attributes: strMap('Arbitrary data for use by the infrastructure provider.') }),
-};
-
 const hcsCluster = crd(INFRA, 'HCSCluster', 'hcsclusters', {
   categories: ['cluster-api'],
-  schema: root(
-    obj({
-      network: obj({ vpc: obj({ name: str(), id: str() }), subnets: arr(subnet, 'Subnets machines may use (NET-4, NET-5).') }),
-      controlPlaneEndpoint: obj({ host: str(), port: int() }, ['host', 'port']),
-      identityRef: obj({ kind: str(), name: str() }, ['name']),
-      project: str(),
-      region: str(),
-      controlPlaneAvailabilityZones: arr(str(), 'Availability zones control plane Machines are spread over: each one the cloud lists as available becomes a failure domain (status.failureDomains). Unset: none.'),
-    }),
-    obj({ ready: bool(), network: obj({ subnets: arr(subnet) }), failureDomains, failureReason: str(), failureMessage: str(), conditions }),
-  ),
+  schema: root(hcsClusterSpec.json, hcsClusterStatus.json),
   columns: [
     { name: 'Cluster', type: 'string', jsonPath: ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']", description: 'Cluster to which this HCSCluster belongs' },
     { name: 'Ready', type: 'string', jsonPath: '.status.ready', description: 'Cluster infrastructure is ready' },
@@ -228,18 +126,7 @@ const hcsCluster = crd(INFRA, 'HCSCluster', 'hcsclusters', {
 
 const hcsMachine = crd(INFRA, 'HCSMachine', 'hcsmachines', {
   categories: ['cluster-api'],
-  schema: root(
-    hcsMachineSpec,
-    obj({
-      ready: bool(),
-      addresses: arr(obj({ type: str(), address: str() }, ['type', 'address'])),
-      hostname: str('The pool entry this machine holds (POOL-4).'),
-      serverStatus: str('ECS status (BUILD, ACTIVE, ...).'),
-      failureReason: str(),
-      failureMessage: str(),
-      conditions,
-    }),
-  ),
+  schema: root(hcsMachineSpec.json, hcsMachineStatus.json),
   columns: [
     { name: 'Cluster', type: 'string', jsonPath: ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']" },
     { name: 'Hostname', type: 'string', jsonPath: '.status.hostname' },
@@ -250,61 +137,16 @@ const hcsMachine = crd(INFRA, 'HCSMachine', 'hcsmachines', {
   ],
 });
 
-/** TPL-4 as CEL: a template carries no runtime identity (HCSMachine itself does). */
-const templateMachineSpec: JSONSchemaProps = {
-  ...hcsMachineSpec,
-  'x-kubernetes-validations': (['providerID', 'serverId'] as const).map((k) => ({
-    rule: `!has(self.${k}) || self.${k} == ''`,
-    message: 'TPL-4: runtime identity field must be empty in a template (the provider sets it on each HCSMachine); remove it from the copied manifest',
-    reason: 'FieldValueForbidden' as const,
-    fieldPath: `.${k}`,
-  })),
-};
-
 const hcsMachineTemplate = crd(INFRA, 'HCSMachineTemplate', 'hcsmachinetemplates', {
   categories: ['cluster-api'],
   status: false,
-  schema: root(obj({ template: obj({ metadata: objectMetaTemplate, spec: templateMachineSpec }, ['spec']) }, ['template'])),
+  schema: root(hcsMachineTemplateSpec.json),
   columns: [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
 });
 
 const hcsMachineConfigPool = crd(INFRA, 'HCSMachineConfigPool', 'hcsmachineconfigpools', {
   categories: ['cluster-api'],
-  schema: root(
-    obj({
-      configs: {
-        ...arr(
-          obj({ hostname: str('Hostname of the machine bound to this entry.'), networks: { ...arr(poolNetwork), maxItems: MAX_NICS }, persistentDisks: poolDisks }),
-          'One entry per machine (POOL-1).',
-        ),
-        maxItems: MAX_POOL_ENTRIES,
-      },
-    }),
-    obj({
-      total: int(),
-      available: int(),
-      observedGeneration: { type: 'integer', format: 'int64' },
-      entries: arr(
-        obj({
-          hostname: str(),
-          machine: str('HCSMachine bound to this entry (POOL-4).'),
-          acceptedDisks: arr(persistentDisk, 'Disks as the provider accepted them (DISK-4).'),
-          persistentDisks: arr(
-            obj({
-              slot: int(),
-              volumeId: str(),
-              phase: str('Pending, Creating, Available, Attaching, Attached, Detaching, Error.'),
-              attachedServerId: str(),
-              mountPath: str(),
-              lastTransitionTime: dateTime(),
-              message: str(),
-            }),
-          ),
-        }),
-      ),
-      conditions,
-    }),
-  ),
+  schema: root(hcsMachineConfigPoolSpec.json, hcsMachineConfigPoolStatus.json),
   columns: [
     { name: 'Total', type: 'integer', jsonPath: '.status.total' },
     { name: 'Available', type: 'integer', jsonPath: '.status.available' },
