@@ -17,7 +17,7 @@ export default tseslint.config(
   {
     // The dashboard's page script runs in the browser (src/harness/dashboard/static, no build step).
     files: ['src/harness/dashboard/static/**/*.js'],
-    languageOptions: { sourceType: 'script', globals: { document: 'readonly', window: 'readonly', fetch: 'readonly', EventSource: 'readonly', console: 'readonly' } },
+    languageOptions: { sourceType: 'script', globals: { document: 'readonly', window: 'readonly', fetch: 'readonly', EventSource: 'readonly', console: 'readonly', URLSearchParams: 'readonly', performance: 'readonly', CSS: 'readonly' } },
   },
   {
     rules: {

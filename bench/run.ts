@@ -3,7 +3,7 @@
  * asserts a speed; targets are printed beside the measurements.
  *
  *   npm run bench                  # all
- *   npm run bench -- library       # one group: library | scale | fleet | mock-hcs | mock-hcs-growth | explore | servers | cli | capture | yaml | upstream | upstream-generated | mutants
+ *   npm run bench -- library       # one group: library | scale | fleet | mock-hcs | mock-hcs-growth | explore | servers | cli | capture | yaml | dashboard | upstream | upstream-generated | mutants
  *   BENCH_SERVERS_SECONDS=20 npm run bench -- servers   # hostile socket crowds against a listening mock-hcs (bench/servers.ts)
  *   npm run bench -- facade-load   # serve under issue 32's loads: huge replicas, unauthenticated bodies, 20,000 idle sockets, slowloris (bench/facade-load.ts; opt-in, ~5 min)
  *   unshare -n sh -c 'ip link set lo up && exec npm run bench -- upstream'   # the upstream managers' rollout (bench/upstream.ts)
@@ -16,6 +16,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { benchCapture } from './capture.js';
 import { benchCli } from './cli.js';
+import { benchDashboard } from './dashboard.js';
 import { benchExplore } from './explore.js';
 import { benchFacadeLoad } from './facade-load.js';
 import { benchLibrary } from './library.js';
@@ -69,6 +70,7 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   cli: () => benchCli(),
   capture: () => benchCapture(),
   yaml: () => benchYaml(),
+  dashboard: () => benchDashboard(),
   upstream: () => benchUpstream(),
   'upstream-generated': () => benchUpstreamGenerated(),
   mutants: () => benchMutants(),

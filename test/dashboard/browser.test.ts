@@ -10,7 +10,7 @@
  * clock by hand, so nothing here waits on wall-clock time except the bounded
  * waits for the page to show what the server pushed.
  */
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -20,11 +20,9 @@ import { parseServeArgs, startServe, type Served, type ServeOptions } from '../.
 import { REPO } from '../facade/fixture.js';
 import { raw } from '../facade/http.js';
 import { haveKubectl, KubectlRunner } from '../facade/kubectl.js';
+import { CHROMIUM, haveChromium, launchChromium } from './chromium.js';
 
-export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const SHOTS = join(REPO, 'out', 'ci', 'screenshots');
-const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) console.warn(`test/dashboard/browser: skipped, no chromium at ${CHROMIUM} (.ci/run installs Debian's chromium)`);
 
 describe.skipIf(!haveChromium || !haveKubectl)('dashboard in chromium (playwright-core)', () => {
@@ -48,8 +46,7 @@ describe.skipIf(!haveChromium || !haveKubectl)('dashboard in chromium (playwrigh
     const o: ServeOptions = { ...(parseServeArgs(['--preset', 'worker-cluster', '--speed', '10', '--port', '0']) as ServeOptions), kubeconfigDir: mkdtempSync(join(tmpdir(), 'dash-kc-')), tickMs: 0, wallNow: () => wall };
     s = await startServe(o);
     k = new KubectlRunner(s.facade.kubeconfigPaths.combined);
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1500, height: 1100 }, ignoreHTTPSErrors: true });
     page.setDefaultTimeout(20_000);
   });
@@ -68,10 +65,13 @@ describe.skipIf(!haveChromium || !haveKubectl)('dashboard in chromium (playwrigh
     await page.waitForFunction(() => document.querySelectorAll('#machines tbody tr').length === 3);
     await expect.poll(() => page.textContent('#vstate')).toBe('running ×10');
     expect(await page.textContent('#mds tbody')).toMatch(/demo-md-0.*3\/3/);
-    expect(await page.locator('#pools tbody tr').count()).toBe(3);
-    expect(await page.textContent('#pools tbody')).toContain('192.168.10.11');
+    expect(await page.locator('#hosts .hrow[data-hostname]').count()).toBe(3);
+    expect(await page.textContent('#hosts')).toContain('192.168.10.11');
     expect(await page.locator('#servers tbody tr').count()).toBe(3);
     expect(await page.textContent('#volumes tbody')).toMatch(/demo-demo-worker-1-pd0in-usedemo-md-0-\S+yes/);
+    // The report's timeline (one lane per machine, server, volume) is drawn on demand: when its section is opened.
+    await page.click('#detail > summary');
+    await page.waitForSelector('#timeline svg rect[data-lane="machine"]');
     expect(await page.locator('#timeline svg rect[data-lane="machine"]').count()).toBeGreaterThanOrEqual(3);
     const api = await raw(s.facade, 'GET', '/', { headers: { Accept: 'application/json' } });
     expect((api.json as { paths: string[] }).paths).toContain('/apis');
@@ -116,6 +116,7 @@ describe.skipIf(!haveChromium || !haveKubectl)('dashboard in chromium (playwrigh
   });
 
   it('a stuck detach injected from the page shows on the volume lane; released, the disk detaches', async () => {
+    await page.click('#fault-menu > summary');
     await page.selectOption('#fault-preset', 'stuck-detach');
     await page.click('#inject');
     await page.waitForSelector('#faults .fault');

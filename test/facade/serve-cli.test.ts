@@ -88,6 +88,10 @@ describe('OPS-1: serve --preset cluster: bring-up, banner, the time API and CLI'
     expect(b).toMatch(/management \(current\)/);
     expect(b).toContain('kubectl --context demo get nodes');
     expect(b).toContain('need --context demo');
+    // Typed on the management context they do not "find nothing" (issue 34): kubectl get nodes lists the management cluster's own node.
+    expect(b).not.toContain('find nothing');
+    expect(b).toContain('typed on the management context they answer for the management cluster instead (kubectl get nodes lists its own node)');
+    expect(s.tb.env.mgmt.listSync('Node').map((n) => n.metadata.name)).toEqual(['management-control-plane']);
   });
 
   it('hcs-testbed time: status, advance, speed, resume, pause, next; bad values refused (exit 2 or 400), nothing changed', async () => {

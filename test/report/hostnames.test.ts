@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { LogEvent } from '../../src/core/events.js';
-import { hostHistories, shortNames } from '../../src/harness/report/hostnames.js';
+import { HostHistoryBuilder, hostHistories, shortNames } from '../../src/harness/report/hostnames.js';
 import { axisTicks, renderHostnames } from '../../src/harness/report/hostnames-svg.js';
 import { CHAR_W, timeAxis } from '../../src/harness/report/timeline.js';
 
@@ -61,6 +61,19 @@ describe('hostHistories', () => {
       ['demo-md-0-aaaaa-11111', 1 * M, 23 * M, true],
       ['demo-md-0-bbbbb-22222', 24 * M, 30 * M, false],
     ]);
+  });
+});
+
+describe('HostHistoryBuilder (the live dashboard reads only the new events)', () => {
+  it('fed the log as it grows, with snapshots in between, it gives what hostHistories gives over the whole log; a snapshot leaves it unchanged', () => {
+    const more = [...EVENTS, ev(25 * M, 'cloud', 'volume.detached', { volumeId: 'vol-1' }), ev(26 * M, 'management' as LogEvent['source'], 'object.deleted', { kind: 'Machine', cluster: 'management', name: 'demo-md-0-aaaaa-11111' })];
+    const b = new HostHistoryBuilder();
+    for (let n = 1; n <= more.length; n++) {
+      b.addAll(more.slice(0, n));
+      expect(b.snapshot(30 * M), `after ${n} events`).toEqual(hostHistories(more.slice(0, n), 30 * M));
+      expect(b.snapshot(Infinity)).toEqual(hostHistories(more.slice(0, n), Infinity));
+    }
+    expect(b.added).toBe(more.length);
   });
 });
 

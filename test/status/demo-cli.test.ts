@@ -21,6 +21,11 @@ describe('hcs-testbed demo: usage', () => {
     }
   });
 
+  it('--pace is a number of virtual seconds per wall second (0 to 10000); anything else is refused with exit 2, nothing run', async () => {
+    expect((await run('--help')).out).toMatch(/--pace X +virtual seconds per wall second while a step waits \(default 30/);
+    for (const bad of ['abc', '-1', '20000', '']) expect(await run('worker-nodes', '--kubeconfig', '/etc/hostname', '--kubectl', '/bin/true', `--pace=${bad}`)).toEqual({ code: 2, out: `error: --pace must be a number from 0 to 10000 (virtual seconds per wall second), got "${bad}"\n` });
+  });
+
   it('a missing kubeconfig or kubectl is named', async () => {
     expect(await run('worker-nodes', '--kubeconfig', '/nonexistent/kubeconfig')).toEqual({ code: 2, out: 'error: --kubeconfig: give the kubeconfig hcs-testbed serve printed (no file /nonexistent/kubeconfig)\n' });
     expect((await run('worker-nodes', '--kubeconfig', '/etc/hostname', '--kubectl', '/nonexistent/kubectl')).out).toBe('error: --kubectl: no kubectl at /nonexistent/kubectl\n');

@@ -56,12 +56,47 @@ describe('whyWaiting', () => {
 
   it('negative: progress (provisioning, detaching under its limit, scaling, a rollout, a MachineSet coming up) and True conditions are no stall', () => {
     const s = whyWaiting({
-      HCSMachine: [obj('HCSMachine', 'p', [{ type: 'InstanceReady', status: 'False', reason: 'InstanceProvisioning', severity: 'Info' }, { type: 'InstanceReady', status: 'False', reason: 'DetachingDisks' }, { type: 'InstanceReady', status: 'False', reason: 'WaitingForOwner', severity: 'Warning' }])],
+      HCSMachine: [obj('HCSMachine', 'p', [{ type: 'InstanceReady', status: 'False', reason: 'InstanceProvisioning', severity: 'Info' }, { type: 'InstanceReady', status: 'False', reason: 'DetachingDisks' }, { type: 'InstanceReady', status: 'False', reason: 'WaitingForOwner', severity: 'Warning' }, { type: 'PersistentDisksReady', status: 'False', reason: 'DisksAttaching', severity: 'Warning' }, { type: 'PersistentDisksReady', status: 'False', reason: 'DiskInUse', severity: 'Warning', message: 'DISK-9: persistent disk d is in-use on server s; waiting for it to be released' }])],
       MachineSet: [obj('MachineSet', 'ms', [{ type: 'Ready', status: 'False', reason: 'ScalingOrWaitingForNodes', severity: 'Warning', message: '2/3 Machines ready' }, { type: 'MachinesCreated', status: 'True' }])],
       KubeadmControlPlane: [obj('KubeadmControlPlane', 'k', [{ type: 'Resized', status: 'False', reason: 'ScalingUp', severity: 'Warning' }, { type: 'MachinesSpecUpToDate', status: 'False', reason: 'RollingUpdateInProgress', severity: 'Warning' }])],
       MachineDeployment: [obj('MachineDeployment', 'md', [{ type: 'Available', status: 'True' }])],
     });
     expect(s).toEqual([]);
+  });
+
+  it('a MachineSet held only while the control plane rolls (ControlPlaneIsStable) goes on by itself: no stall; held by the version skew checks it is', () => {
+    const ms = (message: string) => whyWaiting({ MachineSet: [obj('MachineSet', 'demo-md-0-abc', [{ type: 'MachinesCreated', status: 'False', reason: 'PreflightCheckFailed', severity: 'Error', message }])] });
+    expect(ms('KubeadmControlPlane cpaas-system/demo-control-plane is upgrading ("ControlPlaneIsStable" preflight check failed)')).toEqual([]);
+    expect(ms(SKEW).map((x) => x.checks)).toEqual([['KubernetesVersionSkew', 'KubeadmVersionSkew']]);
+    expect(ms(`${SKEW}; KubeadmControlPlane cpaas-system/demo-control-plane is upgrading ("ControlPlaneIsStable" preflight check failed)`)).toHaveLength(1);
+  });
+
+  it('KCP-5 only for etcd: a healthy control plane rollout (a new member without its Node, 2/3 members healthy while the third joins) is no stall; lost quorum or an etcd member error is', () => {
+    const kcp = (conds: Record<string, string>[]) => whyWaiting({ KubeadmControlPlane: [obj('KubeadmControlPlane', 'demo-control-plane', conds)] });
+    const wait = 'Waiting for control plane to pass preflight checks to continue reconciliation: Machine demo-control-plane-x does not have a corresponding Node yet (Machine.status.nodeRef not set)';
+    expect(kcp([{ type: 'Resized', status: 'False', reason: 'PreflightChecksFailed', severity: 'Warning', message: wait }, { type: 'EtcdClusterHealthy', status: 'False', reason: 'EtcdClusterUnhealthy', severity: 'Warning', message: '2/3 etcd members healthy' }])).toEqual([]);
+    expect(kcp([{ type: 'EtcdClusterHealthy', status: 'False', reason: 'EtcdClusterUnhealthy', severity: 'Warning', message: '1/3 etcd members healthy' }]).map((x) => [x.category, x.rules])).toEqual([['etcd', ['KCP-5']]]);
+    const etcdDown = 'Waiting for control plane to pass preflight checks to continue reconciliation: Machine m1 reports EtcdMemberHealthy condition is false (Error, etcdserver: no leader)';
+    const s = kcp([{ type: 'Resized', status: 'False', reason: 'PreflightChecksFailed', severity: 'Warning', message: etcdDown }]);
+    expect(s.map((x) => [x.reason, x.rules])).toEqual([['PreflightChecksFailed', ['KCP-5']]]);
+    expect(s[0]!.advice).toMatch(/restore etcd quorum/);
+  });
+
+  it('MD-3: a surge machine waiting for an entry of a pool with persistent disks is told maxSurge 0 with the reason, never to add an entry; "add an entry" only where no data can move', () => {
+    const surgeMsg = 'no free config pool entry in HCSMachineConfigPool demo-worker-pool (3 entries, all bound to live machines); add an entry to the pool before scaling up (POOL-2, POOL-3). MD-3: MachineDeployment demo-md-0 rolls out with maxSurge 1 > 0 while the machines it replaces still hold pool entries demo-worker-1; this surge machine waits for a free entry. Use maxSurge: 0 with pool-managed persistent disks (remove first, then replace on the same hostname and disks, MD-2/KCP-1)';
+    const hm = (message: string) => ({ ...obj('HCSMachine', 'demo-md-0-new-abcde', [{ type: 'PoolEntryBound', status: 'False', reason: 'NoFreePoolEntry', severity: 'Warning', message }]), spec: { configPoolRef: { name: 'demo-worker-pool' } } }) as unknown as KubeObject;
+    const machine = { apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'Machine', metadata: { name: 'demo-md-0-new-abcde', namespace: 'cpaas-system', labels: { 'cluster.x-k8s.io/deployment-name': 'demo-md-0' } } } as KubeObject;
+    const pool = (persistent: boolean) => ({ apiVersion: 'v1', kind: 'HCSMachineConfigPool', metadata: { name: 'demo-worker-pool', namespace: 'cpaas-system' }, spec: { configs: [{ hostname: 'demo-worker-1', persistentDisks: persistent ? [{ slot: 0 }] : [] }] } }) as unknown as KubeObject;
+    const [persistent] = whyWaiting({ HCSMachine: [hm(surgeMsg)], Machine: [machine], HCSMachineConfigPool: [pool(true)] });
+    expect(persistent!.rules).toEqual(['POOL-2', 'POOL-3', 'MD-3', 'MD-2', 'KCP-1']);
+    expect(persistent!.summary).toMatch(/surge machine waits for a free pool entry; maxSurge must be 0 .*MD-3/);
+    expect(persistent!.advice).toMatch(/^Fix: set maxSurge 0 on MachineDeployment demo-md-0: kubectl patch machinedeployment demo-md-0 -n cpaas-system --type merge -p '\{"spec":\{"strategy":\{"rollingUpdate":\{"maxSurge":0,"maxUnavailable":1\}\}\}\}'\. Why: .*persistent disks.*\(MD-3\)/);
+    expect(persistent!.advice).not.toMatch(/Fix: add an entry/);
+    expect(stallLines([persistent!])[1]).toMatch(/^ {4}→ Fix: set maxSurge 0/);
+    const [ephemeral] = whyWaiting({ HCSMachine: [hm(surgeMsg)], Machine: [machine], HCSMachineConfigPool: [pool(false)] });
+    expect(ephemeral!.advice).toMatch(/^Fix: add an entry to demo-worker-pool \(POOL-3\), or set maxSurge 0\./);
+    const [scaleUp] = whyWaiting({ HCSMachine: [hm('no free config pool entry in HCSMachineConfigPool demo-worker-pool (3 entries, all bound to live machines); add an entry to the pool before scaling up (POOL-2, POOL-3)')], Machine: [machine], HCSMachineConfigPool: [pool(true)] });
+    expect(scaleUp!.advice).toMatch(/^Fix: add an entry to demo-worker-pool first, then raise replicas \(POOL-3\)/);
   });
 
   it('an unknown reason counts only with severity Warning or Error', () => {
@@ -106,7 +141,9 @@ describe('the scenario runner\'s failure output', () => {
     // Before the other explanations (Warning events, all non-True conditions, the cloud).
     expect(failed.detail.indexOf('cloud at the failure:')).toBeGreaterThan(at);
     const section = failed.detail.slice(at + 1);
-    expect(section.slice(0, section.findIndex((l) => !l.startsWith('  '))), failed.detail.join('\n')).toHaveLength(1); // the one stall; no WaitingFor… noise
+    expect(section.slice(0, section.findIndex((l) => !l.startsWith('  '))), failed.detail.join('\n')).toHaveLength(2); // the one stall and its advice; no WaitingFor… noise
     expect(failed.detail[at + 1]).toMatch(/^ {2}HCSMachine cpaas-system\/demo-md-0-\S+: .*no free pool entry.* — (PoolEntryBound|InstanceReady|Ready)=False NoFreePoolEntry \(POOL-2/);
+    // A scale up (no rollout): adding an entry moves no data, so that is the advice (POOL-3).
+    expect(failed.detail[at + 2]).toMatch(/^ {4}→ Fix: add an entry to demo-worker-pool first, then raise replicas \(POOL-3\)/);
   }, 120_000);
 });

@@ -16,21 +16,25 @@ import { resolveTarget } from '../dashboard/time-client.js';
 export const DEMO_HELP = `hcs-testbed demo — a procedure document as a guided demo against hcs-testbed serve
 
 Usage:
-  hcs-testbed demo worker-nodes     [--auto] [--kubeconfig FILE]   (serve --preset worker-cluster or cluster)
-  hcs-testbed demo cluster-upgrade  [--auto] [--kubeconfig FILE]   (serve --preset cluster)
+  hcs-testbed demo worker-nodes     [--auto] [--pace X] [--kubeconfig FILE]   (serve --preset worker-cluster or cluster)
+  hcs-testbed demo cluster-upgrade  [--auto] [--pace X] [--kubeconfig FILE]   (serve --preset cluster)
 
 Each step prints the document's command with its <placeholders> filled in (from the
 served testbed and hcs-testbed catalog), waits for Enter, runs it with the real kubectl,
-and says what to look at on the dashboard. The edits the document asks for in words
-(a pool entry appended, a template copied and changed, the KubeadmControlPlane edit)
-are done for you and printed. Virtual time is paused between steps; a step advances
-it only as far as it needs; the Kube-OVN phases are shown one at a time. A wait that
-stops making progress is cut short with the reasons ("why is it waiting?").
+and says what the output shows (computed from it and the live state). The edits the
+document asks for in words (a pool entry appended, a template copied and changed, the
+KubeadmControlPlane edit) are done for you and printed. Virtual time is paused between
+steps; after an action the live clock runs at the pace until the step is done, so the
+page shows Provisioning → Running → Deleting as it happens and -w output streams; the
+Kube-OVN phases are shown one at a time. A wait that stops making progress is cut
+short with the reasons ("why is it waiting?").
 The commands run in a private temporary directory (it holds a kubeconfig with
 serve's token), removed when the demo ends, also on Ctrl-C or SIGTERM.
 
 Options:
   --auto              run every step without waiting for Enter
+  --pace X            virtual seconds per wall second while a step waits (default 30, about
+                      one worker replacement every 8 s; with --auto default 0: as fast as it goes)
   --kubeconfig FILE   the kubeconfig serve printed (default $KUBECONFIG)
   --cluster NAME      the Cluster (default demo)
   --flavor NAME       the flavor of the infrastructure updates (default s6.xlarge.2)
@@ -50,6 +54,8 @@ export interface DemoOptions {
   kubectl?: string;
   io: DemoIo;
   afterStep?: DemoCtx['afterStep'];
+  /** Virtual s per wall s while a step waits (0 or none: advance in steps). */
+  pace?: number;
 }
 
 /** Run one document's demo; the results of its steps. Its working directory is removed at the end (temp-dir.ts). */
@@ -67,6 +73,8 @@ async function runDemoIn(o: DemoOptions, dir: string): Promise<StepResult[]> {
     workloadKubeconfig: kubeconfigWithContext(o.kubeconfig, cluster, join(dir, 'workload.kubeconfig')),
     dir,
     ...(o.afterStep ? { afterStep: o.afterStep } : {}),
+    ...(o.pace ? { pace: o.pace } : {}),
+    workloadContext: cluster,
   };
   // The matrix rows (UPG-4): where the document's subject is now (the workers, or the control plane), and the next row.
   const what = o.doc === 'worker-nodes' ? `MachineDeployment ${cluster}-md-0` : `KubeadmControlPlane ${cluster}-control-plane`;
@@ -85,7 +93,7 @@ async function runDemoIn(o: DemoOptions, dir: string): Promise<StepResult[]> {
 export async function demoMain(argv: string[], write: (s: string) => void): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { auto: { type: 'boolean', default: false }, kubeconfig: { type: 'string' }, cluster: { type: 'string' }, flavor: { type: 'string' }, kubectl: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } } });
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { auto: { type: 'boolean', default: false }, pace: { type: 'string' }, kubeconfig: { type: 'string' }, cluster: { type: 'string' }, flavor: { type: 'string' }, kubectl: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } } });
   } catch (e) {
     write(`error: ${errorMessage(e)}\n(see hcs-testbed demo --help)\n`);
     return 2;
@@ -110,14 +118,22 @@ export async function demoMain(argv: string[], write: (s: string) => void): Prom
     write(`error: --kubectl: no kubectl at ${kubectl}\n`);
     return 2;
   }
+  const pace = v.pace === undefined ? (v.auto ? 0 : 30) : Number(v.pace);
+  if (v.pace !== undefined && (v.pace.trim() === '' || !Number.isFinite(pace) || pace < 0 || pace > 10_000)) {
+    write(`error: --pace must be a number from 0 to 10000 (virtual seconds per wall second), got "${v.pace}"\n`);
+    return 2;
+  }
   const rl = v.auto ? undefined : createInterface({ input: process.stdin, output: process.stdout });
   // Ctrl-C at a prompt reaches readline, not the process: make it the signal it is, so the demo ends and cleans up.
   rl?.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));
   const io: DemoIo = { write, ...(rl ? { ask: (prompt: string) => new Promise<void>((r) => rl.question(`${prompt} `, () => r())) } : {}) };
   try {
-    const results = await runDemo({ doc: doc as keyof typeof DEMOS, kubeconfig, kubectl, io, ...(v.cluster ? { cluster: v.cluster } : {}), ...(v.flavor ? { flavor: v.flavor } : {}) });
+    const results = await runDemo({ doc: doc as keyof typeof DEMOS, kubeconfig, kubectl, io, pace, ...(v.cluster ? { cluster: v.cluster } : {}), ...(v.flavor ? { flavor: v.flavor } : {}) });
     const failed = results.filter((r) => r.code !== 0);
-    write(`${results.length} steps, ${failed.length ? `${failed.length} command(s) failed: ${failed.map((f) => f.id).join(', ')}` : 'every command succeeded'}${results.some((r) => r.waited === 'stalled') ? `; stalled: ${results.filter((r) => r.waited === 'stalled').map((r) => r.id).join(', ')} (see the reasons above)` : ''}\n`);
+    const stalled = results.filter((r) => r.waited === 'stalled');
+    write(`${results.length} steps, ${failed.length ? `${failed.length} command(s) failed: ${failed.map((f) => f.id).join(', ')}` : 'every command succeeded'}${stalled.length ? `; stalled: ${stalled.map((r) => r.id).join(', ')} (see the reasons above)` : ''}\n`);
+    // The document's end state, said as it is: done, or what is left and why.
+    write(`${stalled.length ? `Not done: ${stalled.map((r) => `${r.id}: ${r.look}`).join('; ')}` : 'Done: what the document checks holds.'}\n`);
     return failed.length ? 1 : 0;
   } catch (e) {
     write(`error: ${errorMessage(e)}\n`);

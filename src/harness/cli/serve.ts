@@ -187,7 +187,7 @@ export async function startServe(o: ServeOptions): Promise<Served> {
     // From now on HTTP requests share the event loop with the controllers: a drain lets them in every 50 ms (Manager.setYieldSlice).
     tb.env.manager.setYieldSlice(SERVE_YIELD_SLICE_MS);
     time = new TimeControl(tb.sim, { speed: o.speed, paused: o.speed === 0, ...(o.tickMs !== undefined ? { tickMs: o.tickMs } : {}), ...(o.wallNow ? { wallNow: o.wallNow } : {}) });
-    facade = await startFacade({ mgmt: tb.env.mgmt, workloads: tb.env.workloads, logs: tb.env.logs, clock: tb.clock, port: o.port, host: o.host, kubeconfigDir: o.kubeconfigDir, extension: testbedExtension({ time, dashboard: { mgmt: tb.env.mgmt, cloud: tb.cloud, events: tb.env.events, logs: tb.env.logs } }) });
+    facade = await startFacade({ mgmt: tb.env.mgmt, workloads: tb.env.workloads, logs: tb.env.logs, clock: tb.clock, port: o.port, host: o.host, kubeconfigDir: o.kubeconfigDir, extension: testbedExtension({ time, dashboard: { mgmt: tb.env.mgmt, cloud: tb.cloud, events: tb.env.events, logs: tb.env.logs, workloads: tb.env.workloads } }) });
     const f = facade;
     // The login address carries the token: into a 0600 file, not onto stdout (CI logs keep stdout).
     const dashboardUrlFile = join(o.kubeconfigDir, 'dashboard-url');
@@ -243,7 +243,7 @@ export function banner(s: Served, o: ServeOptions): string {
   if (workloads.length) {
     const first = workloads[0]![0].split('/')[1]!;
     lines.push(`The documents' workload-cluster commands (kubectl get nodes, the Kube-OVN AppRelease steps) need --context ${first};`);
-    lines.push(`typed on the management context they find nothing.`);
+    lines.push(`typed on the management context they answer for the management cluster instead (kubectl get nodes lists its own node).`);
   } else lines.push('No workload cluster yet: each gets a context (its name) in the same file once its control plane is up.');
   lines.push('');
   lines.push(`time: ${s.time.running ? `running, ${o.speed} virtual s per wall s` : 'paused (--speed 0)'}, now ${new Date(s.tb.clock.now()).toISOString()}`);

@@ -5,8 +5,15 @@
  *   GET  /                       (Accept: text/html, a browser) the live dashboard; API
  *                                clients get the apiserver's root paths from the facade
  *   GET  /_testbed/static/*      the page's script and style (plain files, no build step)
- *   GET  /_testbed/stream        server-sent events: view, kevent, log (src/harness/dashboard/feed.ts)
+ *   GET  /_testbed/stream        server-sent events: view, then patch (what changed), kevent, log (src/harness/dashboard/feed.ts)
  *   GET  /_testbed/view          the current view as JSON
+ *   GET  /_testbed/object?kind=&namespace=&name=[&cluster=ns/name]
+ *                                one object drilled into: its conditions, its Events, its YAML (a workload
+ *                                cluster's with cluster=)
+ *   GET  /_testbed/timeline      the report's timeline (one lane per machine, server, volume) as SVG, on demand
+ *   GET  /api/v1/namespaces/NS/events?fieldSelector=involvedObject.…uid=…   (kubectl describe's Events) while
+ *                                virtual time is ahead of the wall clock: dated so that kubectl's ages read in
+ *                                virtual time (describe-events.ts); otherwise, and every other request, the API's
  *   GET  /_testbed/status        hostnames now and the stalls ("why is it waiting?"): hcs-testbed status
  *   *    /_testbed/time[/...]    the live clock (src/harness/dashboard/time-api.ts)
  *   GET  /_testbed/faults        the fault rules in force; POST {preset} or {rule} injects (HCS-6)
@@ -26,7 +33,10 @@ import type { TimeControl } from '../../world/facade/timecontrol.js';
 import { DashboardFeed, type FeedSources } from './feed.js';
 import { FAULT_PRESETS, injectFault, releaseFault } from './faults.js';
 import { ApiError, jsonBody, timeRequest } from './time-api.js';
-import { computeView } from './view.js';
+import { computeView, statusOf } from './view.js';
+import { objectDetail } from './object.js';
+import { describeEvents, isDescribeEvents } from './describe-events.js';
+import { timelineSvg } from '../report/html.js';
 import { checkControlCall, isControlCall } from './control-guard.js';
 
 export interface ExtensionParts {
@@ -37,8 +47,11 @@ export interface ExtensionParts {
 
 export const PREFIX = '/_testbed';
 
+/** The warning a watch gets while the live clock is paused (RFC 7234 warn-code 299, as the apiserver sends them). */
+export const PAUSED_WATCH_WARNING = '299 - "virtual time is paused (hcs-testbed serve): nothing changes until it is advanced or resumed (hcs-testbed time advance 5m | hcs-testbed time resume, or the dashboard)"';
+
 const STATIC_DIR = join(fileURLToPath(new URL('.', import.meta.url)), 'static');
-const STATIC: Record<string, string> = { 'index.html': 'text/html; charset=utf-8', 'app.js': 'text/javascript; charset=utf-8', 'app.css': 'text/css; charset=utf-8' };
+const STATIC: Record<string, string> = { 'index.html': 'text/html; charset=utf-8', 'parts.js': 'text/javascript; charset=utf-8', 'app.js': 'text/javascript; charset=utf-8', 'app.css': 'text/css; charset=utf-8' };
 
 function staticFile(name: string): string {
   return readFileSync(join(STATIC_DIR, name), 'utf8');
@@ -60,6 +73,16 @@ export function testbedExtension(parts: ExtensionParts): TestbedExtension {
     close: () => feed?.close(),
     async handle(req: FastifyRequest, reply: FastifyReply, path: string, query: URLSearchParams): Promise<FastifyReply | undefined> {
       const method = req.method.toUpperCase();
+      // A watch (kubectl get -w, kubectl wait) while virtual time is paused sees nothing change: say so, as a
+      // Kubernetes warning (299), which kubectl prints at once ("Warning: ...") instead of hanging silently.
+      // Set on the raw response: the facade's watch writes its own head and keeps it (Node merges set headers).
+      if (method === 'GET' && /^(true|1)$/.test(query.get('watch') ?? '') && !parts.time.running) reply.raw.setHeader('Warning', PAUSED_WATCH_WARNING);
+      // kubectl describe's Events, while virtual time runs ahead of the wall clock: dated so that its ages read in virtual time.
+      const describeNs = parts.dashboard ? isDescribeEvents(method, path, query) : undefined;
+      if (describeNs !== undefined && parts.dashboard) {
+        const ahead = parts.time.status().now - Date.now();
+        if (ahead > 1000) return json(reply, 200, describeEvents(parts.dashboard.mgmt, describeNs, query.get('fieldSelector') ?? '', ahead));
+      }
       if (path === '/') {
         // A browser asks for HTML; kubectl, client-go and Cluster API's cluster cache ask for JSON and get the root paths.
         if (feed && method === 'GET' && /\btext\/html\b/.test(String(req.headers.accept ?? ''))) return reply.code(200).type(STATIC['index.html']!).header('Cache-Control', 'no-store').send(staticFile('index.html'));
@@ -89,12 +112,20 @@ export function testbedExtension(parts: ExtensionParts): TestbedExtension {
         }
         if (sub === '/view' && method === 'GET') {
           const d = needDashboard();
-          return json(reply, 200, computeView({ mgmt: d.mgmt, cloud: d.cloud, events: d.events, time: () => parts.time.status() }));
+          return json(reply, 200, computeView({ mgmt: d.mgmt, cloud: d.cloud, events: d.events, time: () => parts.time.status(), ...(d.workloads ? { workloads: d.workloads } : {}) }));
         }
         if (sub === '/status' && method === 'GET') {
           const d = needDashboard();
-          const v = computeView({ mgmt: d.mgmt, cloud: d.cloud, events: d.events, time: () => parts.time.status() });
-          return json(reply, 200, { time: v.time, hosts: v.hosts, why: v.why });
+          return json(reply, 200, statusOf(computeView({ mgmt: d.mgmt, cloud: d.cloud, events: d.events, time: () => parts.time.status() })));
+        }
+        if (sub === '/object' && method === 'GET') {
+          const d = needDashboard();
+          return json(reply, 200, objectDetail(d, { kind: query.get('kind') ?? '', namespace: query.get('namespace') ?? '', name: query.get('name') ?? '', cluster: query.get('cluster') ?? '' }));
+        }
+        if (sub === '/timeline' && method === 'GET') {
+          const d = needDashboard();
+          const width = Math.min(4000, Math.max(600, Number(query.get('width') ?? 1200) || 1200));
+          return reply.code(200).type('image/svg+xml; charset=utf-8').header('Cache-Control', 'no-store').send(timelineSvg(d.events.all(), { until: parts.time.status().now, width }));
         }
         if (sub === '/faults/presets' && method === 'GET') return json(reply, 200, Object.fromEntries(Object.entries(FAULT_PRESETS).map(([k, p]) => [k, { title: p.title, rule: p.rule }])));
         if (sub === '/faults') {

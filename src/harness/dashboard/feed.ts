@@ -4,19 +4,29 @@
  * Pushed, not polled: watches on the management cluster's Cluster API and
  * HCS kinds, the event log (cloud transitions, faults), the live clock and
  * the controller logs mark the view dirty; at most every `throttleMs` of
- * wall time one `view` message (src/harness/dashboard/view.ts) goes to every open
- * stream. Kubernetes Events and controller log lines go out one by one as
+ * wall time the view (src/harness/dashboard/view.ts) is computed again and
+ * only what changed goes to every open stream as one `patch` message
+ * (src/harness/dashboard/diff.ts); a stream that opens gets the whole `view`
+ * first. Kubernetes Events and controller log lines go out one by one as
  * `kevent` and `log` messages.
  */
 import type { ServerResponse } from 'node:http';
 import type { KubeObject, WatchEvent } from '../../core/kube/types.js';
 import type { ControllerLogs, LogLine } from '../../core/runtime/context.js';
 import type { TimeControl } from '../../world/facade/timecontrol.js';
-import { computeView, type ViewSources } from './view.js';
+import { computeView, type DashboardView, type ViewSources } from './view.js';
+import { diffView, ViewText, type Patch } from './diff.js';
+import { HostHistoryBuilder } from '../report/hostnames.js';
 
 export const WATCHED_KINDS = ['Cluster', 'KubeadmControlPlane', 'MachineDeployment', 'MachineSet', 'Machine', 'HCSMachineConfigPool', 'HCSMachine'];
 
-export interface FeedSources extends Omit<ViewSources, 'time'> {
+interface EmbeddedStoreLike {
+  watch(kind: string, fn: () => void, opts: { shared: boolean }): () => void;
+}
+
+export interface FeedSources extends Omit<ViewSources, 'time' | 'workloads'> {
+  /** The workload clusters (watched for Nodes and AppReleases). */
+  workloads?: NonNullable<ViewSources['workloads']> & { onCreate?: (l: (key: string, store: EmbeddedStoreLike) => void) => void };
   logs: ControllerLogs;
   time: TimeControl;
   /** Wall ms between two view messages at most (default 200). */
@@ -42,6 +52,12 @@ export class DashboardFeed {
   private readonly recentLogs: unknown[] = [];
   /** View messages sent (tests wait on it). */
   sent = 0;
+  /** The view the open streams have (the base of the next patch) and its text. */
+  private base: { view: DashboardView; text: ViewText } | undefined;
+  /** The hostnames' history, read from the event log as it grows. */
+  private readonly hostHistory = new HostHistoryBuilder();
+  /** The last update: its size (bytes of the message) and the wall ms to compute and diff it (the bench reads it). */
+  lastUpdate: { bytes: number; computeMs: number; diffMs: number } | undefined;
 
   constructor(private readonly src: FeedSources) {
     // What happened before the feed started (the bring-up): the latest Events and log lines.
@@ -53,8 +69,19 @@ export class DashboardFeed {
     const dirty = (): void => this.dirty();
     for (const kind of WATCHED_KINDS) this.unsubs.push(src.mgmt.watch(kind, dirty, { shared: true }));
     this.unsubs.push(src.events.subscribe((e) => {
-      if (e.source === 'cloud' || e.source === 'fault' || e.type === 'machine.phase') dirty();
+      if (e.source === 'cloud' || e.source === 'fault' || e.source === 'workload' || e.type === 'machine.phase') dirty();
     }));
+    // The workload clusters' Nodes and AppReleases (kubectl annotate/patch on the workload context move no management object).
+    if (src.workloads) {
+      const watchWorkload = (store: { watch: EmbeddedStoreLike['watch'] }): void => {
+        for (const kind of ['Node', 'AppRelease']) this.unsubs.push(store.watch(kind, dirty, { shared: true }));
+      };
+      for (const key of src.workloads.names()) {
+        const [n, c] = key.split('/') as [string, string];
+        watchWorkload(src.workloads.store(n, c));
+      }
+      src.workloads.onCreate?.((_key, store) => watchWorkload(store));
+    }
     this.unsubs.push(src.time.onChange(dirty));
     this.unsubs.push(src.mgmt.watch<KubeObject & KEvent>('Event', (e: WatchEvent<KubeObject & KEvent>) => {
       if (e.type === 'DELETED') return;
@@ -77,9 +104,12 @@ export class DashboardFeed {
   attach(res: ServerResponse, onClose: (fn: () => void) => void): void {
     res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     res.write('retry: 1000\n\n');
+    // The streams already open get what changed first, so that the new one starts from the same base.
+    this.flush();
+    if (!this.base) this.base = this.snapshot();
     this.clients.add(res);
     onClose(() => this.clients.delete(res));
-    this.write(res, 'view', computeView(this.viewSources()));
+    this.write(res, 'view', this.base.view);
     for (const e of this.recentEvents) this.write(res, 'kevent', e);
     for (const l of this.recentLogs) this.write(res, 'log', l);
   }
@@ -100,18 +130,40 @@ export class DashboardFeed {
     this.clients.clear();
   }
 
-  /** Push a view now (after a control action, so the page answers at once). */
+  /** Push what changed now (after a control action, so the page answers at once). */
   flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.clients.size === 0) return;
-    const view = computeView(this.viewSources());
+    if (this.clients.size === 0) {
+      this.base = undefined;
+      return;
+    }
+    const patch = this.update();
+    if (!patch) return;
     this.sent++;
-    this.broadcast('view', view);
+    this.broadcast('patch', patch);
+  }
+
+  /** The patch from the base to the view now (undefined: nothing changed); the view now becomes the base. */
+  update(): Patch | undefined {
+    const t0 = performance.now();
+    const next = this.snapshot();
+    const t1 = performance.now();
+    const patch = this.base ? diffView(this.base.text, next.text, next.view as unknown as Record<string, unknown>) : ({ ...Object.fromEntries(Object.entries(next.view).map(([k, v]) => [k, { set: v }])) } as Patch);
+    const t2 = performance.now();
+    this.base = next;
+    if (Object.keys(patch).length === 0) return undefined;
+    this.lastUpdate = { bytes: Buffer.byteLength(JSON.stringify(patch)), computeMs: t1 - t0, diffMs: t2 - t1 };
+    return patch;
+  }
+
+  private snapshot(): { view: DashboardView; text: ViewText } {
+    const view = computeView(this.viewSources());
+    return { view, text: ViewText.of(view as unknown as Record<string, unknown>) };
   }
 
   private viewSources(): ViewSources {
-    return { mgmt: this.src.mgmt, cloud: this.src.cloud, events: this.src.events, time: () => this.src.time.status() };
+    return { mgmt: this.src.mgmt, cloud: this.src.cloud, events: this.src.events, time: () => this.src.time.status(), hostHistory: this.hostHistory, ...(this.src.workloads ? { workloads: this.src.workloads } : {}) };
   }
 
   private dirty(): void {

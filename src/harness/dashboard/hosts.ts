@@ -9,13 +9,15 @@ import type { Machine } from '../../product/api/capi.js';
 import { persistentDiskIdentity, type HCSMachineConfigPool } from '../../product/api/hcs.js';
 import type { LogEvent } from '../../core/events.js';
 import type { EmbeddedStore } from '../../core/kube/embedded-store.js';
-import { hostHistories } from '../report/hostnames.js';
+import { hostHistories, type HostHistoryBuilder } from '../report/hostnames.js';
 import type { HostNow, HostPicture, HostPool } from '../report/hostnames-svg.js';
 
 /** What each hostname holds now, plus its history: the data behind the picture (also sent to the page as JSON). */
-export function hostPicture(mgmt: EmbeddedStore, cloud: MockHcs, events: readonly LogEvent[], now: number): HostPicture {
-  const hist = hostHistories(events, now);
-  const machines = new Map(mgmt.listSync<Machine>('Machine').map((m) => [m.metadata.name, m]));
+export function hostPicture(mgmt: EmbeddedStore, cloud: MockHcs, events: readonly LogEvent[], now: number, builder?: HostHistoryBuilder): HostPicture {
+  // With a builder (the live feed keeps one), only the events since the last picture are read.
+  if (builder) builder.addAll(events);
+  const hist = builder ? builder.snapshot(now) : hostHistories(events, now);
+  const machines = new Map(mgmt.listSharedSync<Machine>('Machine').map((m) => [m.metadata.name, m]));
   const hv = cloud.hypervisor;
   const serverName = new Map(hv.listServers().map((s) => [s.id, s.name]));
   /** hostname → its persistent volumes now. */
@@ -27,7 +29,7 @@ export function hostPicture(mgmt: EmbeddedStore, cloud: MockHcs, events: readonl
     list.push({ slot: id.slot, state: v.status, volume: v.name, ...(v.attachedTo ? { server: serverName.get(v.attachedTo) ?? v.attachedTo } : {}) });
     volsOf.set(id.hostname, list);
   }
-  const pools: HostPool[] = mgmt.listSync<HCSMachineConfigPool>('HCSMachineConfigPool').map((p) => {
+  const pools: HostPool[] = mgmt.listSharedSync<HCSMachineConfigPool>('HCSMachineConfigPool').map((p) => {
     const rows = p.spec.configs.map((c) => {
       const st = p.status?.entries?.find((e) => e.hostname === c.hostname);
       const m = st?.machine ? machines.get(st.machine) : undefined;

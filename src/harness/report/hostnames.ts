@@ -78,26 +78,49 @@ const VOLUME_STATE: Record<string, string | null> = {
 
 /** Every hostname's history up to `until` (default: the last event), in the order hostnames first appear. */
 export function hostHistories(events: readonly LogEvent[], until?: number): Map<string, HostHistory> {
-  const end = Math.max(events.length ? events[events.length - 1]!.t : 0, until ?? 0);
-  const out = new Map<string, HostHistory>();
-  const host = (h: string): HostHistory => {
-    let x = out.get(h);
-    if (!x) out.set(h, (x = { hostname: h, machines: [], disks: [], faults: [] }));
-    return x;
-  };
-  const phaseOf = new Map<string, { phase: string; since: number }>();
+  const b = new HostHistoryBuilder();
+  b.addAll(events);
+  return b.snapshot(until);
+}
+
+/**
+ * hostHistories, fed one event at a time (the live dashboard reads the
+ * growing event log on every update: only the new events are read again).
+ * snapshot() gives the same result as hostHistories over the events added.
+ */
+export class HostHistoryBuilder {
+  private readonly out = new Map<string, HostHistory>();
+  private readonly phaseOf = new Map<string, { phase: string; since: number }>();
   /** Machine → its open span (serving a hostname). */
-  const serving = new Map<string, MachineSpan>();
-  const hostOfMachine = new Map<string, string>();
-  const machineOfServer = new Map<string, string>();
-  const serverName = new Map<string, string>();
+  private readonly serving = new Map<string, MachineSpan>();
+  private readonly hostOfMachine = new Map<string, string>();
+  private readonly machineOfServer = new Map<string, string>();
+  private readonly serverName = new Map<string, string>();
   /** Persistent volume → identity, its open state and the server it is attached to. */
-  const vols = new Map<string, { hostname: string; slot: number; name: string; open?: DiskSpan; server?: string }>();
-  const closePhase = (span: MachineSpan, t: number): void => {
-    const last = span.phases.at(-1);
-    if (last && last.to > t) last.to = t;
-  };
-  for (const e of events) {
+  private readonly vols = new Map<string, { hostname: string; slot: number; name: string; open?: DiskSpan; server?: string }>();
+  private lastT = 0;
+  /** How many events of a log have been added (addAll adds the rest). */
+  added = 0;
+
+  private host(h: string): HostHistory {
+    let x = this.out.get(h);
+    if (!x) this.out.set(h, (x = { hostname: h, machines: [], disks: [], faults: [] }));
+    return x;
+  }
+
+  /** The events of `events` not added yet (a log that only grows). */
+  addAll(events: readonly LogEvent[]): void {
+    for (let i = this.added; i < events.length; i++) this.add(events[i]!);
+    this.added = events.length;
+  }
+
+  add(e: LogEvent): void {
+    this.lastT = e.t;
+    const closePhase = (span: MachineSpan, t: number): void => {
+      const last = span.phases.at(-1);
+      if (last && last.to > t) last.to = t;
+    };
+    const { serving, phaseOf, hostOfMachine, machineOfServer, serverName, vols } = this;
     if (e.type === 'machine.phase' && str(e, 'machine')) {
       const m = baseName(str(e, 'machine')!);
       const phase = str(e, 'phase') ?? '?';
@@ -110,11 +133,11 @@ export function hostHistories(events: readonly LogEvent[], until?: number): Map<
     } else if (e.type === 'hcsmachine.entry-bound' && str(e, 'machine') && str(e, 'hostname')) {
       const m = baseName(str(e, 'machine')!);
       const h = str(e, 'hostname')!;
-      if (serving.has(m)) continue;
+      if (serving.has(m)) return;
       const span: MachineSpan = { machine: m, from: e.t, to: Infinity, phases: [{ from: e.t, to: Infinity, phase: phaseOf.get(m)?.phase ?? 'Provisioning' }], gone: false };
       serving.set(m, span);
       hostOfMachine.set(m, h);
-      host(h).machines.push(span);
+      this.host(h).machines.push(span);
     } else if (e.type === 'hcsmachine.server-bound' && str(e, 'machine') && str(e, 'serverId')) {
       machineOfServer.set(str(e, 'serverId')!, baseName(str(e, 'machine')!));
     } else if (e.type === 'object.deleted' && e.data?.kind === 'Machine' && e.data.cluster === 'management') {
@@ -133,21 +156,21 @@ export function hostHistories(events: readonly LogEvent[], until?: number): Map<
       if (e.type === 'volume.created') {
         const meta = e.data?.metadata as Record<string, string> | undefined;
         const h = meta?.[META_HOSTNAME];
-        if (meta?.[META_PERSISTENT] !== 'true' || !h) continue;
+        if (meta?.[META_PERSISTENT] !== 'true' || !h) return;
         vols.set(id, { hostname: h, slot: Number(meta[META_SLOT] ?? 0), name: str(e, 'name') ?? id.slice(0, 8) });
       }
       const v = vols.get(id);
       const state = VOLUME_STATE[e.type];
-      if (!v || state === undefined) continue;
+      if (!v || state === undefined) return;
       if ((e.type === 'volume.attach-requested' || e.type === 'volume.attached') && str(e, 'serverId')) v.server = str(e, 'serverId');
       if (state === 'available' || state === null) v.server = undefined;
       const server = v.server !== undefined ? (serverName.get(v.server) ?? v.server.slice(0, 8)) : undefined;
-      if (v.open && v.open.state === state && v.open.server === server) continue;
+      if (v.open && v.open.state === state && v.open.server === server) return;
       if (v.open) v.open.to = e.t;
       v.open = undefined;
-      if (state === null) continue;
+      if (state === null) return;
       v.open = { from: e.t, to: Infinity, state, volume: v.name, slot: v.slot, ...(server !== undefined ? { server } : {}) };
-      host(v.hostname).disks.push(v.open);
+      this.host(v.hostname).disks.push(v.open);
     } else if (e.source === 'fault') {
       const path = str(e, 'path') ?? '';
       // The hostname whose volume or server the call names (last in the path: a detach names the server, then the volume).
@@ -161,19 +184,27 @@ export function hostHistories(events: readonly LogEvent[], until?: number): Map<
         const p = path.lastIndexOf(sid);
         if (p > best && hostOfMachine.has(m)) [best, h] = [p, hostOfMachine.get(m)];
       }
-      if (h !== undefined) host(h).faults.push({ t: e.t, message: e.message });
+      if (h !== undefined) this.host(h).faults.push({ t: e.t, message: e.message });
     }
   }
-  for (const x of out.values()) {
-    for (const s of x.machines) {
-      if (s.to === Infinity) s.to = end;
-      for (const p of s.phases) if (p.to === Infinity) p.to = s.to;
-      s.phases = s.phases.filter((p) => p.to > p.from || s.phases.length === 1);
+
+  /** The histories now, open spans closed at `until` (default: the last event added); the builder is left as it was. */
+  snapshot(until?: number): Map<string, HostHistory> {
+    const end = Math.max(this.lastT, until ?? 0);
+    const out = new Map<string, HostHistory>();
+    for (const [h, x0] of this.out) {
+      const x: HostHistory = { hostname: x0.hostname, machines: x0.machines.map((m) => ({ ...m, phases: m.phases.map((p) => ({ ...p })) })), disks: x0.disks.map((d) => ({ ...d })), faults: [...x0.faults] };
+      for (const s of x.machines) {
+        if (s.to === Infinity) s.to = end;
+        for (const p of s.phases) if (p.to === Infinity) p.to = s.to;
+        s.phases = s.phases.filter((p) => p.to > p.from || s.phases.length === 1);
+      }
+      for (const d of x.disks) if (d.to === Infinity) d.to = end;
+      x.disks = x.disks.filter((d) => d.to > d.from);
+      out.set(h, x);
     }
-    for (const d of x.disks) if (d.to === Infinity) d.to = end;
-    x.disks = x.disks.filter((d) => d.to > d.from);
+    return out;
   }
-  return out;
 }
 
 /**
