@@ -45,7 +45,7 @@ export const guestMutants: Mutant[] = [
     rules: ['POOL-4', 'DISK-8'],
     patches: [
       { file: G, from: 'const hostname = metadata[META_HOSTNAME] ?? name;', to: 'const hostname = name;' },
-      { file: G, from: 'if (cc.hostname && cc.hostname !== st.hostname) {', to: 'if (false) {' },
+      { file: G, from: "return this.fail(st, `cloud-init: ${errorMessage(e)}`, ['BOOT-2']);\n    }\n    if (cc.hostname && cc.hostname !== st.hostname) {", to: "return this.fail(st, `cloud-init: ${errorMessage(e)}`, ['BOOT-2']);\n    }\n    if (false) {" },
     ],
     scenario: 'scenarios/worker-infra-upgrade.yaml',
   },
@@ -62,7 +62,7 @@ export const guestMutants: Mutant[] = [
     part: 'guest',
     bug: 'the image mounts every disk with "defaults", ignoring the options in cloud-init\'s mounts',
     rules: ['DISK-5'],
-    patches: [{ file: G, from: 'mounts.push({ mountPath: norm(m.mountPath), volumeId: r.volumeId, persistent: r.persistent, options: [...m.options] });', to: "mounts.push({ mountPath: norm(m.mountPath), volumeId: r.volumeId, persistent: r.persistent, options: ['defaults'] });" }],
+    patches: [{ file: G, from: "this.hv.format(r.volumeId, m.fsType ?? ROOT_FS, '');\n      mounts.push({ mountPath: norm(m.mountPath), volumeId: r.volumeId, persistent: r.persistent, options: [...m.options] });", to: "this.hv.format(r.volumeId, m.fsType ?? ROOT_FS, '');\n      mounts.push({ mountPath: norm(m.mountPath), volumeId: r.volumeId, persistent: r.persistent, options: ['defaults'] });" }],
     scenario: 'scenarios/persistent-disk-edits.yaml',
   },
   {

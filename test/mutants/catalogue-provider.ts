@@ -154,7 +154,8 @@ export const providerMutants: Mutant[] = [
     id: 'provider/no-slot-label',
     part: 'provider',
     bug: 'the hcs.io/slot label is not written on a new volume, so the claimer never finds it again',
-    rules: ['DISK-3'],
+    // The pool's per-disk status (POOL-5) goes stale first: the volume cannot be matched to its slot.
+    rules: ['DISK-3', 'POOL-5'],
     patches: [{ file: DK, from: '            [META_SLOT]: String(req.slot),\n            [META_PERSISTENT]', to: '            [META_PERSISTENT]' }],
     scenario: 'scenarios/scale-out-workers.yaml',
   },
