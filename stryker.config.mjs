@@ -39,7 +39,7 @@ export default {
   // Always written; reused only with --incremental (a full run passes --force: every mutant tested, the file renewed).
   incremental: true,
   incrementalFile: `${out}/stryker-incremental.json`,
-  reporters: ['html', 'json', 'progress'],
+  reporters: ['html', 'json', 'progress', 'hcs-progress'],
   htmlReporter: { fileName: `${out}/index.html` },
   jsonReporter: { fileName: `${out}/mutation.json` },
   tempDirName: '.stryker-tmp',

@@ -3,11 +3,11 @@
  * asserts a speed; targets are printed beside the measurements.
  *
  *   npm run bench                  # all
- *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | cli | yaml | upstream | upstream-generated | mutants
+ *   npm run bench -- library       # one group: library | scale | mock-hcs | mock-hcs-growth | explore | cli | yaml | upstream | upstream-generated | mutants | mutation
  *   unshare -n sh -c 'ip link set lo up && exec npm run bench -- upstream'   # the upstream managers' rollout (bench/upstream.ts)
  *   BENCH_SCALE_N=200 npm run bench -- scale
  *   npm run bench -- mutants       # the mutant catalogue's kill table (bench/mutants.ts; several minutes)
- *   npm run bench -- stryker       # StrykerJS on one provider module, the library as its test runner (bench/stryker.ts; opt-in, not in a plain run)
+ *   npm run bench -- mutation      # StrykerJS over the product code, the library as its test (bench/mutation.ts; opt-in, not in a plain run; `stryker` is the same group)
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +17,7 @@ import { benchLibrary } from './library.js';
 import { benchMockHcs } from './mock-hcs.js';
 import { benchMockHcsGrowth } from './mock-hcs-growth.js';
 import { benchMutants } from './mutants.js';
-import { benchStryker } from './stryker.js';
+import { benchMutation } from './mutation.js';
 import { benchUpstream } from './upstream.js';
 import { benchUpstreamGenerated } from './upstream-generated.js';
 import { benchYaml } from './yaml.js';
@@ -62,10 +62,11 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   upstream: () => benchUpstream(),
   'upstream-generated': () => benchUpstreamGenerated(),
   mutants: () => benchMutants(),
-  stryker: () => benchStryker(),
+  mutation: () => benchMutation(),
+  stryker: () => benchMutation(),
 };
 /** Groups run only when named (they fetch a tool from the registry, or take long). */
-const OPT_IN = new Set(['stryker']);
+const OPT_IN = new Set(['mutation', 'stryker']);
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const unknown = wanted.filter((w) => !groups[w]);

@@ -6,6 +6,7 @@
  *   npm run mutation -- run --incremental    # reuse out/mutation/stryker-incremental.json: only changed mutants and tests run again
  *   npm run mutation -- changed [--base REV] # the mutants in lines changed since REV (default HEAD~1), for CI (out/mutation/changed/)
  *   npm run mutation -- summary [DIR]        # summary.md, survivors.tsv and scores.json again from DIR/mutation.json
+ *   npm run mutation -- partial [DIR]        # a run stopped early: DIR/mutants.jsonl (every verdict so far) -> DIR/partial/ (report and summary)
  *   npm run mutation -- plan --count N       # the shard split: N slices of the mutated files, balanced by mutant count
  *   npm run mutation -- shard [--index I] --count N   # one slice (I defaults to JOB_COMPLETION_INDEX, a Kubernetes Indexed Job's)
  *   npm run mutation -- merge DIR... [--out DIR]       # shard reports -> one report (mutation.json, index.html, summary.md)
@@ -20,7 +21,8 @@ import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import mutateJson from './mutate.json' with { type: 'json' };
-import { compareVerdicts, mergeReports, readReport, reportHtml, scoresOf, summaryMarkdown, survivorsOf, testNames, type ReportJson } from './report.js';
+import { PROGRESS_FILE } from './progress-reporter.js';
+import { compareVerdicts, mergeReports, partialReport, readReport, reportHtml, scoresOf, summaryMarkdown, survivorsOf, testNames, type ReportJson } from './report.js';
 import { changedMutateEntries, mutantCounts, mutatedFiles, splitBalanced } from './select.js';
 
 const MUTATE: string[] = mutateJson.mutate;
@@ -130,6 +132,17 @@ async function main(argv: string[]): Promise<number> {
     case 'summary': {
       const dir = resolve(args[0] ?? OUT);
       printScores(writeSummary(dir, 'Mutation testing'));
+      return 0;
+    }
+    case 'partial': {
+      const dir = resolve(args[0] ?? OUT);
+      const report = partialReport(ROOT, readFileSync(join(dir, PROGRESS_FILE), 'utf8'));
+      const outDir = join(dir, 'partial');
+      mkdirSync(outDir, { recursive: true });
+      writeFileSync(join(outDir, 'mutation.json'), JSON.stringify(report));
+      writeFileSync(join(outDir, 'index.html'), reportHtml(report));
+      printScores(writeSummary(outDir, `Mutation testing (partial: the ${Object.values(report.files).reduce((n, f) => n + f.mutants.length, 0)} mutants tested before the run stopped)`));
+      console.log(`  partial report: ${outDir}/index.html`);
       return 0;
     }
     case 'plan': {

@@ -54,7 +54,7 @@ describe('shards', () => {
     expect(Object.keys(m.files)).toEqual(['src/p/a.ts', 'src/q/b.ts']);
     expect(m.files['src/p/a.ts']!.mutants[0]!.killedBy).toEqual(['scenarios/b.yaml']);
     expect(new Set(Object.values(m.files).flatMap((f) => f.mutants.map((x) => x.id))).size).toBe(2);
-    expect(m.testFiles![''].tests.map((t) => t.id)).toEqual(['scenarios/a.yaml', 'scenarios/b.yaml']);
+    expect(m.testFiles!['']!.tests.map((t) => t.id)).toEqual(['scenarios/a.yaml', 'scenarios/b.yaml']);
     const whole = report({ 'src/p/a.ts': a.files['src/p/a.ts']!.mutants, 'src/q/b.ts': b.files['src/q/b.ts']!.mutants });
     expect(compareVerdicts(m, whole)).toEqual({ same: 2, differ: [], onlyA: [], onlyB: [] });
     expect(reportHtml(m)).toContain('<mutation-test-report-app');

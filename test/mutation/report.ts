@@ -5,6 +5,7 @@
  * (mutation-testing-elements, as Stryker's html reporter writes it) for a merged report.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { dirname, posix } from 'node:path';
 
@@ -284,4 +285,16 @@ function md(s: string): string {
 /** The directory a report's file name is in (for callers that group by something other than the folder). */
 export function folderOf(file: string): string {
   return dirname(file);
+}
+
+/** A report of the mutants a stopped run had tested: its mutants.jsonl (test/mutation/progress-reporter.ts) and the sources under `root`. */
+export function partialReport(root: string, jsonl: string): ReportJson {
+  const files: Record<string, FileJson> = {};
+  for (const line of jsonl.split('\n')) {
+    if (!line.trim()) continue;
+    const { file, ...m } = JSON.parse(line) as MutantJson & { file: string };
+    files[file] ??= { language: 'typescript', source: readFileSync(join(root, file), 'utf8'), mutants: [] };
+    files[file].mutants.push(m);
+  }
+  return { schemaVersion: '1.0', thresholds: { high: 80, low: 60 }, files };
 }
