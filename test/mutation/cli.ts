@@ -9,6 +9,7 @@
  *   npm run mutation -- partial [DIR]        # a run stopped early: DIR/mutants.jsonl (every verdict so far) -> DIR/partial/ (report and summary)
  *   npm run mutation -- plan --count N       # the shard split: N slices of the mutated files, balanced by mutant count
  *   npm run mutation -- shard [--index I] --count N   # one slice (I defaults to JOB_COMPLETION_INDEX, a Kubernetes Indexed Job's)
+ *   npm run mutation -- collect LOG... [--out DIR]     # pod logs of `shard --emit` -> shard directories (the Kubernetes Job's results)
  *   npm run mutation -- merge DIR... [--out DIR]       # shard reports -> one report (mutation.json, index.html, summary.md)
  *   npm run mutation -- compare A.json B.json          # verdicts mutant by mutant; exit 1 when any differs
  *
@@ -18,7 +19,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import mutateJson from './mutate.json' with { type: 'json' };
 import { PROGRESS_FILE } from './progress-reporter.js';
@@ -93,9 +94,10 @@ function opt(args: string[], name: string): string | undefined {
   return i >= 0 ? args[i + 1] : undefined;
 }
 
-/** The shard split of the MUTATE list into `count` slices. */
+/** The shard split of the mutated files (HCS_MUTATE's globs when set, as stryker.config.mjs) into `count` slices. */
 export async function shardPlan(count: number): Promise<string[][]> {
-  const files = mutatedFiles(ROOT, MUTATE);
+  const globs = process.env.HCS_MUTATE ? process.env.HCS_MUTATE.split(',').map((x) => x.trim()).filter(Boolean) : MUTATE;
+  const files = mutatedFiles(ROOT, globs);
   return splitBalanced(await mutantCounts(ROOT, files), count);
 }
 
@@ -166,12 +168,31 @@ async function main(argv: string[]): Promise<number> {
       // --emit: the report on stdout between markers (gzip + base64), so `kubectl logs` carries it off a finished pod
       // without shared storage (test/mutation/k8s/run.sh collects it).
       if (args.includes('--emit')) {
-        const blob = gzipSync(JSON.stringify({ stats: { index, count, files, ...stats }, report })).toString('base64');
+        const blob = gzipSync(JSON.stringify({ stats: { index, count, files, ...stats }, report }), { level: 9 }).toString('base64');
         console.log(`-----BEGIN HCS MUTATION SHARD ${index}-----`);
         for (let i = 0; i < blob.length; i += 76) console.log(blob.slice(i, i + 76));
         console.log(`-----END HCS MUTATION SHARD ${index}-----`);
       }
       return stats.exit === 0 ? 0 : 1;
+    }
+    case 'collect': {
+      // Pod logs (kubectl logs of each index) with a shard's report between the markers -> shard directories.
+      const outDir = resolve(opt(args, '--out') ?? join(OUT, 'shards'));
+      const logs = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--out');
+      const dirs: string[] = [];
+      for (const file of logs) {
+        const text = readFileSync(file, 'utf8');
+        const m = /-----BEGIN HCS MUTATION SHARD (\d+)-----\n([\s\S]*?)\n-----END HCS MUTATION SHARD \1-----/.exec(text);
+        if (!m) return fail(`collect: ${file} holds no shard report (did the pod finish? its log's end: ${JSON.stringify(text.slice(-300))})`);
+        const { stats, report } = JSON.parse(gunzipSync(Buffer.from(m[2]!.replace(/\s+/g, ''), 'base64')).toString('utf8')) as { stats: unknown; report: ReportJson };
+        const dir = join(outDir, `shard-${m[1]}`);
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(join(dir, 'mutation.json'), JSON.stringify(report));
+        writeFileSync(join(dir, 'stats.json'), JSON.stringify(stats));
+        dirs.push(dir);
+      }
+      console.log(dirs.join('\n'));
+      return 0;
     }
     case 'merge': {
       const outDir = resolve(opt(args, '--out') ?? join(OUT, 'merged'));

@@ -3,7 +3,7 @@
  * changed-lines run for CI), or one shard's slice of the files (the sharded run on Kubernetes).
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** A glob of the MUTATE list as a RegExp over repository-relative paths ('**' any folders, '*' within one). */
@@ -33,10 +33,22 @@ export function selected(file: string, globs: readonly string[]): boolean {
   return ok;
 }
 
-/** The repository's tracked files that the MUTATE list selects, sorted. */
+/** Folders never searched for files to mutate (as Stryker's own defaults, plus the project's outputs). */
+const SKIP = new Set(['node_modules', '.git', '.stryker-tmp', 'out', 'coverage', '.hcs-testbed']);
+
+/** The files under `root` that the MUTATE list selects, sorted (a tree walk: the testbed image has no .git). */
 export function mutatedFiles(root: string, globs: readonly string[]): string[] {
-  const all = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' }).split('\0').filter(Boolean);
-  return all.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && selected(f, globs)).sort();
+  const out: string[] = [];
+  const walk = (rel: string): void => {
+    for (const e of readdirSync(join(root, rel), { withFileTypes: true })) {
+      const p = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        if (!SKIP.has(e.name)) walk(p);
+      } else if (p.endsWith('.ts') && !p.endsWith('.d.ts') && selected(p, globs)) out.push(p);
+    }
+  };
+  walk('');
+  return out.sort();
 }
 
 /** Line ranges [start, end] (1-based, inclusive) of a unified diff's added or changed lines, per new-side file. */
