@@ -160,7 +160,7 @@ async function main(argv: string[]): Promise<number> {
       const files = (await shardPlan(count))[index]!;
       const dir = join(OUT, `shard-${index}`);
       console.log(`shard ${index}/${count}: ${files.join(' ')}`);
-      const stats = await stryker({ HCS_MUTATE: files.join(','), HCS_MUTATION_OUT: dir }, ['--force', '--reporters', 'json,progress-append-only'], join(dir, 'stryker.log'), !args.includes('--emit'));
+      const stats = await stryker({ HCS_MUTATE: files.join(','), HCS_MUTATION_OUT: dir }, ['--force', '--reporters', 'json,progress-append-only,hcs-progress'], join(dir, 'stryker.log'), !args.includes('--emit'));
       if (!existsSync(join(dir, 'mutation.json'))) return fail(`shard ${index}: stryker wrote no report (exit ${stats.exit})`);
       const report = readReport(join(dir, 'mutation.json'));
       console.log(`shard ${index}: ${scoresOf(report).total.mutants} mutants in ${stats.wallS.toFixed(0)} s wall, ${stats.cpuS.toFixed(0)} s CPU`);
