@@ -67,7 +67,7 @@ export async function benchMutation(): Promise<BenchResult[]> {
     });
     out.push({ name: `mutation: ${d}: score`, value: c.score, unit: '%', note: d === 'total' ? 'goal: 90 % on src/product/provider and src/world/guest, 80 % on the rest' : `covered ${c.coveredScore.toFixed(1)} %` });
   }
-  out.push({ name: 'mutation: full run wall time', value: full.wallS, unit: 's wall', note: `CPU ${full.cpuS.toFixed(0)} s${env.BENCH_MUTATION_FULL ? `, from ${env.BENCH_MUTATION_FULL}` : `, ${load}`}; target 3600 s on 2 cores` });
+  out.push({ name: 'mutation: full run wall time', value: full.wallS, unit: 's wall', note: `CPU ${Number.isNaN(full.cpuS) ? '?' : full.cpuS.toFixed(0)} s${env.BENCH_MUTATION_FULL ? `, from ${env.BENCH_MUTATION_FULL}` : `, ${load}`}; target 3600 s on 2 cores` });
 
   // The incremental run after a one-file change, in a copy of the tree.
   const [file, from, to] = (env.BENCH_MUTATION_EDIT ?? DEFAULT_EDIT).split('|') as [string, string, string];
