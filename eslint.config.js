@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'out/**', '.hcs-testbed/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'out/**', '.hcs-testbed/**', 'coverage/**', '.stryker-tmp/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

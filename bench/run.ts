@@ -3,14 +3,14 @@
  * asserts a speed; targets are printed beside the measurements.
  *
  *   npm run bench                  # all
- *   npm run bench -- library       # one group: library | scale | fleet | mock-hcs | mock-hcs-growth | explore | servers | cli | capture | yaml | dashboard | upstream | upstream-generated | mutants
+ *   npm run bench -- library       # one group: library | scale | fleet | mock-hcs | mock-hcs-growth | explore | servers | cli | capture | yaml | dashboard | upstream | upstream-generated | mutants | mutation
  *   BENCH_SERVERS_SECONDS=20 npm run bench -- servers   # hostile socket crowds against a listening mock-hcs (bench/servers.ts)
  *   npm run bench -- facade-load   # serve under issue 32's loads: huge replicas, unauthenticated bodies, 20,000 idle sockets, slowloris (bench/facade-load.ts; opt-in, ~5 min)
  *   unshare -n sh -c 'ip link set lo up && exec npm run bench -- upstream'   # the upstream managers' rollout (bench/upstream.ts)
  *   BENCH_SCALE_N=200 npm run bench -- scale
  *   BENCH_FLEET=20x50 npm run bench -- fleet   # clusters x machines per cluster (default 100x100, opt-in: minutes on this machine)
  *   npm run bench -- mutants       # the mutant catalogue's kill table (bench/mutants.ts; several minutes)
- *   npm run bench -- stryker       # StrykerJS on one provider module, the library as its test runner (bench/stryker.ts; opt-in, not in a plain run)
+ *   npm run bench -- mutation      # StrykerJS over the product code, the library as its test (bench/mutation.ts; opt-in, not in a plain run; `stryker` is the same group)
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -23,8 +23,8 @@ import { benchLibrary } from './library.js';
 import { benchMockHcs } from './mock-hcs.js';
 import { benchMockHcsGrowth } from './mock-hcs-growth.js';
 import { benchMutants } from './mutants.js';
+import { benchMutation } from './mutation.js';
 import { benchServers } from './servers.js';
-import { benchStryker } from './stryker.js';
 import { benchUpstream } from './upstream.js';
 import { benchUpstreamGenerated } from './upstream-generated.js';
 import { benchYaml } from './yaml.js';
@@ -74,11 +74,12 @@ const groups: Record<string, () => Promise<BenchResult[]>> = {
   upstream: () => benchUpstream(),
   'upstream-generated': () => benchUpstreamGenerated(),
   mutants: () => benchMutants(),
-  stryker: () => benchStryker(),
+  mutation: () => benchMutation(),
+  stryker: () => benchMutation(),
   'facade-load': () => benchFacadeLoad(),
 };
 /** Groups run only when named (they fetch a tool from the registry, or take long). */
-const OPT_IN = new Set(['stryker', 'fleet', 'facade-load']);
+const OPT_IN = new Set(['mutation', 'stryker', 'fleet', 'facade-load']);
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const unknown = wanted.filter((w) => !groups[w]);
