@@ -20,6 +20,7 @@ Started from the run's provider.env (docs/real-clusters.md §7). Planted bugs
                              still attached, delete_volume=true (DISK-9)
 """
 import base64
+import copy
 import datetime
 import http.server
 import ipaddress
@@ -101,6 +102,16 @@ class Cloud:
 
 def attached_to(v):
     return [a.server_id for a in (v.attachments or [])]
+
+
+# The documented words for an EVS volume status in the pool's disk records (docs/provider.md, POOL-5).
+PHASES = {"creating": "Creating", "available": "Available", "attaching": "Attaching", "in-use": "Attached", "detaching": "Detaching"}
+
+
+def disk_phase(vol):
+    if vol is None or vol.status in ("deleting", "deleted"):
+        return "Pending"
+    return PHASES.get(vol.status, "Error" if vol.status.startswith("error") else vol.status)
 
 
 class Provider:
@@ -187,6 +198,18 @@ class Provider:
             if h not in {c["hostname"] for c in pool["spec"]["configs"]} and e.get("machine") in live:
                 entries.append(e)
         return {"total": len(pool["spec"]["configs"]), "available": sum(1 for e in entries if not e.get("machine")), "entries": entries}
+
+    def refresh_disks(self, st):
+        """POOL-5: every recorded disk's phase and attachment as EVS shows them now (the status is the runtime state)."""
+        for e in st["entries"]:
+            for d in e.get("persistentDisks", []):
+                vol = self.cloud.volume(d["volumeId"]) if d.get("volumeId") else None
+                d["phase"] = disk_phase(vol)
+                holders = attached_to(vol) if vol is not None and d["phase"] != "Pending" else []
+                if holders:
+                    d["attachedServerId"] = holders[0]
+                else:
+                    d.pop("attachedServerId", None)
 
     def write_pool(self, pool, status):
         """Replace the pool status with optimistic concurrency (resourceVersion): two machines never take one entry (POOL-4)."""
@@ -470,10 +493,11 @@ class Provider:
             except (ApiException, ClientRequestException) as e:
                 log(f"{hm['metadata']['name']}: {type(e).__name__}: {str(e)[:300]}")
         for pool in self.list("hcsmachineconfigpools"):
-            st = self.pool_status(pool, self.list("hcsmachines"))
-            if pool.get("status", {}).get("total") != st["total"] or pool.get("status", {}).get("available") != st["available"] or len(pool.get("status", {}).get("entries", [])) != len(st["entries"]):
+            st = copy.deepcopy({**pool.get("status", {}), **self.pool_status(pool, self.list("hcsmachines"))})
+            self.refresh_disks(st)
+            if st != pool.get("status", {}):
                 try:
-                    self.write_pool(pool, {**pool.get("status", {}), **st})
+                    self.write_pool(pool, st)
                 except ApiException as e:
                     if e.status != 409:
                         raise

@@ -46,6 +46,7 @@ import { setupServedEtcdFaults } from './upstream/etcd-faults.js';
 import { setupUpstreamHarness } from './upstream/harness.js';
 import { writeSecretFile } from '../../core/secret-file.js';
 import { KEEP_LABEL } from './kind/capi-incluster.js';
+import { WALL_SKEW_MS } from '../scenario/pool-status.js';
 
 /** Kinds the testbed's controllers create, own or read in the management cluster. */
 // Not the built-in groups (core, apps, RBAC, storage): a real cluster's own objects there are not the testbed's to watch or reset.
@@ -282,7 +283,7 @@ export async function createRemoteTestbed(opts: TestbedOptions & RemoteOptions):
   }
   // Every watch established before the first step writes anything.
   await env.mgmt.settled();
-  return { ...parts, env };
+  return { ...parts, env, ...(externalProvider ? { stampSkewMs: WALL_SKEW_MS } : {}) };
 }
 
 function writeKubeconfigCopy(kc: KubeConfig): string {

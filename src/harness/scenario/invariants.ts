@@ -111,8 +111,9 @@ export class InvariantMonitor {
      * fromSnapshot: the state did not start empty but was loaded (a replay, src/harness/capture/replay.ts): what it
      * serves at the first check is the baseline the history-keeping checks compare with.
      * off: statements left out, by name (RunOptions.invariantsOff).
+     * stampSkewMs: TestbedHandle.stampSkewMs.
      */
-    private readonly opts: { contractOnly?: boolean; fromSnapshot?: boolean; off?: readonly string[] } = {},
+    private readonly opts: { contractOnly?: boolean; fromSnapshot?: boolean; off?: readonly string[]; stampSkewMs?: number } = {},
   ) {
     this.stranded = new StrandedDataTracker(world, { baselineFirstSight: !!opts.fromSnapshot });
     this.diskReuse = new DiskReuseTracker(world);
@@ -120,7 +121,7 @@ export class InvariantMonitor {
     this.drainOrder = new DrainOrderTracker(world);
     this.mdRolloutPlan = new MdRolloutPlanTracker(world.mgmt);
     this.controlPlaneNodes = new ControlPlaneNodesTracker(world);
-    this.poolStatus = new PoolStatusTracker(world);
+    this.poolStatus = new PoolStatusTracker(world, opts.stampSkewMs ?? 0);
     this.cpPlacement = new CpPlacementTracker(world);
     this.nodeServer = new NodeServerTracker(world);
   }

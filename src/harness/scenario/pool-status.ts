@@ -19,6 +19,17 @@
  *   mountPath of the slot; lastTransitionTime — moves forward whenever the phase
  *   changes and is never in the future.
  *
+ * volumeId, phase and attachedServerId are the runtime state every provider
+ * must show; mountPath and lastTransitionTime are judged once the
+ * provider has been seen writing that field (docs/provider.md: a provider may
+ * leave them out, and an outside provider that never writes one is not
+ * reported for it — no false positive; one that writes it is held to it,
+ * missing included).
+ * A provider in its own process stamps with its wall clock, which may run
+ * ahead of the run's clock: up to WALL_SKEW_MS is allowed there
+ * (TestbedHandle.stampSkewMs), and whether a stamp moved with a phase change
+ * is judged only with one clock for all (the embedded provider).
+ *
  * A status lags the cloud by a refresh: a disagreement is a violation once the
  * same disagreement has lasted STALE_MS of virtual time (the provider refreshes
  * on every change it makes and every 10 s while a disk is in transition; the
@@ -33,6 +44,8 @@ import type { StateSource } from './world.js';
 
 /** How long one disagreement between the pool's status and the cloud may last (virtual ms). */
 export const STALE_MS = 60_000;
+/** How far ahead of the harness's wall clock a provider process's stamp may be (the processes' skew). */
+export const WALL_SKEW_MS = 30_000;
 
 /** The provider's words for an EVS volume status (docs/provider.md, HCSMachineConfigPool.status.entries[].persistentDisks[].phase). */
 export function expectedPhase(evsStatus: string | undefined): string {
@@ -56,7 +69,14 @@ export class PoolStatusTracker {
   /** pool/hostname/slot -> the last phase and lastTransitionTime seen, and when (virtual ms). */
   private readonly lastPhase = new Map<string, { phase: string; ltt?: string; at: number }>();
 
-  constructor(private readonly world: StateSource) {}
+  /** The optional disk-status fields this provider has been seen writing. */
+  private readonly writes = new Set<'mountPath' | 'lastTransitionTime'>();
+
+  /** skewMs: how far ahead of the run's clock a stamp may be (a provider on its own wall clock; 0 on one clock). */
+  constructor(
+    private readonly world: StateSource,
+    private readonly skewMs = 0,
+  ) {}
 
   /** A disagreement is being timed: judge again when time passes, even if nothing changed. */
   pending(): boolean {
@@ -66,6 +86,7 @@ export class PoolStatusTracker {
   async findings(): Promise<ContractFinding[]> {
     const w = this.world;
     const now = w.clock.now();
+    const skew = this.skewMs;
     const found: Disagreement[] = [];
     const out: ContractFinding[] = [];
     const pools = await listShared<HCSMachineConfigPool>(w.mgmt, 'HCSMachineConfigPool');
@@ -103,7 +124,8 @@ export class PoolStatusTracker {
           const base = `${e.hostname}/${d.slot}`;
           const field = (f: string): string => `status.entries[${e.hostname}].persistentDisks[slot ${d.slot}].${f}`;
           const decl = accepted.get(d.slot);
-          if (decl) add(`${base}/mountPath`, field('mountPath'), d.mountPath, decl.mountPath, where, []);
+          for (const f of ['mountPath', 'lastTransitionTime'] as const) if (d[f] !== undefined) this.writes.add(f);
+          if (decl && this.writes.has('mountPath')) add(`${base}/mountPath`, field('mountPath'), d.mountPath, decl.mountPath, where, []);
           // The identity by metadata, or — a volume made by hand, without metadata — by the name <cluster>-<hostname>-pd<slot> (docs/provider.md).
           const mine = allVolumes
             .filter((v) =>
@@ -120,10 +142,11 @@ export class PoolStatusTracker {
           // lastTransitionTime: never in the future; moves on with every phase change.
           const lk = `${pk}/${base}`;
           const ltt = d.lastTransitionTime ? Date.parse(d.lastTransitionTime) : undefined;
-          if (ltt !== undefined && ltt > now) out.push({ rule: 'POOL-5', key: `POOL-5/ltt-future/${lk}/${d.lastTransitionTime}`, message: `${where}: ${field('lastTransitionTime')} ${d.lastTransitionTime} is in the future (now ${new Date(now).toISOString()})`, refs: [p.metadata.name] });
+          if (ltt !== undefined && ltt > now + skew) out.push({ rule: 'POOL-5', key: `POOL-5/ltt-future/${lk}/${d.lastTransitionTime}`, message: `${where}: ${field('lastTransitionTime')} ${d.lastTransitionTime} is in the future (now ${new Date(now).toISOString()})`, refs: [p.metadata.name] });
           const prev = this.lastPhase.get(lk);
+          // On two clocks (skew > 0) a stamp cannot be placed against the run's looks: judged on one clock only.
           // The change came after the last look: when that look was a second (RFC 3339's resolution) past the stamp, so is the change.
-          if (prev && prev.phase !== d.phase && prev.ltt === d.lastTransitionTime && (prev.ltt === undefined || Date.parse(prev.ltt) < Math.floor(prev.at / 1000) * 1000)) {
+          if (skew === 0 && prev && prev.phase !== d.phase && this.writes.has('lastTransitionTime') && prev.ltt === d.lastTransitionTime && (prev.ltt === undefined || Date.parse(prev.ltt) < Math.floor(prev.at / 1000) * 1000)) {
             out.push({ rule: 'POOL-5', key: `POOL-5/ltt-stale/${lk}/${prev.phase}/${d.phase}`, message: `${where}: phase went from ${prev.phase} to ${d.phase} but ${field('lastTransitionTime')} stayed ${d.lastTransitionTime ?? 'unset'}`, refs: [p.metadata.name] });
           }
           this.lastPhase.set(lk, { phase: d.phase, at: now, ...(d.lastTransitionTime ? { ltt: d.lastTransitionTime } : {}) });

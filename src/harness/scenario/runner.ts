@@ -22,6 +22,11 @@ export interface TestbedHandle {
   events: EventLog;
   /** The testbed starts from a captured state (a replay), not empty: the invariants take it as their baseline. */
   resumed?: boolean;
+  /**
+   * A provider in a process of its own stamps times (lastTransitionTime) with its wall clock, which may run ahead
+   * of this run's clock: how far ahead a stamp may be (default 0: one clock for all, the embedded provider).
+   */
+  stampSkewMs?: number;
   close(): Promise<void>;
 }
 
@@ -163,7 +168,7 @@ export async function runScenario(scenario: Scenario, factory: TestbedFactory, o
   const rel = (): number => tb.clock.now() - t0;
   const steps: StepResult[] = [];
   const exercised = new Set<string>();
-  const monitor = new InvariantMonitor(tb.world, () => tb.events.all(), { contractOnly: !!opts.conformance, ...(tb.resumed ? { fromSnapshot: true } : {}), ...(opts.invariantsOff?.length ? { off: opts.invariantsOff } : {}) });
+  const monitor = new InvariantMonitor(tb.world, () => tb.events.all(), { contractOnly: !!opts.conformance, ...(tb.resumed ? { fromSnapshot: true } : {}), ...(tb.stampSkewMs ? { stampSkewMs: tb.stampSkewMs } : {}), ...(opts.invariantsOff?.length ? { off: opts.invariantsOff } : {}) });
   // A replayed run's history carries the violations already seen (src/harness/capture/replay.ts).
   for (const e of tb.events.all()) {
     if (e.source === 'invariant' && typeof e.data?.key === 'string') monitor.remember({ rule: e.rules?.[0] ?? '', key: e.data.key, message: e.message, at: e.t });
