@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { KubeClient } from '../../src/core/kube/client.js';
 import type { HCSMachineConfigPool } from '../../src/product/api/hcs.js';
-import { expectedPhase } from '../../src/harness/scenario/pool-status.js';
+import { expectedPhase, WALL_SKEW_MS } from '../../src/harness/scenario/pool-status.js';
 import { loadScenario } from '../../src/harness/scenario/parse.js';
 import { runScenario, type ScenarioResult, type TestbedFactory } from '../../src/harness/scenario/runner.js';
 import { embeddedTestbedFactory, type Testbed } from '../../src/harness/testbed/index.js';
@@ -105,6 +105,55 @@ describe('POOL-5: the pool status shows the runtime state of every entry and dis
         `pool cpaas-system/demo-worker-pool: status.entries[demo-worker-2].machine is "demo-md-0-gone", but the cloud and the pool's spec say "${holder}" (for 61s)`,
         'pool cpaas-system/demo-worker-pool: status.total is 7, but the cloud and the pool\'s spec say 3 (for 61s)',
       ]);
+    } finally {
+      await tb.close();
+    }
+  });
+
+  it('no false positive on an outside provider (CI outside-provider): a provider that never writes mountPath or lastTransitionTime is not held to them; one that does is', { timeout: 60_000 }, async () => {
+    const tb = await runningCluster();
+    try {
+      tb.world.crash(['provider']);
+      const pool = (await tb.env.mgmt.list<Pool>('HCSMachineConfigPool'))[0]!;
+      // A minimal provider's status: slot, volumeId, phase, attachedServerId only (test/external-provider-python).
+      const minimal = structuredClone(pool.status!);
+      for (const e of minimal.entries ?? []) for (const d of e.persistentDisks ?? []) { const r = d as unknown as Record<string, unknown>; delete r.mountPath; delete r.lastTransitionTime; }
+      const updated = await tb.env.mgmt.updateStatus({ ...pool, status: minimal });
+      const fresh = new InvariantMonitor(tb.world, () => tb.events.all());
+      await fresh.check();
+      await tb.sim.advance(61_000);
+      expect((await fresh.check()).filter((v) => v.rule === 'POOL-5').map((v) => v.message)).toEqual([]);
+      // The monitor that saw the full status (the provider writes mountPath) reports the dropped field.
+      const seenFull = new InvariantMonitor(tb.world, () => tb.events.all());
+      await tb.env.mgmt.updateStatus({ ...updated, status: pool.status });
+      await seenFull.check();
+      const cur = (await tb.env.mgmt.list<Pool>('HCSMachineConfigPool'))[0]!;
+      await tb.env.mgmt.updateStatus({ ...cur, status: minimal });
+      await seenFull.check();
+      await tb.sim.advance(61_000);
+      expect((await seenFull.check()).filter((v) => v.rule === 'POOL-5').map((v) => v.message).join('\n')).toMatch(/persistentDisks\[slot 0\]\.mountPath is null, but the cloud and the pool's spec say "\/var\/cpaas"/);
+    } finally {
+      await tb.close();
+    }
+  });
+
+  it('a lastTransitionTime ahead of the run\'s clock: a violation on one clock, allowed up to WALL_SKEW_MS with a provider on its own clock', { timeout: 60_000 }, async () => {
+    const tb = await runningCluster();
+    try {
+      tb.world.crash(['provider']);
+      const pool = (await tb.env.mgmt.list<Pool>('HCSMachineConfigPool'))[0]!;
+      const ahead = (ms: number): Pool['status'] => {
+        const st = structuredClone(pool.status!);
+        st.entries!.find((e) => e.hostname === 'demo-worker-1')!.persistentDisks![0]!.lastTransitionTime = new Date(Math.ceil((tb.clock.now() + ms) / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+        return st;
+      };
+      const future = (msgs: string[]): string[] => msgs.filter((m) => / is in the future /.test(m));
+      let cur = await tb.env.mgmt.updateStatus({ ...pool, status: ahead(5_000) });
+      const msgsOf = async (m: InvariantMonitor): Promise<string[]> => (await m.check()).filter((v) => v.rule === 'POOL-5').map((v) => v.message);
+      expect(future(await msgsOf(new InvariantMonitor(tb.world, () => tb.events.all())))).toHaveLength(1);
+      expect(future(await msgsOf(new InvariantMonitor(tb.world, () => tb.events.all(), { stampSkewMs: WALL_SKEW_MS })))).toEqual([]);
+      cur = await tb.env.mgmt.updateStatus({ ...cur, status: ahead(WALL_SKEW_MS + 5_000) });
+      expect(future(await msgsOf(new InvariantMonitor(tb.world, () => tb.events.all(), { stampSkewMs: WALL_SKEW_MS })))).toHaveLength(1);
     } finally {
       await tb.close();
     }
