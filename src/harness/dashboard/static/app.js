@@ -538,14 +538,26 @@
     $('hosts').style.setProperty('--now', pct(t.now) + '%');
   }
 
+  // At most one timeline fetch per 500 ms; a change inside that window is drawn when it ends (a trailing
+  // refresh: without it the last change of a burst was never drawn while the clock stood paused), and an
+  // answer older than the newest one drawn is dropped.
   let timelineAt = 0;
+  let timelineTimer = 0;
+  let timelineSeq = 0;
+  let timelineDrawn = 0;
   function refreshTimeline() {
     if (!$('detail').open) return;
     const now = Date.now();
-    if (now - timelineAt < 500) return;
+    if (now - timelineAt < 500) {
+      if (!timelineTimer) timelineTimer = window.setTimeout(() => { timelineTimer = 0; refreshTimeline(); }, 500 - (now - timelineAt));
+      return;
+    }
     timelineAt = now;
+    const seq = ++timelineSeq;
     const w = Math.max(600, $('timeline').clientWidth - 4);
     fetch('/_testbed/timeline?width=' + w, { credentials: 'same-origin' }).then((r) => r.text()).then((svg) => {
+      if (seq < timelineDrawn) return;
+      timelineDrawn = seq;
       // The timeline SVG is drawn by the server (src/harness/report/timeline-svg.ts) from our own data only.
       $('timeline').innerHTML = svg;
     });
