@@ -8,7 +8,8 @@
  * reason and the same (SPEC rule, field) causes; defaulting gives the same
  * object.
  */
-import { readdirSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CRDS } from '../../src/product/api/crds/index.js';
@@ -20,6 +21,9 @@ import { loadManifestPath } from '../../src/harness/manifests/index.js';
 import { installCrds, loadKubeconfig } from '../../src/harness/realcluster/apiserver/crds.js';
 import { contractStore } from '../kube/contract.js';
 import { realCluster, skipReason, suiteSuffix } from './env.js';
+import { SCALE_KINDS } from '../../src/world/facade/scale.js';
+
+const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
 
 const NS = 'cel';
 const REPO = join(import.meta.dirname, '..', '..');
@@ -249,6 +253,24 @@ describe.skipIf(!!skipReason)(`CRDs on a real kube-apiserver${suiteSuffix}`, () 
       expectSameVerdict(await updateOutcome(contractStore(), obj, status, edit), await updateOutcome(real, obj, status, edit), want);
     } finally {
       await real.delete({ kind: obj.kind, namespace: NS, name: obj.metadata.name }, { ignoreNotFound: true });
+    }
+  });
+
+  it.skipIf(!existsSync(KUBECTL))('the real kubectl scales a MachineDeployment through /scale, as with Cluster API v1.10.10\'s CRDs (issue 32)', async () => {
+    const cp = await realCluster();
+    const kubectl = (...args: string[]): string => execFileSync(KUBECTL, ['--kubeconfig', cp.kubeconfigPath, '-n', NS, ...args], { encoding: 'utf8', timeout: 30_000 });
+    await real.create(md('scaled', { maxSurge: 0, maxUnavailable: 1 }));
+    try {
+      const scale = JSON.parse(kubectl('get', '--raw', `/apis/cluster.x-k8s.io/v1beta1/namespaces/${NS}/machinedeployments/scaled/scale`)) as { kind: string; spec: { replicas: number } };
+      expect(scale).toMatchObject({ kind: 'Scale', spec: { replicas: 1 } });
+      expect(kubectl('scale', 'machinedeployment', 'scaled', '--replicas=4')).toContain('scaled');
+      expect(kubectl('get', 'machinedeployment', 'scaled', '-o', 'jsonpath={.spec.replicas}')).toBe('4');
+      for (const c of CRDS) {
+        const served = c.spec.versions.find((v) => v.storage)!.subresources?.scale;
+        expect(!!served, `${c.spec.names.kind}: /scale on the real apiserver exactly where the facade serves it`).toBe(SCALE_KINDS.has(c.spec.names.kind));
+      }
+    } finally {
+      await real.delete({ kind: 'MachineDeployment', namespace: NS, name: 'scaled' }, { ignoreNotFound: true });
     }
   });
 

@@ -159,6 +159,8 @@ export class EmbeddedStore implements KubeClient {
   private readonly labelIndex = new LabelIndex();
   private readonly handlers = new Map<string, Set<Watcher>>();
   private readonly schemas = new Map<string, JSONSchemaProps>();
+  /** The replicas paths of a CRD's scale subresource, by kind (validated as int32 on every write). */
+  private readonly scalePaths = new Map<string, ScalePaths>();
   private readonly history: HistoryEntry[] = [];
   /** Versions at or above this can be resumed from; older ones get 410 Gone. */
   private historyFloor = 0;
@@ -189,8 +191,10 @@ export class EmbeddedStore implements KubeClient {
    * Validate and prune a kind against its structural OpenAPI v3 schema on
    * every write, as the apiserver does for CRDs (see src/core/kube/crds).
    */
-  setSchema(kind: string, schema: JSONSchemaProps): void {
+  setSchema(kind: string, schema: JSONSchemaProps, scale?: ScalePaths): void {
     this.schemas.set(kind, schema);
+    if (scale) this.scalePaths.set(kind, scale);
+    else this.scalePaths.delete(kind);
   }
 
   schemaFor(kind: string): JSONSchemaProps | undefined {
@@ -299,6 +303,7 @@ export class EmbeddedStore implements KubeClient {
     if (bucket.has(key)) throw new KubeApiError('AlreadyExists', `${info.plural} "${o.metadata.name}" already exists`);
     this.checkSchema(o, 'all', wopts);
     for (const d of this.defaulters.get(o.kind) ?? []) d(o);
+    this.checkScale(o, 'all');
     this.validate('CREATE', o, undefined);
     o.apiVersion = o.apiVersion || `${info.group ? info.group + '/' : ''}${info.version}`;
     o.metadata.creationTimestamp = rfc3339(this.opts.clock.now());
@@ -520,6 +525,7 @@ export class EmbeddedStore implements KubeClient {
         }
       }
       for (const d of this.defaulters.get(obj.kind) ?? []) d(next);
+      this.checkScale(next, info.statusSubresource ? 'main' : 'all');
       this.validate('UPDATE', next, cur);
       // Generation follows spec-ish content (everything but metadata and status), as for CRDs.
       if (!jsonEqual(this.specPart(next), this.specPart(cur))) next.metadata.generation = (cur.metadata.generation ?? 1) + 1;
@@ -577,6 +583,22 @@ export class EmbeddedStore implements KubeClient {
       );
     }
     if (unknown.length && wopts.fieldValidation === 'Warn') wopts.warnings?.push(...unknown.map((u) => `unknown field "${u}"`));
+    // A status write runs no webhook: its scale path is checked here; the others after the mutating webhooks (checkScale).
+    if (part === 'status') causes.push(...this.scaleCauses(o, 'status'));
+    if (causes.length) throw KubeApiError.invalid(o.kind, o.metadata.name, causes);
+  }
+
+  /** The scale subresource's replicas paths (ScalePaths) of what `part` writes. */
+  private scaleCauses(o: KubeObject, part: 'all' | 'main' | 'status'): FieldCause[] {
+    const scale = this.scalePaths.get(o.kind);
+    if (!scale) return [];
+    const rec = o as unknown as Record<string, unknown>;
+    return [...(part !== 'status' ? replicasCauses(rec, scale.specReplicasPath) : []), ...(part !== 'main' ? replicasCauses(rec, scale.statusReplicasPath) : [])];
+  }
+
+  /** As kube-apiserver: a custom resource's validation (the scale paths with it) runs after the mutating webhooks, whose decode may refuse first (400). */
+  private checkScale(o: KubeObject, part: 'all' | 'main'): void {
+    const causes = this.scaleCauses(o, part);
     if (causes.length) throw KubeApiError.invalid(o.kind, o.metadata.name, causes);
   }
 
@@ -676,4 +698,29 @@ export class EmbeddedStore implements KubeClient {
   private nextRv(): string {
     return String(++this.rv);
   }
+}
+
+/** The replicas paths of a CRD's scale subresource (`.spec.replicas`, `.status.replicas`). */
+export interface ScalePaths {
+  specReplicasPath: string;
+  statusReplicasPath: string;
+}
+
+/**
+ * A CRD with a scale subresource has the values at its replicas paths validated on every write, as
+ * apiextensions-apiserver does (pkg/registry/customresource/validator.go, validateScale{Spec,Status}): when
+ * present, an integer between 0 and 2^31-1; the cause is named by the JSON path (".status.replicas").
+ */
+function replicasCauses(obj: Record<string, unknown>, path: string): FieldCause[] {
+  let v: unknown = obj;
+  for (const k of path.replace(/^\./, '').split('.')) {
+    if (v === null || typeof v !== 'object') return [];
+    v = (v as Record<string, unknown>)[k];
+  }
+  if (v === undefined || v === null) return [];
+  const bad = (message: string): FieldCause[] => [{ field: path, message: `Invalid value: ${JSON.stringify(v)}: ${message}` }];
+  if (typeof v !== 'number' || !Number.isInteger(v)) return bad('should be an integer');
+  if (v < 0) return bad('should be greater than or equal to 0');
+  if (v > 2147483647) return bad('should be less than or equal to 2147483647');
+  return [];
 }

@@ -12,8 +12,10 @@ import type { EmbeddedStore } from '../../core/kube/embedded-store.js';
 import { KubeApiError } from '../../core/kube/errors.js';
 import { applyJsonPatch, applyMergePatch } from '../../core/kube/patch.js';
 import type { KubeObject } from '../../core/kube/types.js';
+import { CRDS } from '../../product/api/crds/definitions.js';
 
-export const SCALE_KINDS = new Set(['MachineDeployment', 'MachineSet', 'KubeadmControlPlane']);
+/** The kinds whose CRD (src/product/api/crds/definitions.ts, one source with a real kube-apiserver's) declares /scale. */
+export const SCALE_KINDS: ReadonlySet<string> = new Set(CRDS.filter((c) => c.spec.versions.some((v) => v.subresources?.scale)).map((c) => c.spec.names.kind));
 
 export interface Scale {
   kind: 'Scale';

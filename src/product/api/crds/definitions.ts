@@ -50,11 +50,25 @@ export interface CustomResourceDefinition {
       served: boolean;
       storage: boolean;
       schema: { openAPIV3Schema: JSONSchemaProps };
-      subresources?: { status?: Record<string, never> };
+      subresources?: { status?: Record<string, never>; scale?: ScaleSubresource };
       additionalPrinterColumns?: PrinterColumn[];
     }[];
   };
 }
+
+/** The /scale subresource of a CRD (apiextensions.k8s.io/v1 CustomResourceSubresourceScale). */
+interface ScaleSubresource {
+  specReplicasPath: string;
+  statusReplicasPath: string;
+  labelSelectorPath?: string;
+}
+
+/**
+ * MachineSet, MachineDeployment and KubeadmControlPlane serve /scale, as Cluster API v1.10.10's own CRDs declare
+ * (config/crd of core and controlplane, built by tools/capi/build.sh: spec.replicas, status.replicas, status.selector),
+ * so `kubectl scale` and autoscalers work on a real kube-apiserver as on the facade (issue 32).
+ */
+const REPLICAS_SCALE: ScaleSubresource = { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' };
 
 // ---- schema builders (the schema language of src/core/kube/schema-dsl.ts, as plain JSON) ---------
 
@@ -260,6 +274,7 @@ const replicaStatus = {
 };
 
 const machineSet = crd(CAPI, 'MachineSet', 'machinesets', {
+  scale: REPLICAS_SCALE,
   shortNames: ['ms'],
   categories: ['cluster-api'],
   schema: root(
@@ -288,6 +303,7 @@ const machineSet = crd(CAPI, 'MachineSet', 'machinesets', {
 });
 
 const machineDeployment = crd(CAPI, 'MachineDeployment', 'machinedeployments', {
+  scale: REPLICAS_SCALE,
   shortNames: ['md'],
   categories: ['cluster-api'],
   schema: root(
@@ -436,6 +452,7 @@ const kubeadmConfigTemplate = crd(BOOTSTRAP, 'KubeadmConfigTemplate', 'kubeadmco
 });
 
 const kubeadmControlPlane = crd(CONTROLPLANE, 'KubeadmControlPlane', 'kubeadmcontrolplanes', {
+  scale: REPLICAS_SCALE,
   shortNames: ['kcp'],
   categories: ['cluster-api'],
   schema: root(
@@ -544,7 +561,7 @@ function crd(
   group: string,
   kind: string,
   plural: string,
-  o: { schema: JSONSchemaProps; columns: PrinterColumn[]; shortNames?: string[]; categories?: string[]; status?: boolean; version?: string },
+  o: { schema: JSONSchemaProps; columns: PrinterColumn[]; shortNames?: string[]; categories?: string[]; status?: boolean; version?: string; scale?: ScaleSubresource },
 ): CustomResourceDefinition {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -567,7 +584,7 @@ function crd(
           served: true,
           storage: true,
           schema: { openAPIV3Schema: o.schema },
-          ...(o.status === false ? {} : { subresources: { status: {} } }),
+          ...(o.status === false ? {} : { subresources: { status: {}, ...(o.scale ? { scale: o.scale } : {}) } }),
           additionalPrinterColumns: o.columns,
         },
       ],

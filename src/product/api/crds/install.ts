@@ -8,6 +8,6 @@ import { CRDS } from './definitions.js';
 export function installCrdSchemas(store: EmbeddedStore): void {
   for (const crd of CRDS) {
     const schema = crd.spec.versions[0]?.schema.openAPIV3Schema;
-    if (schema) store.setSchema(crd.spec.names.kind, schema);
+    if (schema) store.setSchema(crd.spec.names.kind, schema, crd.spec.versions[0]?.subresources?.scale);
   }
 }
