@@ -59,6 +59,22 @@ function staleField(field: Field): TestbedFactory {
   };
 }
 
+/** The POOL-5 messages of one check. */
+async function pool5(mon: InvariantMonitor): Promise<string[]> {
+  return (await mon.check()).filter((v) => v.rule === 'POOL-5').map((v) => v.message);
+}
+
+/** A running worker cluster whose provider is down (it would rewrite the status), its pool, then closed. */
+async function withProviderDown(fn: (tb: Awaited<ReturnType<typeof runningCluster>>, pool: Pool) => Promise<void>): Promise<void> {
+  const tb = await runningCluster();
+  try {
+    tb.world.crash(['provider']);
+    await fn(tb, (await tb.env.mgmt.list<Pool>('HCSMachineConfigPool'))[0]!);
+  } finally {
+    await tb.close();
+  }
+}
+
 async function run(file: string, factory: TestbedFactory): Promise<ScenarioResult> {
   const path = join(resolve('scenarios'), file);
   return runScenario(loadScenario(path, readFileSync(path, 'utf8')), factory);
@@ -99,7 +115,7 @@ describe('POOL-5: the pool status shows the runtime state of every entry and dis
       await tb.env.mgmt.updateStatus({ ...pool, status });
       expect((await mon.check()).filter((v) => v.rule === 'POOL-5')).toEqual([]);
       await tb.sim.advance(61_000);
-      const msgs = (await mon.check()).filter((v) => v.rule === 'POOL-5').map((v) => v.message).sort();
+      const msgs = (await pool5(mon)).sort();
       expect(msgs).toEqual([
         'pool cpaas-system/demo-worker-pool entry demo-worker-3 slot 0: status.entries[demo-worker-3].persistentDisks[slot 0].mountPath is "/var/elsewhere", but the cloud and the pool\'s spec say "/var/cpaas" (for 61s)',
         `pool cpaas-system/demo-worker-pool: status.entries[demo-worker-2].machine is "demo-md-0-gone", but the cloud and the pool's spec say "${holder}" (for 61s)`,
@@ -110,11 +126,8 @@ describe('POOL-5: the pool status shows the runtime state of every entry and dis
     }
   });
 
-  it('no false positive on an outside provider (CI outside-provider): a provider that never writes mountPath or lastTransitionTime is not held to them; one that does is', { timeout: 60_000 }, async () => {
-    const tb = await runningCluster();
-    try {
-      tb.world.crash(['provider']);
-      const pool = (await tb.env.mgmt.list<Pool>('HCSMachineConfigPool'))[0]!;
+  it('no false positive on an outside provider (CI outside-provider): a provider that never writes mountPath or lastTransitionTime is not held to them; one that does is', { timeout: 60_000 }, async () =>
+    withProviderDown(async (tb, pool) => {
       // A minimal provider's status: slot, volumeId, phase, attachedServerId only (test/external-provider-python).
       const minimal = structuredClone(pool.status!);
       for (const e of minimal.entries ?? []) for (const d of e.persistentDisks ?? []) { const r = d as unknown as Record<string, unknown>; delete r.mountPath; delete r.lastTransitionTime; }
@@ -122,7 +135,7 @@ describe('POOL-5: the pool status shows the runtime state of every entry and dis
       const fresh = new InvariantMonitor(tb.world, () => tb.events.all());
       await fresh.check();
       await tb.sim.advance(61_000);
-      expect((await fresh.check()).filter((v) => v.rule === 'POOL-5').map((v) => v.message)).toEqual([]);
+      expect(await pool5(fresh)).toEqual([]);
       // The monitor that saw the full status (the provider writes mountPath) reports the dropped field.
       const seenFull = new InvariantMonitor(tb.world, () => tb.events.all());
       await tb.env.mgmt.updateStatus({ ...updated, status: pool.status });
@@ -131,33 +144,23 @@ describe('POOL-5: the pool status shows the runtime state of every entry and dis
       await tb.env.mgmt.updateStatus({ ...cur, status: minimal });
       await seenFull.check();
       await tb.sim.advance(61_000);
-      expect((await seenFull.check()).filter((v) => v.rule === 'POOL-5').map((v) => v.message).join('\n')).toMatch(/persistentDisks\[slot 0\]\.mountPath is null, but the cloud and the pool's spec say "\/var\/cpaas"/);
-    } finally {
-      await tb.close();
-    }
-  });
+      expect((await pool5(seenFull)).join('\n')).toMatch(/persistentDisks\[slot 0\]\.mountPath is null, but the cloud and the pool's spec say "\/var\/cpaas"/);
+    }));
 
-  it('a lastTransitionTime ahead of the run\'s clock: a violation on one clock, allowed up to WALL_SKEW_MS with a provider on its own clock', { timeout: 60_000 }, async () => {
-    const tb = await runningCluster();
-    try {
-      tb.world.crash(['provider']);
-      const pool = (await tb.env.mgmt.list<Pool>('HCSMachineConfigPool'))[0]!;
+  it('a lastTransitionTime ahead of the run\'s clock: a violation on one clock, allowed up to WALL_SKEW_MS with a provider on its own clock', { timeout: 60_000 }, async () =>
+    withProviderDown(async (tb, pool) => {
       const ahead = (ms: number): Pool['status'] => {
         const st = structuredClone(pool.status!);
         st.entries!.find((e) => e.hostname === 'demo-worker-1')!.persistentDisks![0]!.lastTransitionTime = new Date(Math.ceil((tb.clock.now() + ms) / 1000) * 1000).toISOString().replace('.000Z', 'Z');
         return st;
       };
-      const future = (msgs: string[]): string[] => msgs.filter((m) => / is in the future /.test(m));
+      const future = async (m: InvariantMonitor): Promise<string[]> => (await pool5(m)).filter((x) => / is in the future /.test(x));
       const cur = await tb.env.mgmt.updateStatus({ ...pool, status: ahead(5_000) });
-      const msgsOf = async (m: InvariantMonitor): Promise<string[]> => (await m.check()).filter((v) => v.rule === 'POOL-5').map((v) => v.message);
-      expect(future(await msgsOf(new InvariantMonitor(tb.world, () => tb.events.all())))).toHaveLength(1);
-      expect(future(await msgsOf(new InvariantMonitor(tb.world, () => tb.events.all(), { stampSkewMs: WALL_SKEW_MS })))).toEqual([]);
+      expect(await future(new InvariantMonitor(tb.world, () => tb.events.all()))).toHaveLength(1);
+      expect(await future(new InvariantMonitor(tb.world, () => tb.events.all(), { stampSkewMs: WALL_SKEW_MS }))).toEqual([]);
       await tb.env.mgmt.updateStatus({ ...cur, status: ahead(WALL_SKEW_MS + 5_000) });
-      expect(future(await msgsOf(new InvariantMonitor(tb.world, () => tb.events.all(), { stampSkewMs: WALL_SKEW_MS })))).toHaveLength(1);
-    } finally {
-      await tb.close();
-    }
-  });
+      expect(await future(new InvariantMonitor(tb.world, () => tb.events.all(), { stampSkewMs: WALL_SKEW_MS }))).toHaveLength(1);
+    }));
 
   it('the phase words are the provider\'s documented ones', () => {
     expect(['creating', 'available', 'attaching', 'in-use', 'detaching', 'error_restoring', undefined].map(expectedPhase)).toEqual(['Creating', 'Available', 'Attaching', 'Attached', 'Detaching', 'Error', 'Pending']);
