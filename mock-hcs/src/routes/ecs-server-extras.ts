@@ -1,11 +1,11 @@
 /**
  * ECS calls a provider commonly makes besides the lifecycle (issue 24): server
  * tags (ShowServerTags, BatchCreateServerTags, BatchDeleteServerTags), server
- * metadata (UpdateServerMetadata), a data disk's delete_on_termination
- * (UpdateServerBlockDevice), NICs (ListServerInterfaces) and the AZ list
- * (NovaListAvailabilityZones). Tags and metadata live on the server record, so
- * they are in the data file and survive restarts; ShowServer / ListServersDetails
- * show them. Paths and bodies as in the ECS API reference and the SDK models
+ * metadata (UpdateServerMetadata, DeleteServerMetadata), a data disk's
+ * delete_on_termination (UpdateServerBlockDevice), NICs (ListServerInterfaces)
+ * and the AZ list (NovaListAvailabilityZones). Tags and metadata live on the
+ * server record, so they are in the data file and survive restarts; ShowServer /
+ * ListServersDetails show them. Paths and bodies as in the ECS API reference and the SDK models
  * (huaweicloud-sdk-go-v3 services/ecs/v2).
  */
 import type { FastifyInstance } from 'fastify';
@@ -15,7 +15,7 @@ import type { ServerRec } from '../state.js';
 import { own, setOwn, Validator } from '../validate.js';
 import { ECS } from '../../../src/core/hcs/index.js';
 import { serverAndVolume } from './ecs.js';
-import { route } from './operation.js';
+import { route, type ResourceOf } from './operation.js';
 
 const ecsV: Validator = new Validator(Codes.ecsBadRequest);
 /** ECS tag rules: at most 10 tags (Ecs.0905), key 1-36 and value 0-43 characters of letters, digits, '_', '-' and (value) '.' (Ecs.0906 / Ecs.0907). */
@@ -48,6 +48,9 @@ function parseTags(body: unknown, withValues: boolean): { key: string; value: st
   if (new Set(tags.map((t) => t.key)).size !== tags.length) throw new CloudError(400, Codes.ecsTagDuplicate, 'The tag key cannot be duplicate (tags)');
   return tags;
 }
+
+/** The server of the path (fault matching, HCS-6): its id, name, tags and metadata. */
+const pathServer: ResourceOf = (r) => void r.server(r.param('server_id'));
 
 export function ecsServerExtraRoutes(engine: CloudEngine) {
   return async (app: FastifyInstance): Promise<void> => {
@@ -105,6 +108,15 @@ export function ecsServerExtraRoutes(engine: CloudEngine) {
       const out: Record<string, string> = {};
       for (const k of Object.keys(s.metadata)) setOwn(out, k, own(s.metadata, k)!);
       return { metadata: out };
+    });
+
+    // DeleteServerMetadata (ecs_02_0702): DELETE /v1/{project_id}/cloudservers/{server_id}/metadata/{key} -> 204, no body.
+    // The behaviour (404 as ShowServer, the key checked as UpdateServerMetadata checks one, a key the server
+    // does not have) is EcsService.deleteServerMetadata's; fault rules see the server of the path.
+    route(app, ECS.deleteServerMetadata, { resource: pathServer }, async (req, reply) => {
+      const { server_id, key } = req.params as P & { key?: string };
+      engine.ecs.deleteServerMetadata(req.hcs.projectId, server_id!, key ?? '');
+      return reply.code(204).send();
     });
 
     // UpdateServerBlockDevice (ecs_02_0607): PUT /v1/{project_id}/cloudservers/{server_id}/block_device/{volume_id}

@@ -412,6 +412,41 @@ export class EcsService {
     return { job_id: job.job_id };
   }
 
+  /**
+   * DeleteServerMetadata ("Deleting Specified ECS Metadata", ecs_02_0702): DELETE
+   * /v1/{project_id}/cloudservers/{server_id}/metadata/{key}, synchronous (no job), 204 with no body.
+   * Checked in this order, and a refusal changes nothing:
+   * - an unknown server (or one of another project): 404 Ecs.0114 "Instance[id] could not be found.",
+   *   ShowServer's answer and lookup (serverRec);
+   * - the key as UpdateServerMetadata checks a metadata key (1-255 characters, ecs_02_0701): an empty
+   *   one is 400 Ecs.0005 naming `key`. (One over fastify's maxParamLength, 100, is refused before
+   *   routing, also 400 Ecs.0005, by http.ts frameworkErrors; that limit is index.ts's, not this call's.)
+   * - no key is refused by name, as UpdateServerMetadata here refuses none: neither page lists keys
+   *   that cannot be changed (the reserved keys admin_pass, op_svc_userid, agency_name and BYOL are
+   *   CreateServers' metadata fields). The keys ECS sets itself (image_name, os_type, vpc_id,
+   *   charging_mode, metering.*) are not in the record but rendered by render.ts: deleting one is the
+   *   next case, and ShowServer keeps showing the cloud's value, as after an UpdateServerMetadata of one;
+   * - a key the server does not have: ecs_02_0702 documents no answer for it and ecs_07_0002 no code
+   *   that names it. mock-hcs follows the closest documented behaviour of UpdateServerMetadata (adding
+   *   or changing a key never depends on whether the key exists; keys not named stay as they are) and
+   *   of BatchDeleteServerTags here (keys not present are ignored): 204, nothing changes. (The native
+   *   Nova call, DELETE /v2.1/.../servers/{id}/metadata/{key}, answers 404 itemNotFound; a client
+   *   should take either as "the key is gone".)
+   * The page's constraint (vm_state active, stopped, paused or suspended) is not enforced, as it is
+   * not for UpdateServerMetadata, which documents the same one.
+   */
+  deleteServerMetadata(projectId: string, serverId: string, key: string): void {
+    const s = this.c.serverRec(projectId, serverId);
+    if (!s) throw new CloudError(404, Codes.ecsServerNotFound, `Instance[${serverId}] could not be found.`);
+    if (key.length === 0 || key.length > 255) ecsV.fail('key', `a metadata key must be 1-255 characters (got ${key.length})`);
+    if (!Object.hasOwn(s.metadata, key)) return;
+    // Own-property delete: a key such as "__proto__" is an ordinary entry (setOwn), never the prototype.
+    Reflect.deleteProperty(s.metadata, key);
+    s.updated = this.c.clock.now();
+    this.c.store.markDirty();
+    this.c.record('server.metadata-deleted', `server ${s.name} (${s.id}) metadata: deleted ${key}`, { serverId: s.id, keys: [key] });
+  }
+
   private finishAction(kind: TaskKind, serverId: string): void {
     const s = this.c.data.servers[serverId];
     if (!s || !s.actionJob) return;

@@ -25,6 +25,13 @@ export const ECS = defineOperations('ecs', {
   showServerTags: { sdk: 'ShowServerTags', method: 'GET', path: '/v1/{project_id}/cloudservers/{server_id}/tags' },
   serverTagsAction: { sdk: 'BatchCreateServerTags/BatchDeleteServerTags', method: 'POST', path: '/v1/{project_id}/cloudservers/{server_id}/tags/action' },
   updateServerMetadata: { sdk: 'UpdateServerMetadata', method: 'POST', path: '/v1/{project_id}/cloudservers/{server_id}/metadata' },
+  /**
+   * "Deleting Specified ECS Metadata" (ecs_02_0702, https://support.huaweicloud.com/intl/en-us/api-ecs/ecs_02_0702.html);
+   * huaweicloud-sdk-go-v3 ecs/v2 DeleteServerMetadata (GenReqDefForDeleteServerMetadata: DELETE, path params
+   * key and server_id), huaweicloudsdkecs DeleteServerMetadataRequest(key, server_id). Synchronous, no body
+   * either way: 204 (see DeleteServerMetadataResponse).
+   */
+  deleteServerMetadata: { sdk: 'DeleteServerMetadata', method: 'DELETE', path: '/v1/{project_id}/cloudservers/{server_id}/metadata/{key}' },
   updateServerBlockDevice: { sdk: 'UpdateServerBlockDevice', method: 'PUT', path: '/v1/{project_id}/cloudservers/{server_id}/block_device/{volume_id}' },
   listServerInterfaces: { sdk: 'ListServerInterfaces', method: 'GET', path: '/v1/{project_id}/cloudservers/{server_id}/os-interface' },
   listAvailabilityZones: { sdk: 'NovaListAvailabilityZones', method: 'GET', path: '/v2.1/{project_id}/os-availability-zone' },
@@ -173,6 +180,23 @@ export interface BlockDeviceList {
   attachableQuantity?: { free_scsi?: number; free_blk?: number; free_disk?: number };
   volumeAttachments: BlockDevice[];
 }
+
+/**
+ * DeleteServerMetadata's request: the server and the metadata key, both in the path (the key
+ * URI-encoded); no body. The SDKs' DeleteServerMetadataRequest has exactly these two fields.
+ */
+export interface DeleteServerMetadataRequest {
+  server_id: string;
+  key: string;
+}
+
+/**
+ * DeleteServerMetadata's answer: none. ecs_02_0702 gives no response body and points to the general
+ * returned values (ecs_07_0001: 204 "The task is successfully delivered"); the SDKs'
+ * DeleteServerMetadataResponse has no field (Go: only HttpStatusCode), and the same operation on the
+ * native Nova path answers 204 No Content. mock-hcs answers 204 with an empty body.
+ */
+export type DeleteServerMetadataResponse = void;
 
 /** ShowServerTags' `tags[]` and the body of BatchCreateServerTags / BatchDeleteServerTags. */
 export interface ServerTag {

@@ -7,6 +7,8 @@ import {
   type BlockDeviceList,
   type CreateServersBody,
   type CreateServersResponse,
+  type DeleteServerMetadataRequest,
+  type DeleteServerMetadataResponse,
   type Flavor,
   type Job,
   type JobResponse,
@@ -95,6 +97,17 @@ export const ecsCalls = {
   /** reboot: REBOOT / HARD_REBOOT -> ACTIVE through a job. */
   rebootServers(this: HcsCaller, ids: string[], type: 'SOFT' | 'HARD' = 'SOFT'): Promise<JobResponse> {
     return this.call(ECS.batchRebootServers, {}, { body: { reboot: { servers: ids.map((id) => ({ id })), type } } });
+  },
+
+  /**
+   * DeleteServerMetadata (ecs_02_0702): remove one metadata key of a server; synchronous, 204 with no
+   * body. An unknown server is HcsApiError 404 Ecs.0114, as ShowServer. What a key the server does not
+   * have answers is not documented: mock-hcs answers 204 and changes nothing (the native Nova call
+   * answers 404), so a caller that only wants the key gone should take both as success.
+   */
+  async deleteServerMetadata(this: HcsCaller, serverId: string, key: string): Promise<DeleteServerMetadataResponse> {
+    const params: DeleteServerMetadataRequest = { server_id: serverId, key };
+    await this.call(ECS.deleteServerMetadata, params);
   },
 
   /** Disks attached to a server (system disk included); undefined when the server does not exist. */
