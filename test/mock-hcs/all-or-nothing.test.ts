@@ -198,6 +198,13 @@ const OPS: Op[] = [
     badPaths: (w) => [`/v1/${w.p}/cloudservers/${BAD_ID}/metadata`],
   },
   {
+    label: 'DeleteServerMetadata',
+    method: 'DELETE',
+    via: 'signed',
+    path: (w) => `/v1/${w.p}/cloudservers/${w.s1}/metadata/cluster`,
+    badPaths: (w) => [`/v1/${w.p}/cloudservers/${BAD_ID}/metadata/cluster`, `/v1/${w.p}/cloudservers/${w.s1}/metadata/`, `/v1/${w.p}/cloudservers/${w.s1}/metadata/${'k'.repeat(300)}`],
+  },
+  {
     label: 'UpdateServerBlockDevice',
     method: 'PUT',
     via: 'signed',

@@ -56,6 +56,29 @@ func TestExtras(t *testing.T) {
 		wantErr(t, err, 404, "Ecs.0114")
 	})
 
+	// ecs_02_0702: DELETE .../metadata/{key}, synchronous, no body either way (the SDK's
+	// DeleteServerMetadataResponse carries only HttpStatusCode); the key is gone from ShowServer.
+	call(t, "ECS/DeleteServerMetadata", func(t *testing.T) {
+		_, err := e.UpdateServerMetadata(&ecsmodel.UpdateServerMetadataRequest{ServerId: s1, Body: &ecsmodel.UpdateServerMetadataRequestBody{Metadata: map[string]string{"scratch": "x", "app:role.v1": "web"}}})
+		must(t, err, "UpdateServerMetadata")
+		r, err := e.DeleteServerMetadata(&ecsmodel.DeleteServerMetadataRequest{ServerId: s1, Key: "scratch"})
+		must(t, err, "DeleteServerMetadata")
+		eq(t, "status", r.HttpStatusCode, 204)
+		// ':' and '.' are allowed in keys (ecs_02_0701); the SDK puts the key in the path.
+		_, err = e.DeleteServerMetadata(&ecsmodel.DeleteServerMetadataRequest{ServerId: s1, Key: "app:role.v1"})
+		must(t, err, "DeleteServerMetadata app:role.v1")
+		s, err := e.ShowServer(&ecsmodel.ShowServerRequest{ServerId: s1})
+		must(t, err, "ShowServer")
+		_, scratch := s.Server.Metadata["scratch"]
+		_, role := s.Server.Metadata["app:role.v1"]
+		eq(t, "scratch shown after delete", scratch, false)
+		eq(t, "app:role.v1 shown after delete", role, false)
+		eq(t, "owner kept", s.Server.Metadata["owner"], "team-a")
+		// Ecs.0114 "The ECS cannot be detected." (ecs_07_0002), as ShowServer answers an unknown server.
+		_, err = e.DeleteServerMetadata(&ecsmodel.DeleteServerMetadataRequest{ServerId: missing, Key: "owner"})
+		wantErr(t, err, 404, "Ecs.0114")
+	})
+
 	call(t, "ECS/ListServerInterfaces", func(t *testing.T) {
 		r, err := e.ListServerInterfaces(&ecsmodel.ListServerInterfacesRequest{ServerId: s1})
 		must(t, err, "ListServerInterfaces")
