@@ -1,17 +1,22 @@
 /** Shared by the capture tests: run a scenario's first k steps, capture the testbed as a user would, replay the rest. */
 import type { Scenario } from '../../src/harness/scenario/types.js';
-import { runScenario, type ScenarioResult } from '../../src/harness/scenario/runner.js';
+import { runScenario, type ScenarioResult, type TestbedHandle } from '../../src/harness/scenario/runner.js';
 import { createTestbed, type Testbed } from '../../src/harness/testbed/index.js';
 import { captureTestbed } from '../../src/harness/capture/testbed-capture.js';
 import { createReplayTestbed } from '../../src/harness/capture/replay.js';
 import { parseBundle, serializeBundle, type Bundle } from '../../src/harness/capture/bundle.js';
 
-/** The testbed after the scenario's first `k` steps (kept open: close it). */
-export async function runTo(sc: Scenario, k: number): Promise<{ tb: Testbed; result: ScenarioResult }> {
-  let tb: Testbed | undefined;
+/** The embedded testbed after the scenario's first `k` steps (kept open: close it). */
+export function runTo(sc: Scenario, k: number): Promise<{ tb: Testbed; result: ScenarioResult }> {
+  return runToOn(sc, k, (seed) => createTestbed({ seed }));
+}
+
+/** The testbed a factory makes (any backend), after the scenario's first `k` steps (kept open: close it). */
+export async function runToOn<T extends TestbedHandle>(sc: Scenario, k: number, factory: (seed: number) => Promise<T>): Promise<{ tb: T; result: ScenarioResult }> {
+  let tb: T | undefined;
   let realClose: (() => Promise<void>) | undefined;
   const result = await runScenario({ ...sc, steps: sc.steps.slice(0, k) }, async (seed) => {
-    tb = await createTestbed({ seed });
+    tb = await factory(seed);
     realClose = tb.close;
     tb.close = async () => undefined;
     return tb;
