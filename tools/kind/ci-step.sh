@@ -10,7 +10,8 @@
 #      API managers and the HCS provider as Deployments; images by tools/kind/images.sh):
 #      kubectl get nodes / deployments -A / logs deployment/hcs-controller-manager, and
 #      test/realcluster/kind-incluster.test.ts on it (the worker scenarios,
-#      control-plane-upgrade and, when the budget allows, rollback, compared with the model)
+#      control-plane-upgrade and, when the budget allows, rollback, compared with the model), then
+#      test/realcluster/kind-incident.test.ts (an incident made by hand: doctor, capture, replay)
 #   4. test/realcluster/kind.test.ts against real kind (HCS_TESTBED_KIND=1):
 #      up/down, a failing step (exit 1 naming it), no Docker (exit 3)
 #   5. the project's Dockerfile on the locally built base image
@@ -122,6 +123,11 @@ in_cluster() {
       npx vitest run test/realcluster/kind-incluster.test.ts
     say "kubectl logs -n cpaas-system deployment/hcs-controller-manager (the provider's decisions, first lines):"
     "${k[@]}" logs -n cpaas-system deployment/hcs-controller-manager | grep -E '"event":"hcsmachine\.(entry-bound|server-created|disk-attach|entry-released)"' | head -n 8
+  fi
+  # Issue 35's incident: the cluster broken by hand mid-rollout, `doctor` live, `capture`, replayed embedded (~3 min).
+  if fits $(( 240 + tail )) "the incident on kind (doctor, capture, replay)"; then
+    timed "incident on kind: broken by hand mid-rollout; doctor live; capture; replay embedded = live (test/realcluster/kind-incident.test.ts)" \
+      env HCS_TESTBED_KIND=1 HCS_TESTBED_KIND_CLUSTER="$name" npx vitest run test/realcluster/kind-incident.test.ts
   fi
 }
 
