@@ -277,6 +277,14 @@ export const providerMutants: Mutant[] = [
     scenario: 'scenarios/scale-out-workers.yaml',
   },
   {
+    id: 'provider/stuck-in-seconds',
+    part: 'provider',
+    bug: 'the stuck thresholds are written in seconds instead of minutes: every detach, attach and build longer than a few seconds is reported stuck (Warning Event, Stuck reason)',
+    rules: ['OPS-2'],
+    patches: [{ file: 'src/product/provider/machine-wait.ts', from: 'export const STUCK_AFTER_MS = { detach: 5 * 60_000, attach: 5 * 60_000, build: 15 * 60_000 };', to: 'export const STUCK_AFTER_MS = { detach: 5 * 1_000, attach: 5 * 1_000, build: 15 * 1_000 };' }],
+    scenario: 'scenarios/worker-infra-upgrade.yaml',
+  },
+  {
     id: 'provider/cert-wrong-organization',
     part: 'provider',
     bug: 'the kubelet certificate\'s organization is "system:node" instead of "system:nodes" (the Node authorizer\'s group)',

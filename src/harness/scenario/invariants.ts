@@ -25,10 +25,12 @@ import { ControlPlaneNodesTracker } from './control-plane-nodes.js';
 import { PoolStatusTracker } from './pool-status.js';
 import { CpPlacementTracker } from './cp-placement.js';
 import { NodeServerTracker } from './node-server.js';
+import { StuckTimingTracker } from './stuck-timing.js';
 import { CONTRACT, reference, type Classification } from './contract.js';
 import { META_PERSISTENT } from '../../product/api/metadata.js';
 
 /** The reference provider names each server after its HCSMachine; the contract identifies a server by spec.serverId only. */
+const STUCK_TIMING_TIER = reference('the 5/5/15 minute thresholds after which a wait is reported stuck are the reference provider\'s (docs/provider.md "Stuck states")');
 const SERVER_NAME_TIER = reference('the server name equal to the HCSMachine name is the reference provider\'s naming; the contract identifies the server by HCSMachine.spec.serverId');
 
 /**
@@ -99,6 +101,7 @@ export class InvariantMonitor {
   private readonly poolStatus: PoolStatusTracker;
   private readonly cpPlacement: CpPlacementTracker;
   private readonly nodeServer: NodeServerTracker;
+  private readonly stuckTiming: StuckTimingTracker;
 
   /** Reference findings a contract-only monitor did not count (by key): conformance mode marks them skipped. */
   private readonly skipped = new Map<string, SkippedFinding>();
@@ -124,6 +127,7 @@ export class InvariantMonitor {
     this.poolStatus = new PoolStatusTracker(world, opts.stampSkewMs ?? 0);
     this.cpPlacement = new CpPlacementTracker(world);
     this.nodeServer = new NodeServerTracker(world);
+    this.stuckTiming = new StuckTimingTracker(world);
   }
 
   /** The statement `name` is checked in this run (RunOptions.invariantsOff). */
@@ -177,6 +181,8 @@ export class InvariantMonitor {
       ...contract(this.on('pool-status') ? await this.poolStatus.findings() : []),
       ...contract(this.on('cp-placement') ? await this.cpPlacement.findings() : []),
       ...contract(this.on('node-server') ? await this.nodeServer.findings() : []),
+      // One clock only: a provider in its own process counts its waits on its wall clock.
+      ...(this.on('stuck-timing') && !this.opts.stampSkewMs ? (await this.stuckTiming.findings()).map((f) => ({ ...f, tier: STUCK_TIMING_TIER })) : []),
     ]);
     this.checkedAt = rev;
     return fresh;

@@ -29,6 +29,7 @@ export const INVARIANTS: Record<string, { file: string; doc: string }> = {
   'pool-status': { file: 'pool-status.ts', doc: 'POOL-5 every field of the pool status agrees with the cloud and the spec within 60 s' },
   'cp-placement': { file: 'cp-placement.ts', doc: 'KCP-2 failure domains published and used, balanced; TPL-2 servers in their Machine\'s zone' },
   'node-server': { file: 'node-server.ts', doc: 'HCS-1 a Node exists while its server does, and goes within 60 s once the server is gone' },
+  'stuck-timing': { file: 'stuck-timing.ts', doc: 'OPS-2 a Stuck reason only once its wait lasted the documented time (detach and attach 5 min, build 15 min)' },
 };
 
 export type ObservableKind = 'field' | 'condition' | 'reason' | 'label' | 'taint' | 'annotation' | 'pod' | 'object' | 'file' | 'cloud';
@@ -113,7 +114,7 @@ export const OBSERVABLES: readonly Observable[] = [
   { what: 'HCSMachine condition PersistentDiskReuse', kind: 'condition', writer: P, checkedBy: ['check:condition'], reason: 'reference: the reference provider\'s MD-3 flag' },
   { what: 'HCSCluster conditions NetworkReady, VersionsConsistent, KubeOvnReleaseReady, Ready', kind: 'condition', writer: P, checkedBy: ['check:condition'] },
   { what: 'HCSMachineConfigPool condition DisksAccepted', kind: 'condition', writer: P, checkedBy: ['check:condition'] },
-  { what: 'condition and Event reasons of stuck states (OPS-2)', kind: 'reason', writer: P, checkedBy: ['check:condition', 'check:events'], names: READ_REASONS },
+  { what: 'condition and Event reasons of stuck states (OPS-2)', kind: 'reason', writer: P, checkedBy: ['check:condition', 'check:events', 'invariant:stuck-timing'], names: READ_REASONS },
   { what: 'progress and success reasons', kind: 'reason', writer: P, checkedBy: [], reason: 'how far the reference provider got, in its own words: the contract reads status True/False and the stuck-state reasons', names: PROGRESS_REASONS },
   { what: 'transient cloud errors (5xx, 429 throttling: retried)', kind: 'reason', writer: P, checkedBy: [], reason: 'produced by scenarios/lost-create.yaml (throttling) and cloud-faults; judged by their effect (the machines come up), the reason text is the reference provider\'s', names: ['CloudError'] },
   { what: 'stuck-state reasons no library flow produces', kind: 'reason', writer: P, checkedBy: [], reason: 'needs a flow (docs/scenarios.md "Observable surface: open rows"): states the library does not drive the cloud into', names: UNREACHED_REASONS },
