@@ -277,6 +277,22 @@ export const providerMutants: Mutant[] = [
     scenario: 'scenarios/scale-out-workers.yaml',
   },
   {
+    id: 'provider/by-id-whole-volume-id',
+    part: 'provider',
+    bug: 'the persistent disk\'s device is written as /dev/disk/by-id/virtio-<whole volume id>: a guest names a virtio disk by at most 20 characters of its serial, so no such device exists and the disk is never formatted nor mounted',
+    rules: ['DISK-3'],
+    patches: [{ file: 'src/product/provider/labels.ts', from: 'return `/dev/disk/by-id/virtio-${volumeId.slice(0, 20)}`;', to: 'return `/dev/disk/by-id/virtio-${volumeId}`;' }],
+    scenario: 'scenarios/worker-infra-upgrade.yaml',
+  },
+  {
+    id: 'provider/data-volume-device-backwards',
+    part: 'provider',
+    bug: 'the n-th ephemeral data volume\'s device counts backwards from /dev/vdb: the second one is written as /dev/vda, the root disk',
+    rules: ['TPL-3'],
+    patches: [{ file: 'src/product/provider/labels.ts', from: "return `/dev/vd${String.fromCharCode('b'.charCodeAt(0) + index)}`;", to: "return `/dev/vd${String.fromCharCode('b'.charCodeAt(0) - index)}`;" }],
+    scenario: 'scenarios/worker-infra-upgrade.yaml',
+  },
+  {
     id: 'provider/stuck-in-seconds',
     part: 'provider',
     bug: 'the stuck thresholds are written in seconds instead of minutes: every detach, attach and build longer than a few seconds is reported stuck (Warning Event, Stuck reason)',

@@ -32,7 +32,10 @@
  *   server was first seen is never attached to that server (no hot attach);
  * - TPL-3: every other path a running node mounts (root, dataVolumes) is
  *   ephemeral: never on a volume the cloud marks hcs.io/persistent (issue 37:
- *   this was once caught only by an event count).
+ *   this was once caught only by an event count);
+ * - TPL-3: each of the machine's dataVolumes is mounted at its mountPath from
+ *   a volume of its own, attached to the server, neither the root disk nor
+ *   another data volume's (a device named off by one is the root disk).
  */
 import { LABEL_CLUSTER_NAME } from '../../product/api/capi.js';
 import { persistentDiskIdentity, type HCSMachine, type HCSMachineConfigPool, type PersistentDisk } from '../../product/api/hcs.js';
@@ -201,6 +204,35 @@ export class DiskReuseTracker {
           message: `node ${hostname} mounts persistent volume ${v.name} (${short(v.id)})${ident ? ` of hostname ${ident.hostname} slot ${ident.slot}` : ''} at ${m.mountPath}, which is no persistent mountPath of pool ${pool} entry ${hostname} (${disks.map((d) => d.mountPath).join(', ') || 'none'}): an ephemeral path (root, dataVolumes) is never on a persistent disk`,
           refs: [m.volumeId, sid, hm.metadata.name],
         });
+      }
+      // TPL-3: each of the machine's dataVolumes is its own ephemeral volume, mounted at its mountPath once the node
+      // runs: not the root disk (a device name off by one is the root disk, /dev/vda), not another data volume's,
+      // not a persistent disk (above), and attached to this server. Judged once the node has booted (root mounted).
+      const rootMount = mounts.find((x) => x.mountPath === '/');
+      const dataPaths = (hm.spec.dataVolumes ?? []).map((d) => d.mountPath).filter((p): p is string => !!p);
+      if (rootMount && dataPaths.length) {
+        const used = new Map<string, string>();
+        const attached = new Set((w.cloud.server(sid)?.volumes ?? []).map((x) => x.volumeId));
+        for (const path of dataPaths) {
+          const m = mounts.find((x) => x.mountPath === path);
+          const problem = !m
+            ? 'is not mounted'
+            : m.volumeId === rootMount.volumeId
+              ? `is on the root disk (${short(m.volumeId)})`
+              : used.has(m.volumeId)
+                ? `is on the volume ${short(m.volumeId)} that also holds ${used.get(m.volumeId)}`
+                : !attached.has(m.volumeId)
+                  ? `is on volume ${short(m.volumeId)}, which is not attached to the server`
+                  : undefined;
+          if (m) used.set(m.volumeId, path);
+          if (!problem) continue;
+          out.push({
+            rule: 'TPL-3',
+            key: `TPL-3/data-volume/${hostname}/${path}/${sid}`,
+            message: `node ${hostname} (server ${short(sid)}, HCSMachine ${hm.metadata.name}): the data volume path ${path} ${problem}: each of the machine's dataVolumes is an ephemeral volume of its own, created with the server and mounted at its mountPath`,
+            refs: [sid, hm.metadata.name, ...(m ? [m.volumeId] : [])],
+          });
+        }
       }
       for (const d of disks) {
         const m = mounts.find((x) => x.mountPath === d.mountPath);

@@ -21,7 +21,7 @@ export const INVARIANTS: Record<string, { file: string; doc: string }> = {
   certificates: { file: 'invariants.ts', doc: 'BOOT-2/BOOT-3 kubelet certificate chain, CN, O, SANs' },
   orphans: { file: 'invariants.ts', doc: 'at rest: HCS-1 no server without an HCSMachine, TPL-3 no leaked ephemeral volume' },
   stranded: { file: 'stranded.ts', doc: 'DISK-8/MD-3 data left on a detached disk while its hostname serves' },
-  'disk-reuse': { file: 'disk-reuse.ts', doc: 'DISK-3/DISK-6/DISK-9/POOL-4 where persistent disks are attached and mounted; TPL-3 ephemeral paths on no persistent disk' },
+  'disk-reuse': { file: 'disk-reuse.ts', doc: 'DISK-3/DISK-6/DISK-9/POOL-4 where persistent disks are attached and mounted; TPL-3 ephemeral paths on no persistent disk, each data volume mounted from its own volume' },
   'kcp-scale-down': { file: 'kcp-scale-down.ts', doc: 'KCP-2 the machine a scale-down removes' },
   'drain-order': { file: 'drain-order.ts', doc: 'MD-4 the Node is drained before its infrastructure goes' },
   'md-rollout-plan': { file: 'md-rollout-plan.ts', doc: 'MD-1 MachineSet replicas follow the rolling-update plan' },

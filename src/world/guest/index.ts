@@ -25,6 +25,9 @@ import { META_IMAGE_K8S_VERSION, META_IMAGE_NAME } from '../../product/api/metad
 import { LABEL_ROLE_CONTROL_PLANE, TAINT_CONTROL_PLANE } from '../workload/pods.js';
 import { GuestCloudInitError, kubeadmCommand, parseGuestCloudConfig, parseKubeadmConfig, type GuestCloudConfig } from './cloudinit.js';
 
+/** Bytes of a virtio-blk disk's serial the guest sees (VIRTIO_BLK_ID_BYTES). */
+const VIRTIO_SERIAL_BYTES = 20;
+
 export { parseGuestCloudConfig, parseKubeadmConfig, kubeadmCommand, type GuestCloudConfig, type KubeadmNodeConfig } from './cloudinit.js';
 
 export const GUEST_CONTROLLER = 'guest';
@@ -312,7 +315,10 @@ export class GuestFleet implements Controller {
   private resolveDevice(s: NonNullable<ReturnType<Hypervisor['server']>>, device: string): { volumeId: string; persistent: boolean } | undefined {
     const byId = /^\/dev\/disk\/by-id\/virtio-(.+)$/.exec(device);
     if (byId) {
-      const v = s.volumes.find((x) => x.volumeId.startsWith(byId[1]!));
+      // udev names a virtio disk by its serial, and virtio-blk carries at most VIRTIO_BLK_ID_BYTES = 20 bytes of it
+      // (linux include/uapi/linux/virtio_blk.h): the hypervisor passes the volume id as the serial, so the guest has
+      // /dev/disk/by-id/virtio-<first 20 characters of the id> and no link named after the whole id.
+      const v = s.volumes.find((x) => x.volumeId.slice(0, VIRTIO_SERIAL_BYTES) === byId[1]);
       return v ? { volumeId: v.volumeId, persistent: true } : undefined;
     }
     const label = /^LABEL=(.+)$/.exec(device);
