@@ -20,7 +20,7 @@ const SCENARIOS = readdirSync('scenarios').filter((f) => f.endsWith('.yaml')).so
 
 describe('capture, replay, run the rest: the library round trip', () => {
   it('covers the whole library', () => {
-    expect(SCENARIOS.length).toBe(23);
+    expect(SCENARIOS.length).toBe(24);
   });
 
   it.each(SCENARIOS)('%s: early, mid-rollout and end give the uninterrupted run\'s verdicts and per-hostname sequences', async (file) => {

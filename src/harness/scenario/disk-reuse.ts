@@ -139,7 +139,8 @@ export class DiskReuseTracker {
         });
       }
       const now = declared(s.namespace, s.pool, s.hostname);
-      if (!now.some((d) => d.slot === ident.slot)) {
+      // A pool that does not exist (deleted, not yet applied again) declares nothing either way: not judged.
+      if (poolByKey.has(`${s.namespace}/${s.pool}`) && !now.some((d) => d.slot === ident.slot)) {
         out.push({
           rule: 'DISK-3',
           key: `DISK-3/undeclared/${v.id}/${sid}`,
@@ -193,8 +194,9 @@ export class DiskReuseTracker {
       const mounts = w.guests.mounts(hostname);
       // TPL-3 / DISK-8: a path that is not one of the entry's persistent mountPaths (root, dataVolumes, anything else)
       // is ephemeral: it is never backed by a persistent disk (the cloud's hcs.io/persistent, not the guest's word).
+      const poolKnown = poolByKey.has(`${hm.metadata.namespace ?? 'default'}/${pool}`);
       for (const m of mounts) {
-        if (disks.some((d) => d.mountPath === m.mountPath)) continue;
+        if (!poolKnown || disks.some((d) => d.mountPath === m.mountPath)) continue;
         const v = volumes.get(m.volumeId);
         if (v?.metadata[META_PERSISTENT] !== 'true') continue;
         const ident = persistentDiskIdentity(v.metadata);

@@ -593,6 +593,26 @@ export class PoolController implements Controller {
     return this.writing === key;
   }
 
+  /**
+   * Hostname -> the live HCSMachine of this pool that holds it (its status.hostname), for the hostnames of the spec
+   * the pool's status has no entry for yet: a new pool has none; one deleted and applied again, or restored from a
+   * backup without its status, has its running machines. Listed only when the status lacks an entry.
+   */
+  private async heldHostnames(pool: Readonly<HCSMachineConfigPool>, isLive: (machine: string) => boolean): Promise<Map<string, string>> {
+    const known = new Set((pool.status?.entries ?? []).map((e) => e.hostname));
+    const out = new Map<string, string>();
+    if (pool.spec.configs.every((c) => known.has(c.hostname))) return out;
+    const ns = pool.metadata.namespace ?? 'default';
+    for (const hm of await listShared<HCSMachine>(this.ctx.mgmt, 'HCSMachine', { namespace: ns })) {
+      const host = hm.status?.hostname;
+      if (!host || known.has(host) || hm.spec.configPoolRef?.name !== pool.metadata.name || !isLive(hm.metadata.name)) continue;
+      // Two machines naming one hostname (itself a POOL-4 breach): the first by name, so the choice is stable.
+      const cur = out.get(host);
+      if (cur === undefined || hm.metadata.name < cur) out.set(host, hm.metadata.name);
+    }
+    return out;
+  }
+
   async reconcile(key: string): Promise<Result | void> {
     const [namespace, name] = key.split('/') as [string, string];
     const ref = poolRef(namespace, name);
@@ -620,9 +640,13 @@ export class PoolController implements Controller {
       list.push(v);
     }
     for (const list of bySlot.values()) list.sort((a, b) => ((a.created_at ?? '') < (b.created_at ?? '') ? -1 : (a.created_at ?? '') > (b.created_at ?? '') ? 1 : a.id.localeCompare(b.id)));
+    const claims = await this.heldHostnames(pool0, isLive);
+    const restored: string[] = [];
     this.writing = key;
-    const saved = await mutatePoolStatus(this.ctx.mgmt, ref, (pool) => {
+    const saved = await mutatePoolStatus(this.ctx.mgmt, ref, (pool, stored) => {
       const before = { ...(pool.status ?? {}) };
+      const hadEntry = new Set((stored.status?.entries ?? []).map((e) => e.hostname));
+      restored.length = 0;
       drift = syncEntries(pool, now);
       const st = pool.status!;
       // setCondition edits the list and its items in place; the read ones are shared.
@@ -634,6 +658,13 @@ export class PoolController implements Controller {
         if (e.machine && !isLive(e.machine)) {
           const { machine: _m, ...rest } = e;
           e = rest;
+        }
+        // POOL-4: an entry this pool never had a status for, whose hostname a running machine of the pool holds (a
+        // pool deleted and applied again, or restored without its status): it is that machine's, not free.
+        const holder = !e.machine && !hadEntry.has(e.hostname) ? claims.get(e.hostname) : undefined;
+        if (holder) {
+          e = { ...e, machine: holder };
+          restored.push(`${e.hostname}=${holder}`);
         }
         const disks = e.persistentDisks ?? [];
         let nextDisks: PersistentDiskStatus[] | undefined;
@@ -659,6 +690,9 @@ export class PoolController implements Controller {
     }).finally(() => {
       this.writing = undefined;
     });
+    if (saved && restored.length) {
+      this.rep.info('pool.entry-restored', `pool ${key}: entries bound again to the running machines that hold them (the pool had no status for them): ${restored.join(', ')}`, { pool: key, entries: [...restored] }, ['POOL-4']);
+    }
     if (saved && drift.length) {
       const prev = pool0.status?.conditions?.find((c) => c.type === 'DisksAccepted');
       if (prev?.status !== 'False' || prev.message !== drift.join('; ')) {
