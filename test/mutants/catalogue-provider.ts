@@ -293,6 +293,14 @@ export const providerMutants: Mutant[] = [
     scenario: 'scenarios/worker-infra-upgrade.yaml',
   },
   {
+    id: 'provider/pool-forgets-bindings',
+    part: 'provider',
+    bug: 'a pool applied again without status (deleted and re-synced) shows its running machines\' entries as free: the next machine can take a running node\'s hostname',
+    rules: ['POOL-4'],
+    patches: [{ file: PL, from: 'const holder = !e.machine && !hadEntry.has(e.hostname) ? claims.get(e.hostname) : undefined;', to: 'const holder = undefined as string | undefined;' }],
+    scenario: 'scenarios/pool-recreated.yaml',
+  },
+  {
     id: 'provider/stuck-in-seconds',
     part: 'provider',
     bug: 'the stuck thresholds are written in seconds instead of minutes: every detach, attach and build longer than a few seconds is reported stuck (Warning Event, Stuck reason)',

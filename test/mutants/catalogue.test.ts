@@ -59,6 +59,7 @@ const SUBSET: Record<string, string> = {
   'provider/stuck-in-seconds': 'OPS-2',
   'provider/by-id-whole-volume-id': 'DISK-3',
   'provider/data-volume-device-backwards': 'TPL-3',
+  'provider/pool-forgets-bindings': 'POOL-4',
 };
 
 describe('mutant catalogue: a subset is killed by the runner', () => {
