@@ -46,12 +46,15 @@ export interface Hypervisor {
         volumes: { volumeId: string; device: string; bootIndex?: number }[];
         /** The availability zone the server was built in. */
         availabilityZone: string;
+        /** The flavor (flavorRef) and IMS image id it was built with. */
+        flavorId: string;
+        imageId: string;
       }
     | undefined;
   volume(
     id: string,
-  ): { id: string; name: string; size: number; status: string; metadata: Record<string, string>; attachedTo?: string; fs: VolumeFs } | undefined;
-  listVolumes(): { id: string; name: string; status: string; metadata: Record<string, string>; attachedTo?: string }[];
+  ): { id: string; name: string; size: number; volumeType: string; status: string; metadata: Record<string, string>; attachedTo?: string; fs: VolumeFs } | undefined;
+  listVolumes(): { id: string; name: string; size: number; volumeType: string; status: string; metadata: Record<string, string>; attachedTo?: string }[];
   listServers(): { id: string; name: string; status: string }[];
   format(volumeId: string, fsType: string, label: string): void;
   writeFile(volumeId: string, path: string, content: string): void;
@@ -210,7 +213,7 @@ export class CloudEngine implements Hypervisor {
     const ips = s.nics.map((n) => n.ip);
     const volumes = s.volumes.map((v) => ({ volumeId: v.volumeId, device: v.device, ...(v.bootIndex !== undefined ? { bootIndex: v.bootIndex } : {}) }));
     const raw = s.userData;
-    if (raw === undefined) return { id: s.id, name: s.name, status: s.status, projectId: s.projectId, metadata, ips, volumes, availabilityZone: s.az };
+    if (raw === undefined) return { id: s.id, name: s.name, status: s.status, projectId: s.projectId, metadata, ips, volumes, availabilityZone: s.az, flavorId: s.flavorId, imageId: s.imageId };
     // The user data (up to 32 KB of base64) is decoded when read: most callers want the metadata or the volumes.
     return {
       id: s.id,
@@ -224,6 +227,8 @@ export class CloudEngine implements Hypervisor {
       ips,
       volumes,
       availabilityZone: s.az,
+      flavorId: s.flavorId,
+      imageId: s.imageId,
     };
   }
 
@@ -347,6 +352,7 @@ export class CloudEngine implements Hypervisor {
       id: v.id,
       name: v.name,
       size: v.size,
+      volumeType: v.volumeType,
       status: v.status,
       metadata: { ...v.metadata },
       ...(v.attachment ? { attachedTo: v.attachment.serverId } : {}),
@@ -358,6 +364,8 @@ export class CloudEngine implements Hypervisor {
     return Object.values(this.data.volumes).map((v) => ({
       id: v.id,
       name: v.name,
+      size: v.size,
+      volumeType: v.volumeType,
       status: v.status,
       metadata: { ...v.metadata },
       ...(v.attachment ? { attachedTo: v.attachment.serverId } : {}),

@@ -301,6 +301,22 @@ export const providerMutants: Mutant[] = [
     scenario: 'scenarios/pool-recreated.yaml',
   },
   {
+    id: 'provider/root-volume-size-ignored',
+    part: 'provider',
+    bug: 'the root volume is always created at the default 40 GiB: the template\'s rootVolume.size (100, then 120 after the infrastructure upgrade) is ignored',
+    rules: ['TPL-1'],
+    patches: [{ file: SB, from: "root_volume: { volumetype: spec.rootVolume?.type ?? 'SSD', size: spec.rootVolume?.size ?? 40 },", to: "root_volume: { volumetype: spec.rootVolume?.type ?? 'SSD', size: 40 }," }],
+    scenario: 'scenarios/worker-infra-upgrade.yaml',
+  },
+  {
+    id: 'provider/data-volumes-root-size',
+    part: 'provider',
+    bug: 'a copy-paste slip: every data volume is created with the root volume\'s size instead of its own',
+    rules: ['TPL-3'],
+    patches: [{ file: SB, from: 'data_volumes: spec.dataVolumes.map((d) => ({ volumetype: d.type, size: d.size }))', to: 'data_volumes: spec.dataVolumes.map((d) => ({ volumetype: d.type, size: spec.rootVolume?.size ?? d.size }))' }],
+    scenario: 'scenarios/worker-infra-upgrade.yaml',
+  },
+  {
     id: 'provider/stuck-in-seconds',
     part: 'provider',
     bug: 'the stuck thresholds are written in seconds instead of minutes: every detach, attach and build longer than a few seconds is reported stuck (Warning Event, Stuck reason)',

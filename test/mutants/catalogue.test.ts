@@ -60,6 +60,8 @@ const SUBSET: Record<string, string> = {
   'provider/by-id-whole-volume-id': 'DISK-3',
   'provider/data-volume-device-backwards': 'TPL-3',
   'provider/pool-forgets-bindings': 'POOL-4',
+  'provider/root-volume-size-ignored': 'TPL-1',
+  'provider/data-volumes-root-size': 'TPL-3',
 };
 
 describe('mutant catalogue: a subset is killed by the runner', () => {

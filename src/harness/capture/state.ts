@@ -45,8 +45,13 @@ export function bundleState(b: Bundle): StateSource {
       const s = servers.get(id);
       if (!s) return undefined;
       const meta = Object.fromEntries(Object.entries((s.metadata ?? {}) as Record<string, unknown>).filter(([k, v]) => typeof v === 'string' && !CLOUD_METADATA.has(k))) as Record<string, string>;
-      const attached = ((s['os-extended-volumes:volumes_attached'] ?? s.volumes_attached ?? []) as { id: string }[]).map((a) => ({ volumeId: a.id }));
-      return { id: s.id, name: s.name, status: s.status, metadata: meta, volumes: attached, ips: serverIps(s) };
+      const attached = ((s['os-extended-volumes:volumes_attached'] ?? s.volumes_attached ?? []) as { id: string; bootIndex?: string | number }[]).map((a) => ({
+        volumeId: a.id,
+        ...(a.bootIndex !== undefined && a.bootIndex !== null && a.bootIndex !== '' ? { bootIndex: Number(a.bootIndex) } : {}),
+      }));
+      const flavorId = (s.flavor as { id?: string } | undefined)?.id;
+      const imageId = (s.image as { id?: string } | undefined)?.id;
+      return { id: s.id, name: s.name, status: s.status, metadata: meta, volumes: attached, ips: serverIps(s), ...(flavorId ? { flavorId } : {}), ...(imageId ? { imageId } : {}) };
     },
     listVolumes: () =>
       b.cloud.volumes.map((v) => ({
@@ -55,9 +60,11 @@ export function bundleState(b: Bundle): StateSource {
         status: v.status,
         metadata: { ...v.metadata },
         ...(v.attachments[0]?.server_id ? { attachedTo: v.attachments[0].server_id } : {}),
+        ...(typeof v.size === 'number' ? { size: v.size } : {}),
+        ...(typeof v.volume_type === 'string' ? { volumeType: v.volume_type } : {}),
       })),
     readFile: (volumeId, path) => files.get(volumeId)?.files[path.replace(/^\/+/, '')],
-    images: () => b.cloud.images.map((i) => ({ name: String(i.name ?? ''), ...(typeof i.__support_kubernetes_version === 'string' ? { kubernetesVersion: i.__support_kubernetes_version } : {}), status: String(i.status ?? 'active') })),
+    images: () => b.cloud.images.map((i) => ({ ...(typeof i.id === 'string' ? { id: i.id } : {}), name: String(i.name ?? ''), ...(typeof i.__support_kubernetes_version === 'string' ? { kubernetesVersion: i.__support_kubernetes_version } : {}), status: String(i.status ?? 'active') })),
   };
   return {
     clock,

@@ -26,6 +26,7 @@ import { PoolStatusTracker } from './pool-status.js';
 import { CpPlacementTracker } from './cp-placement.js';
 import { NodeServerTracker } from './node-server.js';
 import { StuckTimingTracker } from './stuck-timing.js';
+import { serverSpecFindings } from './server-spec.js';
 import { CONTRACT, reference, type Classification } from './contract.js';
 import { META_PERSISTENT } from '../../product/api/metadata.js';
 
@@ -181,6 +182,7 @@ export class InvariantMonitor {
       ...contract(this.on('pool-status') ? await this.poolStatus.findings() : []),
       ...contract(this.on('cp-placement') ? await this.cpPlacement.findings() : []),
       ...contract(this.on('node-server') ? await this.nodeServer.findings() : []),
+      ...contract(this.on('server-spec') ? await serverSpecFindings(this.world) : []),
       // One clock only: a provider in its own process counts its waits on its wall clock.
       ...(this.on('stuck-timing') && !this.opts.stampSkewMs ? (await this.stuckTiming.findings()).map((f) => ({ ...f, tier: STUCK_TIMING_TIER })) : []),
     ]);

@@ -11,13 +11,18 @@ import type { LogEvent } from '../../core/events.js';
 export interface CloudView {
   listServers(): { id: string; name: string; status: string }[];
   /** `ips`: the addresses of the server's NICs (BOOT-2 checks the kubelet certificate's SANs against them). */
-  server(id: string): { id: string; name: string; status: string; metadata: Record<string, string>; volumes: { volumeId: string }[]; ips?: string[]; availabilityZone?: string } | undefined;
-  listVolumes(): { id: string; name: string; status: string; metadata: Record<string, string>; attachedTo?: string }[];
+  /**
+   * `volumes[].bootIndex` 0: the root volume. `flavorId`/`imageId`: the flavor and IMS image the server was built
+   * with (TPL-1/TPL-2, judged against its HCSMachine by invariant:server-spec), where the source shows them.
+   */
+  server(id: string): { id: string; name: string; status: string; metadata: Record<string, string>; volumes: { volumeId: string; bootIndex?: number }[]; ips?: string[]; availabilityZone?: string; flavorId?: string; imageId?: string } | undefined;
+  /** `size` (GiB) and `volumeType` where the source shows them. */
+  listVolumes(): { id: string; name: string; status: string; metadata: Record<string, string>; attachedTo?: string; size?: number; volumeType?: string }[];
   readFile(volumeId: string, path: string): string | undefined;
   /** The availability zones the cloud lists (NovaListAvailabilityZones; KCP-2's failure domains are judged against them). */
   availabilityZones?(): string[];
   /** IMS images with the Kubernetes version they carry (HCS-4), as the cloud's catalog lists them. */
-  images(): { name: string; kubernetesVersion?: string; status: string }[];
+  images(): { id?: string; name: string; kubernetesVersion?: string; status: string }[];
 }
 
 export interface GuestView {
