@@ -101,6 +101,15 @@ describe('ECS DeleteServerMetadata (ecs_02_0702)', () => {
     expect(meta.cluster).toBe('demo');
   });
 
+  it('a key of 255 characters (the longest UpdateServerMetadata takes) is deleted: the path parameter reaches the route', async () => {
+    env = await setup();
+    const key = 'k'.repeat(255);
+    const id = await serverWith(env, { [key]: 'v' });
+    expect(Object.keys((await env.client.showServer(id))!.metadata)).toContain(key);
+    expect((await del(env, id, key)).status).toBe(204);
+    expect(Object.keys((await env.client.showServer(id))!.metadata)).not.toContain(key);
+  });
+
   it('refusals change nothing: unknown server 404 Ecs.0114 (as ShowServer), another project\'s server 404, an empty key 400 Ecs.0005 naming key', async () => {
     env = await setup();
     const p = env.client.projectId;
@@ -120,10 +129,11 @@ describe('ECS DeleteServerMetadata (ecs_02_0702)', () => {
     const empty = await env.req('DELETE', `/v1/${p}/cloudservers/${id}/metadata/`);
     expect([empty.status, (empty.json as ErrJson).error.code]).toEqual([400, 'Ecs.0005']);
     expect((empty.json as ErrJson).error.message).toMatch(/^Invalid request parameter key: a metadata key must be 1-255 characters/);
-    // Over 100 characters the HTTP layer refuses the path parameter before routing (fastify's maxParamLength,
-    // mock-hcs/src/index.ts): the same code, but the message names the path, not the field.
+    // Over 255 characters: the route refuses it naming the field (fastify's maxParamLength is raised to 512 in
+    // mock-hcs/src/index.ts, so a key of up to 255 reaches the route).
     const long = await del(env, id, 'k'.repeat(256));
     expect([long.status, (long.json as ErrJson).error.code]).toEqual([400, 'Ecs.0005']);
+    expect((long.json as ErrJson).error.message).toMatch(/^Invalid request parameter key: a metadata key must be 1-255 characters/);
 
     expect(JSON.stringify(env.hcs.dumpState().data)).toBe(state);
     expect((await env.client.showServer(id))!.metadata).toMatchObject({ cluster: 'demo', owner: 'team-a' });
