@@ -47,7 +47,7 @@ describe('mock-hcs server and volume lifecycle', () => {
     const guest = hcs.hypervisor.server(id)!;
     expect(guest.userData).toBe('#cloud-config\nhostname: worker-0\n');
     // Decoded when read, and still a plain enumerable field of the view (copies and JSON carry it, in place).
-    expect(Object.keys(guest)).toEqual(['id', 'name', 'status', 'projectId', 'userData', 'metadata', 'ips', 'volumes', 'availabilityZone']);
+    expect(Object.keys(guest)).toEqual(['id', 'name', 'status', 'projectId', 'userData', 'metadata', 'ips', 'volumes', 'availabilityZone', 'flavorId', 'imageId']);
     expect({ ...guest }.userData).toBe(guest.userData);
     expect((JSON.parse(JSON.stringify(guest)) as { userData: string }).userData).toBe(guest.userData);
     expect(guest.ips).toEqual(['192.168.10.20']);

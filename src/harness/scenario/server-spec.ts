@@ -6,8 +6,8 @@
  * - TPL-2: the server's flavor is the HCSMachine's `spec.flavorName` (the provider API value, passed as flavorRef);
  * - TPL-1/TPL-6: its image is the IMS image named `spec.imageName`;
  * - TPL-1: its root volume (boot index 0) has `spec.rootVolume`'s size and type, when the spec gives them;
- * - TPL-3: its other volumes without the persistent mark are its `spec.dataVolumes`: as many, with the same sizes
- *   and types (in any order);
+ * - TPL-3: each of its `spec.dataVolumes` has a volume of that size and type attached, neither the root nor a
+ *   persistent one (a volume attached by hand besides them is not judged);
  * - DISK-1/DISK-4: each persistent volume attached to it has the size and type of the disk its pool entry accepted
  *   for that slot (the accepted value stays in use when the spec changes it: DISK-4).
  *
@@ -22,7 +22,6 @@ import type { ContractFinding } from './disk-reuse.js';
 import type { StateSource } from './world.js';
 
 const short = (id: string): string => id.slice(0, 8);
-const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export async function serverSpecFindings(w: StateSource): Promise<ContractFinding[]> {
   const out: ContractFinding[] = [];
@@ -60,15 +59,19 @@ export async function serverSpecFindings(w: StateSource): Promise<ContractFindin
       if (rv.size !== undefined && root.v.size !== undefined && root.v.size !== rv.size) add('TPL-1', 'root-size', `has a ${root.v.size} GiB root volume, but the HCSMachine asks for ${rv.size} GiB`, [root.a.volumeId]);
       if (rv.type && root.v.volumeType !== undefined && root.v.volumeType !== rv.type) add('TPL-1', 'root-type', `has a ${root.v.volumeType} root volume, but the HCSMachine asks for ${rv.type}`, [root.a.volumeId]);
     }
-    // Data volumes: those ECS created with the server (named `<server name>-volume-NNNN`, the root being the one of
-    // boot index 0), not persistent, against spec.dataVolumes; a volume attached by hand is not one of them.
-    const withServer = new RegExp(`^${escapeRegExp(s.name)}-volume-\\d{4}$`);
-    const data = attached.filter((x) => x !== root && x.v && x.v.metadata[META_PERSISTENT] !== 'true' && withServer.test(x.v.name));
-    const want = (hm.spec.dataVolumes ?? []).map((d) => `${d.size} GiB ${d.type}`).sort();
-    if (root && data.every((x) => x.v!.size !== undefined && x.v!.volumeType !== undefined)) {
-      const have = data.map((x) => `${x.v!.size} GiB ${x.v!.volumeType}`).sort();
-      if (have.join(', ') !== want.join(', ')) {
-        add('TPL-3', 'data-volumes', `has data volumes [${have.join(', ') || 'none'}], but the HCSMachine's dataVolumes are [${want.join(', ') || 'none'}]`, data.map((x) => x.a.volumeId));
+    // Data volumes: each of spec.dataVolumes has a volume of its size and type attached (neither the root nor a
+    // persistent one); a volume attached by hand besides them is not judged.
+    const spare = attached.filter((x) => x !== root && x.v && x.v.metadata[META_PERSISTENT] !== 'true');
+    if (root && spare.every((x) => x.v!.size !== undefined && x.v!.volumeType !== undefined)) {
+      const have = spare.map((x) => `${x.v!.size} GiB ${x.v!.volumeType}`);
+      const missing: string[] = [];
+      for (const d of hm.spec.dataVolumes ?? []) {
+        const i = have.indexOf(`${d.size} GiB ${d.type}`);
+        if (i >= 0) have.splice(i, 1);
+        else missing.push(`${d.size} GiB ${d.type}`);
+      }
+      if (missing.length) {
+        add('TPL-3', 'data-volumes', `lacks the data volume(s) [${missing.join(', ')}] of its HCSMachine's dataVolumes; its other volumes are [${spare.map((x) => `${x.v!.size} GiB ${x.v!.volumeType}`).sort().join(', ') || 'none'}]`, spare.map((x) => x.a.volumeId));
       }
     }
     // Persistent volumes: the size and type the pool entry accepted for their slot.
