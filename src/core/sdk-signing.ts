@@ -187,13 +187,30 @@ export function sdkUrlEncode(s: string): string {
   return enc.replace(SUB_DELIMS, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
-/** Canonical URI of a raw path as sent on the wire: every segment encoded, a trailing "/". */
+/** A path segment as the request means it: percent-escapes decoded (a malformed escape is kept as it was sent). */
+function decodeSegment(seg: string): string {
+  if (!seg.includes('%')) return seg;
+  try {
+    return decodeURIComponent(seg);
+  } catch {
+    return seg;
+  }
+}
+
+/**
+ * Canonical URI of a raw path as sent on the wire: every segment decoded, then encoded the SDKs' way, and a trailing
+ * "/". Decoding first is what lets every official SDK sign a path parameter that needs escaping: the Python SDK
+ * sends `app%3Arole` and signs the decoded path encoded once (huaweicloudsdkcore signer `_process_canonical_uri`:
+ * unquote, split, quote each segment); the Node and Go SDKs put the value in the path as it is (`app:role`) and
+ * encode it once when they sign. Both give `app%3Arole`; encoding the raw path instead gave the Python SDK's
+ * request `app%253Arole` (a 401). Paths without escapes are unchanged.
+ */
 export function canonicalUri(rawPath: string): string {
   const p = UNRESERVED_PATH.test(rawPath)
     ? rawPath
     : rawPath
         .split('/')
-        .map((seg) => sdkUrlEncode(seg))
+        .map((seg) => sdkUrlEncode(decodeSegment(seg)))
         .join('/');
   return p.endsWith('/') ? p : `${p}/`;
 }

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { SeededRng } from '../../src/core/index.js';
 import { sdkDate, sdkUrlEncode, signRequest, type HttpRequest } from '../../src/product/cloud/index.js';
 import { verifySignature } from '../../mock-hcs/src/auth.js';
-import { PLAIN, refEncode, refQuery, text } from '../support/sdk-signing-reference.js';
+import { PLAIN, refEncode, refQuery, refUri, text } from '../support/sdk-signing-reference.js';
 
 // ---------------------------------------------------------------- the plain algorithm (the signer as it was written first)
 
@@ -28,7 +28,7 @@ function refSign(req: HttpRequest, creds: { ak: string; sk: string }, host: stri
   const names = Object.keys(headers).sort();
   const q = req.path.indexOf('?');
   const path = q >= 0 ? req.path.slice(0, q) : req.path;
-  const uri = path.split('/').map(refEncode).join('/');
+  const uri = refUri(path);
   const sha = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
   const canonical = [
     req.method.toUpperCase(),

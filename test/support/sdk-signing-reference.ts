@@ -19,9 +19,18 @@ export function refEncode(s: string): string {
   return out;
 }
 
-/** Every path segment encoded, a trailing "/" added. */
+/** A segment's percent-escapes decoded, as the Python SDK's signer unquotes the path (a malformed one kept as sent). */
+export function refDecode(seg: string): string {
+  try {
+    return decodeURIComponent(seg);
+  } catch {
+    return seg;
+  }
+}
+
+/** Every path segment decoded, then encoded; a trailing "/" added. */
 export function refUri(path: string): string {
-  const p = path.split('/').map(refEncode).join('/');
+  const p = path.split('/').map((seg) => refEncode(refDecode(seg))).join('/');
   return p.endsWith('/') ? p : `${p}/`;
 }
 
