@@ -62,7 +62,8 @@ interface Serves {
 }
 
 const entryKey = (s: { namespace: string; pool: string; hostname: string }): string => `${s.namespace}/${s.pool}/${s.hostname}`;
-const short = (id: string): string => id.slice(0, 8);
+/** The first 8 characters of a cloud id, as the invariants' messages show it. */
+export const short = (id: string): string => id.slice(0, 8);
 
 export class DiskReuseTracker {
   /** server id -> who it serves (remembered after its HCSMachine is gone). */

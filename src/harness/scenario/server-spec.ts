@@ -18,10 +18,9 @@
 import type { HCSMachine, HCSMachineConfigPool, PersistentDisk } from '../../product/api/hcs.js';
 import { listShared } from '../../core/kube/client.js';
 import { META_HOSTNAME, META_PERSISTENT, META_SLOT } from '../../product/api/metadata.js';
-import type { ContractFinding } from './disk-reuse.js';
+import { short, type ContractFinding } from './disk-reuse.js';
 import type { StateSource } from './world.js';
 
-const short = (id: string): string => id.slice(0, 8);
 
 export async function serverSpecFindings(w: StateSource): Promise<ContractFinding[]> {
   const out: ContractFinding[] = [];

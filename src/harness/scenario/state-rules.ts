@@ -29,13 +29,12 @@ import { persistentDiskIdentity, type HCSMachine, type HCSMachineConfigPool, typ
 import { META_HOSTNAME, META_MACHINE, META_NAMESPACE, META_PERSISTENT, META_POOL } from '../../product/api/metadata.js';
 import { maxSurge } from '../../world/capi/mdutil.js';
 import { listShared } from '../../core/kube/client.js';
-import type { ContractFinding } from './disk-reuse.js';
+import { short, type ContractFinding } from './disk-reuse.js';
 import type { StateSource } from './world.js';
 
 /** The rules stateFindings can report. */
 export const STATE_RULES = ['DISK-8', 'DISK-3', 'POOL-4', 'TPL-4', 'MD-3', 'KCP-1', 'POOL-2', 'MD-1'] as const;
 
-const short = (id: string): string => id.slice(0, 8);
 
 export async function stateFindings(state: StateSource): Promise<ContractFinding[]> {
   const out: ContractFinding[] = [];
