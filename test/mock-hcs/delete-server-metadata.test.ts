@@ -16,8 +16,8 @@ import { ClientRequestException } from '@huaweicloud/huaweicloud-sdk-core/except
 import { DeleteServerMetadataRequest, EcsClient, ShowServerRequest } from '@huaweicloud/huaweicloud-sdk-ecs';
 import { EventLog, SeededRng, VirtualClock } from '../../src/core/index.js';
 import { createMockHcs } from '../../mock-hcs/src/index.js';
-import { HcsApiError, HcsClient, injectTransport } from '../../src/product/cloud/index.js';
-import { serverBody, settle, setup, type Env } from './helpers.js';
+import { HcsClient, injectTransport } from '../../src/product/cloud/index.js';
+import { refused, serverBody, settle, setup, type Env } from './helpers.js';
 
 type ErrJson = { error: { code: string; message: string } };
 const MISSING = '00000000-0000-4000-8000-000000000000';
@@ -41,15 +41,6 @@ async function serverWith(e: Env, extra: Record<string, string>): Promise<string
 }
 
 const del = (e: Env, server: string, key: string) => e.req('DELETE', `/v1/${e.client.projectId}/cloudservers/${server}/metadata/${encodeURIComponent(key)}`);
-
-async function refused(p: Promise<unknown>): Promise<HcsApiError> {
-  const x = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(x).toBeInstanceOf(HcsApiError);
-  return x as HcsApiError;
-}
 
 describe('ECS DeleteServerMetadata (ecs_02_0702)', () => {
   it('204 with no body; the key is gone from ShowServer, ListServersDetails and the data file, the others stay', { timeout: 30_000 }, async () => {

@@ -7,22 +7,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { defaultCloudConfig } from '../../mock-hcs/src/index.js';
-import { HcsApiError } from '../../src/product/cloud/index.js';
-import { serverBody, setup, type Env } from './helpers.js';
+import { refused, serverBody, setup, type Env } from './helpers.js';
 
 async function volume(env: Env, size = 10): Promise<string> {
   const { volume_ids } = await env.client.createVolume({ volume: { name: 'pd', size, volume_type: 'SSD', availability_zone: 'az1' } });
   env.clock.advanceBy(60_000);
   return volume_ids[0]!;
-}
-
-async function refused(p: Promise<unknown>): Promise<HcsApiError> {
-  const e = await p.then(
-    () => undefined,
-    (x: unknown) => x,
-  );
-  expect(e).toBeInstanceOf(HcsApiError);
-  return e as HcsApiError;
 }
 
 describe('HCS-2: EVS ResizeVolume (os-extend)', () => {

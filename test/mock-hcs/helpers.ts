@@ -1,6 +1,7 @@
 import { EventLog, SeededRng, VirtualClock } from '../../src/core/index.js';
 import { createMockHcs, defaultCloudConfig, type CloudConfig, type MockHcs } from '../../mock-hcs/src/index.js';
-import { HcsClient, injectTransport, signRequest, type HttpResponse } from '../../src/product/cloud/index.js';
+import { expect } from 'vitest';
+import { HcsApiError, HcsClient, injectTransport, signRequest, type HttpResponse } from '../../src/product/cloud/index.js';
 
 export interface Env {
   clock: VirtualClock;
@@ -65,4 +66,14 @@ export function serverBody(env: Env, over: Record<string, unknown> = {}, nic: { 
 /** Advance virtual time far enough for every pending transition (builds take up to 72s with the default jitter). */
 export function settle(env: Env, ms = 120_000): void {
   env.clock.advanceBy(ms);
+}
+
+/** The HcsApiError a call is refused with (the test fails when it succeeds or throws anything else). */
+export async function refused(p: Promise<unknown>): Promise<HcsApiError> {
+  const e = await p.then(
+    () => undefined,
+    (x: unknown) => x,
+  );
+  expect(e).toBeInstanceOf(HcsApiError);
+  return e as HcsApiError;
 }
