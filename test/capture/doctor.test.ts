@@ -8,7 +8,6 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadScenario } from '../../src/harness/scenario/parse.js';
 import { dispatchTransport, HcsClient } from '../../src/product/cloud/index.js';
 import type { HCSMachine } from '../../src/product/api/hcs.js';
 import type { MachineDeployment } from '../../src/product/api/capi.js';
@@ -17,27 +16,11 @@ import { bundleState } from '../../src/harness/capture/state.js';
 import { doctor, type DoctorReport } from '../../src/harness/capture/doctor.js';
 import { doctorMain } from '../../src/harness/cli/capture.js';
 import type { Testbed } from '../../src/harness/testbed/index.js';
-import { captureText, runTo } from './support.js';
+import { captureText, runTo, workersUp } from './support.js';
 
-const UP = `name: doctor-fixture
-seed: 5
-steps:
-  - apply: library:worker-cluster
-  - wait:
-      - machines: {deployment: demo-md-0, phase: Running, count: 3}
-      - nodes: {cluster: demo, ready: true, count: 3}
-    timeout: 30m
-  - write:
-      hostnames: [demo-worker-1, demo-worker-2, demo-worker-3]
-      path: /var/cpaas/marker
-      content: "state of {hostname}"
-`;
 
 async function upTestbed(): Promise<Testbed> {
-  const dir = mkdtempSync(join(tmpdir(), 'doctor-'));
-  const file = join(dir, 'up.yaml');
-  writeFileSync(file, UP);
-  const sc = loadScenario(file);
+  const sc = workersUp('doctor-fixture', 5, { markers: true });
   const { tb, result } = await runTo(sc, sc.steps.length);
   expect(result.ok).toBe(true);
   return tb;

@@ -14,7 +14,6 @@ import { describe, expect, it } from 'vitest';
 import { createMockHcs } from '../../mock-hcs/src/index.js';
 import { RealClock } from '../../src/core/clock.js';
 import { SeededRng } from '../../src/core/rng.js';
-import { loadScenario } from '../../src/harness/scenario/parse.js';
 import type { HCSMachine } from '../../src/product/api/hcs.js';
 import { dispatchTransport, HcsClient } from '../../src/product/cloud/index.js';
 import { captureMain } from '../../src/harness/cli/capture.js';
@@ -22,7 +21,7 @@ import { readBundleFile } from '../../src/harness/capture/bundle-file.js';
 import { bundleState } from '../../src/harness/capture/state.js';
 import { doctor } from '../../src/harness/capture/doctor.js';
 import { createReplayTestbed } from '../../src/harness/capture/replay.js';
-import { captureText, runTo } from './support.js';
+import { captureText, runTo, workersUp } from './support.js';
 
 function venv(): string | undefined {
   try {
@@ -36,21 +35,11 @@ const VENV = venv();
 const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
 const why = !VENV ? 'no venv of the official Python SDKs (test/sdk-python/setup.sh needs python3 with venv and PyPI)' : !existsSync(KUBECTL) ? `no kubectl at ${KUBECTL}` : '';
 
-const UP = `name: sdk-fixture
-seed: 9
-steps:
-  - apply: library:worker-cluster
-  - wait:
-      - machines: {deployment: demo-md-0, phase: Running, count: 3}
-      - nodes: {cluster: demo, ready: true, count: 3}
-    timeout: 30m
-`;
 
 describe.skipIf(!!why)(`capture --offline from the official Python SDK's list calls and kubectl dumps${why ? ` (skipped: ${why})` : ''}`, () => {
   it('pages past one page by marker; the doctor finds what it finds on a live capture; the bundle replays', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sdk-capture-'));
-    writeFileSync(join(dir, 'up.yaml'), UP);
-    const sc = loadScenario(join(dir, 'up.yaml'));
+    const sc = workersUp('sdk-fixture', 9);
     const { tb } = await runTo(sc, sc.steps.length);
     const project = tb.cloud.config.projects[0]!;
     // The incident: a persistent disk detached by hand.

@@ -1,4 +1,11 @@
-/** Shared by the capture tests: run a scenario's first k steps, capture the testbed as a user would, replay the rest. */
+/**
+ * Shared by the capture tests (and the kind incident): the healthy three-worker cluster they start from; run a
+ * scenario's first k steps, capture the testbed as a user would, replay the rest.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadScenario } from '../../src/harness/scenario/parse.js';
 import type { Scenario } from '../../src/harness/scenario/types.js';
 import { runScenario, type ScenarioResult, type TestbedHandle } from '../../src/harness/scenario/runner.js';
 import { createTestbed, type Testbed } from '../../src/harness/testbed/index.js';
@@ -47,3 +54,30 @@ export function capturePoints(sc: Scenario): { early: number; mid: number; end: 
 
 /** Step verdicts as a string: "." passed, "X" failed. */
 export const verdicts = (steps: ScenarioResult['steps']): string => steps.map((s) => (s.ok ? '.' : 'X')).join('');
+
+/**
+ * The healthy cluster: library:worker-cluster with its three workers Running and their Nodes Ready and, with
+ * `markers`, a data file on each worker's persistent disk (/var/cpaas/marker, "state of <hostname>"). A scenario of
+ * 2 steps (3 with markers), from a file of its own.
+ */
+export function workersUp(name: string, seed: number, o: { description?: string; markers?: boolean } = {}): Scenario {
+  const markers = o.markers
+    ? `  - write:
+      hostnames: [demo-worker-1, demo-worker-2, demo-worker-3]
+      path: /var/cpaas/marker
+      content: "state of {hostname}"
+`
+    : '';
+  const text = `name: ${name}
+${o.description ? `description: ${o.description}\n` : ''}seed: ${seed}
+steps:
+  - apply: library:worker-cluster
+  - wait:
+      - machines: {deployment: demo-md-0, phase: Running, count: 3}
+      - nodes: {cluster: demo, ready: true, count: 3}
+    timeout: 30m
+${markers}`;
+  const file = join(mkdtempSync(join(tmpdir(), `${name}-`)), `${name}.yaml`);
+  writeFileSync(file, text);
+  return loadScenario(file);
+}

@@ -29,13 +29,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kindMain, kindUnavailable, resolveTool } from '../../src/harness/cli/kind.js';
+import { kindManagersSkipReason } from './kind-env.js';
+import { kindMain, resolveTool } from '../../src/harness/cli/kind.js';
 import { kindGateway } from '../../src/harness/realcluster/kind/install.js';
 import { spawnRunner } from '../../src/harness/realcluster/kind/runner.js';
-import { findCapiBinaries } from '../../src/harness/realcluster/upstream/capi-binaries.js';
 import { openBackend, type OpenBackend } from '../../src/harness/realcluster/backends.js';
 import { PROVIDER_CA_CONFIGMAP, PROVIDER_CONFIG_SECRET } from '../../src/harness/realcluster/kind/provider-incluster.js';
-import { loadScenario } from '../../src/harness/scenario/parse.js';
 import { parseBundle, type Bundle } from '../../src/harness/capture/bundle.js';
 import { captureTestbed } from '../../src/harness/capture/testbed-capture.js';
 import { createReplayTestbed } from '../../src/harness/capture/replay.js';
@@ -49,35 +48,15 @@ import type { Machine } from '../../src/product/api/capi.js';
 import { META_HOSTNAME, META_PERSISTENT } from '../../src/product/api/metadata.js';
 import type { TestbedHandle } from '../../src/harness/scenario/runner.js';
 import { incidentOutcome } from '../capture/outcome.js';
-import { runToOn } from '../capture/support.js';
+import { runToOn, workersUp } from '../capture/support.js';
 
 const SPEED = Number(process.env.HCS_TESTBED_KIND_SPEED ?? 20);
 /** Virtual time the rollout continues after the capture, live and in the replay. */
 const CONTINUE_MS = 10 * 60_000;
 const NS = 'cpaas-system';
 
-function skipReason(): string | undefined {
-  if (process.env.HCS_TESTBED_KIND !== '1') return 'set HCS_TESTBED_KIND=1 where Docker and kind run (tools/kind/ci-step.sh does)';
-  const capi = findCapiBinaries();
-  if ('missing' in capi) return `${capi.missing} (tools/capi/build.sh)`;
-  return kindUnavailable();
-}
-const skip = skipReason();
+const skip = kindManagersSkipReason();
 
-const UP = `name: incident-setup
-description: three workers with data on their persistent disks (the cluster before the incident)
-seed: 11
-steps:
-  - apply: library:worker-cluster
-  - wait:
-      - machines: {deployment: demo-md-0, phase: Running, count: 3}
-      - nodes: {cluster: demo, ready: true, count: 3}
-    timeout: 30m
-  - write:
-      hostnames: [demo-worker-1, demo-worker-2, demo-worker-3]
-      path: /var/cpaas/marker
-      content: "state of {hostname}"
-`;
 
 interface Ran {
   code: number | null;
@@ -139,9 +118,7 @@ describe.skipIf(!!skip)(`a real incident on kind (upstream managers, in-cluster 
   }, 300_000);
 
   it('the healthy cluster: doctor (live, through the kubeconfig and the cloud API) is clean', async () => {
-    const file = join(dir, 'up.yaml');
-    writeFileSync(file, UP);
-    const up = await runToOn(loadScenario(file), 3, backend!.factory);
+    const up = await runToOn(workersUp('incident-setup', 11, { markers: true, description: 'three workers with data on their persistent disks (the cluster before the incident)' }), 3, backend!.factory);
     tb = up.tb;
     expect(up.result.ok, up.result.steps.map((s) => `${s.index} ${s.title}: ${s.error ?? 'ok'}`).join('\n')).toBe(true);
     // The operator's view of the cloud: the provider's own configuration.

@@ -25,9 +25,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kindMain, kindUnavailable, resolveTool, spawnRunner } from '../../src/harness/cli/kind.js';
+import { kindManagersSkipReason } from './kind-env.js';
+import { kindMain, resolveTool, spawnRunner } from '../../src/harness/cli/kind.js';
 import { kindGateway } from '../../src/harness/realcluster/kind/install.js';
-import { findCapiBinaries } from '../../src/harness/realcluster/upstream/capi-binaries.js';
 import { loadScenario } from '../../src/harness/scenario/parse.js';
 import { runScenario, type ScenarioResult } from '../../src/harness/scenario/runner.js';
 import { openBackend, type OpenBackend } from '../../src/harness/realcluster/backends.js';
@@ -39,13 +39,7 @@ import { compareShapes, recordingStart, rolloutSequences, runShape } from '../up
 const SCENARIOS = (process.env.HCS_TESTBED_KIND_SCENARIOS ?? 'scale-out-workers,worker-infra-upgrade,worker-k8s-upgrade,maxsurge-disk-reuse,control-plane-upgrade,rollback').split(',').map((s) => s.trim()).filter(Boolean);
 const SPEED = Number(process.env.HCS_TESTBED_KIND_SPEED ?? 20);
 
-function skipReason(): string | undefined {
-  if (process.env.HCS_TESTBED_KIND !== '1') return 'set HCS_TESTBED_KIND=1 where Docker and kind run (tools/kind/ci-step.sh does)';
-  const capi = findCapiBinaries();
-  if ('missing' in capi) return `${capi.missing} (tools/capi/build.sh)`;
-  return kindUnavailable();
-}
-const skip = skipReason();
+const skip = kindManagersSkipReason();
 
 function verdict(r: ScenarioResult): { ok: boolean; steps: string[]; rules: string[] } {
   return { ok: r.ok, steps: r.steps.map((s) => `${s.index} ${s.title}: ${s.ok ? 'pass' : 'FAIL'}`), rules: r.rulesExercised };
