@@ -130,3 +130,38 @@ export function verifySignature(req: VerifyInput, lookupSk: (ak: string) => stri
   if (!good) return { ok: false, reason: auth.algorithm === 'SDK-HMAC-SHA256' ? 'verify aksk signature fail' : `verify aksk signature fail (${auth.algorithm})` };
   return { ok: true, ak: auth.ak };
 }
+
+/**
+ * The access key and secret key of an in-process caller, handed beside the
+ * request instead of a signature (the embedded testbed's transport,
+ * src/product/cloud/transport.ts `inProcessTransport`; mock-hcs's
+ * `dispatch` only: nothing on the wire can carry them).
+ */
+export interface InProcessCredentials {
+  ak: string;
+  sk: string;
+}
+
+/**
+ * verifySignature's decisions for a request that carries its credentials
+ * instead of a signature, in the same order and with the same reasons: an
+ * unknown access key, a missing or malformed X-Sdk-Date, a date outside the
+ * skew, and a secret key that is not the access key's ("verify aksk
+ * signature fail": the signature an SDK would have made with it would not
+ * match). What only a signature can get wrong (its header's syntax, the
+ * signed headers, the content hash) has no counterpart here: the signer is
+ * proven over the wire (test/cloud, the SDK suites).
+ */
+export function verifyCredentials(creds: InProcessCredentials, dateText: string | undefined, lookupSk: (ak: string) => string | undefined, nowMs: number, skewMs: number): VerifyResult {
+  const sk = lookupSk(creds.ak);
+  if (sk === undefined) return { ok: false, reason: `access key ${creds.ak} does not exist` };
+  const date = parseSdkDate(dateText);
+  if (date === undefined) return { ok: false, reason: 'missing or malformed X-Sdk-Date header (expected YYYYMMDDTHHmmssZ)' };
+  if (Math.abs(nowMs - date) > skewMs) {
+    return { ok: false, reason: `X-Sdk-Date ${dateText} is outside the allowed clock skew of ${Math.round(skewMs / 1000)}s` };
+  }
+  const a = Buffer.from(creds.sk);
+  const b = Buffer.from(sk);
+  if (a.length !== b.length || !crypto.timingSafeEqual(a, b)) return { ok: false, reason: 'verify aksk signature fail' };
+  return { ok: true, ak: creds.ak };
+}

@@ -24,6 +24,7 @@
 import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import type { InProcessCredentials } from './auth.js';
 
 export interface DispatchRequest {
   method: string;
@@ -31,6 +32,13 @@ export interface DispatchRequest {
   path: string;
   headers: Record<string, string>;
   body?: string;
+  /**
+   * The caller's AK/SK instead of a signature (no Authorization header):
+   * authenticated with verifySignature's decisions (auth.ts verifyCredentials),
+   * the date from the request's X-Sdk-Date header. Only an in-process caller
+   * can send these; an HTTP request never has them.
+   */
+  credentials?: InProcessCredentials;
 }
 
 export interface DispatchResponse {
@@ -70,9 +78,12 @@ class InProcessRequest extends Readable {
   readonly httpVersionMinor = 1;
   readonly aborted = false;
   readonly socket = new NullSocket();
+  /** DispatchRequest.credentials (http.ts `authenticate` reads them from the raw request). */
+  readonly credentials: InProcessCredentials | undefined;
 
   constructor(r: DispatchRequest) {
     super({ autoDestroy: false, read() {} });
+    this.credentials = r.credentials;
     const parsed = new URL(r.path.startsWith('//') ? BASE_URL + r.path : r.path, BASE_URL);
     this.url = parsed.pathname + parsed.search;
     this.method = r.method.toUpperCase();

@@ -8,7 +8,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock, Rng } from '../../src/core/index.js';
 import { holdOn } from '../../src/core/clock.js';
-import { verifySignature } from './auth.js';
+import { verifyCredentials, verifySignature, type InProcessCredentials } from './auth.js';
 import type { CallEffects, CloudEngine } from './cloud.js';
 import { CloudError, Codes, errorBody, quotaCode } from './errors.js';
 import { JOB_OPERATIONS, TIMEOUT_DEFAULTS, type FaultRegistry, type FaultService } from './faults.js';
@@ -200,12 +200,14 @@ function authenticate(req: FastifyRequest, o: HttpLayerOptions): void {
       throw new CloudError(403, Codes.ecsForbidden, 'You do not have permission to perform this operation: the token is not scoped to a project (get one with auth.scope.project)', ['HCS-5']);
     }
   } else {
-    const result = verifySignature(
-      { method: req.method, url: req.raw.url ?? req.url, headers: req.headers, body: req.hcs.rawBody },
-      (ak) => o.engine.projectsByAk.get(ak)?.sk,
-      o.authNow ? o.authNow() : o.clock.now(),
-      o.signatureSkewMs,
-    );
+    const lookupSk = (ak: string): string | undefined => o.engine.projectsByAk.get(ak)?.sk;
+    const now = o.authNow ? o.authNow() : o.clock.now();
+    // An in-process caller (dispatch.ts) may hand its keys beside the request instead of signing it.
+    const creds = req.headers.authorization === undefined ? (req.raw as { credentials?: InProcessCredentials }).credentials : undefined;
+    const dateHeader = req.headers['x-sdk-date'];
+    const result = creds
+      ? verifyCredentials(creds, typeof dateHeader === 'string' ? dateHeader : undefined, lookupSk, now, o.signatureSkewMs)
+      : verifySignature({ method: req.method, url: req.raw.url ?? req.url, headers: req.headers, body: req.hcs.rawBody }, lookupSk, now, o.signatureSkewMs);
     if (!result.ok) reject(result.reason);
     req.hcs.authMode = 'aksk';
     req.hcs.projectId = o.engine.projectsByAk.get(result.ak)!.id;

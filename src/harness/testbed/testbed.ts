@@ -10,7 +10,7 @@ import { installAdmission } from '../../world/admission.js';
 import { secretValue, type Secret } from '../../product/api/core.js';
 import { installCrdSchemas } from '../../product/api/crds/install.js';
 import { setupCapiControllers } from '../../world/capi/index.js';
-import { dispatchTransport, HcsClient, issueToken, type HcsTransport } from '../../product/cloud/index.js';
+import { dispatchTransport, HcsClient, inProcessTransport, issueToken, type HcsTransport } from '../../product/cloud/index.js';
 import { GuestFleet, type GuestOptions } from '../../world/guest/index.js';
 import { setupProviderControllers, type DiskClaimer, type ProviderControllers, type ProviderOptions } from '../../product/provider/index.js';
 import type { TestbedFactory, TestbedHandle } from '../scenario/runner.js';
@@ -100,6 +100,13 @@ export interface TestbedOptions {
    * outside process signs with the wall time, as against HCS.
    */
   cloudAuthNow?: () => number;
+  /**
+   * The testbed's own cloud clients sign every request, and mock-hcs verifies
+   * the signature, as over the wire (default: they hand their keys beside the
+   * request, checked with the same decisions: product/cloud inProcessTransport).
+   * test/testbed/in-process-credentials.test.ts runs the library both ways.
+   */
+  signedCloudCalls?: boolean;
   /** Events of a run this one continues (a replay from a captured bundle, src/harness/capture/replay.ts): the log starts with them. */
   history?: readonly LogEvent[];
 }
@@ -191,8 +198,9 @@ export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: B
   const cloud = await createMockHcs({ clock: env.clock, rng: env.rng.fork('cloud'), events: env.events, ...(opts.cloudConfig ? { config: opts.cloudConfig } : {}), ...(opts.cloudAuthNow ? { authNow: opts.cloudAuthNow } : {}) });
   const project = cloud.config.projects[0];
   if (!project) throw new Error('cloud config has no project');
-  // Signed HTTP requests into mock-hcs's request handler, in process (MockHcs.dispatch: what app.inject() answers, without light-my-request).
-  const transport = dispatchTransport(cloud);
+  // HTTP requests into mock-hcs's request handler, in process (MockHcs.dispatch: what app.inject() answers, without
+  // light-my-request), with the keys beside each request instead of a signature unless signedCloudCalls.
+  const transport = opts.signedCloudCalls ? dispatchTransport(cloud) : inProcessTransport(cloud);
   const clientFor = (ak: string, sk: string): HcsClient => new HcsClient({ transport, ak, sk, projectId: project.id, clock: env.clock });
   const hcs = clientFor(project.ak, project.sk);
   // The provider's client follows the credentials Secret (HCS-5); every call goes to the current one.

@@ -17,7 +17,7 @@ import { evsCalls } from './evs.js';
 import { iamCalls } from './iam.js';
 import { imsCalls } from './ims.js';
 import { pagingCalls } from './paging.js';
-import { signRequest } from './signer.js';
+import { datedHeaders, signRequest } from './signer.js';
 import type { HcsTransport, HttpRequest, HttpResponse } from './transport.js';
 import { vpcCalls } from './vpc.js';
 
@@ -106,7 +106,9 @@ export class HcsClient implements HcsCaller {
     };
     const { ak, sk, token } = this.opts;
     if (ak !== undefined && sk !== undefined) {
-      return this.opts.transport.send(signRequest(req, { ak, sk }, this.host, new Date(this.opts.clock.now())));
+      const now = new Date(this.opts.clock.now());
+      if (this.opts.transport.takesCredentials) return this.opts.transport.send({ ...req, headers: datedHeaders(req, this.host, now), credentials: { ak, sk } });
+      return this.opts.transport.send(signRequest(req, { ak, sk }, this.host, now));
     }
     const t = typeof token === 'function' ? await token() : token!;
     const res = await this.opts.transport.send({ ...req, headers: { ...req.headers, 'x-auth-token': t } });

@@ -5,6 +5,6 @@ export type { ListServersQuery } from './ecs.js';
 export type { ListPortsQuery } from './vpc.js';
 export { PAGED_LISTS, type PagedList } from './paging.js';
 export { signRequest, sdkDate, sdkUrlEncode } from './signer.js';
-export { dispatchTransport, injectTransport, fetchTransport, type HcsTransport, type HttpRequest, type HttpResponse, type InProcessEndpoint } from './transport.js';
+export { dispatchTransport, inProcessTransport, injectTransport, fetchTransport, type HcsTransport, type HttpRequest, type HttpResponse, type InProcessEndpoint } from './transport.js';
 /** The wire types (request and response bodies) are the catalogue's: src/core/hcs. */
 export type * from '../../core/hcs/index.js';

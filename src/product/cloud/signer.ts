@@ -28,19 +28,29 @@ export function sdkDate(now: Date): string {
 }
 
 /**
- * Return a copy of `req` with X-Sdk-Date, host and Authorization headers.
- * Any existing Authorization header is replaced; every other header is signed.
+ * The headers a signed request carries besides Authorization: names
+ * lower-cased, any Authorization dropped, X-Sdk-Date and host set (the
+ * in-process transport sends exactly these, with the keys beside them).
  */
-export function signRequest(req: HttpRequest, creds: { ak: string; sk: string }, host: string, now: Date): HttpRequest {
+export function datedHeaders(req: HttpRequest, host: string, now: Date): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const k in req.headers) {
     const lk = k.toLowerCase();
     if (lk === 'authorization' || lk === 'x-sdk-date' || lk === 'host') continue;
     headers[lk] = req.headers[k]!;
   }
-  const date = sdkDate(now);
-  headers['x-sdk-date'] = date;
+  headers['x-sdk-date'] = sdkDate(now);
   headers['host'] = host;
+  return headers;
+}
+
+/**
+ * Return a copy of `req` with X-Sdk-Date, host and Authorization headers.
+ * Any existing Authorization header is replaced; every other header is signed.
+ */
+export function signRequest(req: HttpRequest, creds: { ak: string; sk: string }, host: string, now: Date): HttpRequest {
+  const headers = datedHeaders(req, host, now);
+  const date = headers['x-sdk-date']!;
   const names = Object.keys(headers).sort();
   let canonicalHeaders = '';
   for (const n of names) canonicalHeaders += `${n}:${headers[n]}\n`;
