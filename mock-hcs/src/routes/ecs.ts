@@ -2,14 +2,21 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CloudEngine } from '../cloud.js';
 import { CloudError, Codes } from '../errors.js';
-import { q } from '../http.js';
-import { renderBlockDevice, renderCloudServer, renderFlavor, renderJob, renderServer } from '../render.js';
+import { q, sendJsonText } from '../http.js';
+import { renderBlockDevice, renderCloudServer, renderFlavor, renderJob, serverJson } from '../render.js';
 import type { ServerRec } from '../state.js';
 import type { Clock } from '../../../src/core/index.js';
 import { ECS } from '../../../src/core/hcs/index.js';
 import { obj, route, serverIdsIn, strMap, strs, type ResourceOf } from './operation.js';
 
 type P = { project_id: string; server_id?: string; volume_id?: string; job_id?: string };
+
+/** JSON.stringify({ count, servers: servers.map(renderServer) }), each server's text remembered while it is unchanged. */
+function serversText(engine: CloudEngine, count: number, servers: readonly ServerRec[]): string {
+  let text = `{"count":${count},"servers":[`;
+  for (let i = 0; i < servers.length; i++) text += (i === 0 ? '' : ',') + serverJson(engine, servers[i]!);
+  return `${text}]}`;
+}
 
 export function ecsRoutes(engine: CloudEngine, clock: Clock) {
   return async (app: FastifyInstance): Promise<void> => {
@@ -36,7 +43,7 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       const since = clock.now() - lag;
       return xs.filter((s) => s.created <= since);
     };
-    route(app, ECS.listServers, { resource: serverQuery }, async (req) => {
+    route(app, ECS.listServers, { resource: serverQuery }, async (req, reply) => {
       const limit = intParam(q(req, 'limit'), 'limit', 25, 1, 1000);
       // ECS offset is a page number starting at 1 (0 behaves as 1), not an item offset.
       const page = Math.max(1, intParam(q(req, 'offset'), 'offset', 1, 0, 1_000_000));
@@ -58,18 +65,18 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
         const all = listed(req, filterServers(engine.serversOf(req.hcs.projectId), filter));
         const i = all.findIndex((s) => s.id === marker);
         if (i < 0) throw new CloudError(400, Codes.ecsBadRequest, `Invalid request parameter marker: server ${marker} is not in the list`);
-        return { count: all.length, servers: all.slice(i + 1, i + 1 + limit).map((s) => renderServer(engine, s)) };
+        return sendJsonText(req, reply, engine, serversText(engine, all.length, all.slice(i + 1, i + 1 + limit)));
       }
       if (!req.hcs.listLagMs && Object.values(filter).every((v) => v === undefined || v === '')) {
         // No filter: the page straight from the project's ordered index, O(offset + limit) (issue 13, scale).
         const { total, servers } = engine.serversPage(req.hcs.projectId, (page - 1) * limit, limit);
-        return { count: total, servers: servers.map((s) => renderServer(engine, s)) };
+        return sendJsonText(req, reply, engine, serversText(engine, total, servers));
       }
       // A name pattern narrows the servers to look at through the store's index (same servers, same order as the scan).
       const candidates = (name ? engine.serverNameCandidates(req.hcs.projectId, name) : undefined) ?? engine.serversOf(req.hcs.projectId);
       const matches = listed(req, filterServers(candidates, filter));
       const slice = matches.slice((page - 1) * limit, page * limit);
-      return { count: matches.length, servers: slice.map((s) => renderServer(engine, s)) };
+      return sendJsonText(req, reply, engine, serversText(engine, matches.length, slice));
     });
 
     // ListCloudServers (the newer list API, huaweicloud-sdk-go-v3 ecs/v2 ListCloudServers): marker
@@ -155,11 +162,12 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       return { volumeAttachment: renderBlockDevice(engine, s, s.volumes[i]!, i) };
     });
 
-    route(app, ECS.showServer, { resource: serverAndVolume }, async (req) => {
+    route(app, ECS.showServer, { resource: serverAndVolume }, async (req, reply) => {
       const { server_id } = req.params as P;
       const s = engine.serverRec(req.hcs.projectId, server_id!);
       if (!s) throw new CloudError(404, Codes.ecsServerNotFound, `Instance[${server_id}] could not be found.`);
-      return { server: renderServer(engine, s) };
+      // JSON.stringify({ server: renderServer(engine, s) }), the server's text remembered while it is unchanged.
+      return sendJsonText(req, reply, engine, `{"server":${serverJson(engine, s)}}`);
     });
 
     route(app, ECS.deleteServers, { resource: (r) => serverIdsIn(r.body?.servers).forEach((id) => r.server(id)) }, async (req) =>
