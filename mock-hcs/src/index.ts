@@ -194,7 +194,7 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
     // A path parameter may be a metadata key of up to 255 characters (DeleteServerMetadata; ecs_02_0702): fastify's
     // default (100) would refuse it before the route could name the field.
-    maxParamLength: 512,
+    routerOptions: { maxParamLength: 512 },
     requestTimeout: timeouts.requestMs,
     keepAliveTimeout: timeouts.keepAliveMs,
     http: { headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs), connectionsCheckingInterval: timeouts.checkIntervalMs },

@@ -23,10 +23,23 @@ export function setCondition(conds: Condition[], c: Omit<Condition, 'lastTransit
     ...(c.message !== undefined ? { message: c.message } : {}),
     lastTransitionTime: prev && prev.status === c.status && prev.lastTransitionTime ? prev.lastTransitionTime : rfc3339(nowMs),
   };
-  if (prev && JSON.stringify(prev) === JSON.stringify(next)) return false;
+  if (prev && sameStrings(prev, next)) return false;
   if (i >= 0) conds[i] = next;
   else conds.push(next);
   return true;
+}
+
+/** JSON.stringify(a) === JSON.stringify(b) for flat records of strings: the same keys in the same order, the same values. */
+function sameStrings(a: object, b: object): boolean {
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = Object.keys(y);
+  let i = 0;
+  for (const k in x) {
+    if (keys[i] !== k || x[k] !== y[k] || typeof x[k] === 'object') return false;
+    i++;
+  }
+  return i === keys.length;
 }
 
 export function getCondition(conds: Condition[] | undefined, type: string): Condition | undefined {
