@@ -56,6 +56,8 @@ export interface Hypervisor {
   ): { id: string; name: string; size: number; volumeType: string; status: string; metadata: Record<string, string>; attachedTo?: string; fs: VolumeFs } | undefined;
   listVolumes(): { id: string; name: string; size: number; volumeType: string; status: string; metadata: Record<string, string>; attachedTo?: string }[];
   listServers(): { id: string; name: string; status: string }[];
+  /** Every server's metadata (copies), in listServers order: what a cloud controller reads of each instance. */
+  listServerMetadata(): { id: string; metadata: Record<string, string> }[];
   format(volumeId: string, fsType: string, label: string): void;
   writeFile(volumeId: string, path: string, content: string): void;
   readFile(volumeId: string, path: string): string | undefined;
@@ -280,6 +282,15 @@ export class CloudEngine implements Hypervisor {
     return this.store.volumesOfServer(projectId, serverId);
   }
 
+  /**
+   * The project's volumes with one of `pairs`' metadata (the one the fewest
+   * carry), in volumesOf order: the candidates of an EVS `metadata` filter,
+   * each still to be tested against every pair. Undefined without pairs.
+   */
+  volumesWithMetadata(projectId: string, pairs: readonly (readonly [string, string])[]): VolumeRec[] | undefined {
+    return this.store.volumesWithMetadata(projectId, pairs);
+  }
+
   volumesOf(projectId: string): VolumeRec[] {
     const recs = this.store.volumesByProject.get(projectId);
     return recs ? [...recs.values()] : [];
@@ -374,6 +385,10 @@ export class CloudEngine implements Hypervisor {
 
   listServers() {
     return Object.values(this.data.servers).map((s) => ({ id: s.id, name: s.name, status: s.status }));
+  }
+
+  listServerMetadata() {
+    return Object.values(this.data.servers).map((s) => ({ id: s.id, metadata: { ...s.metadata } }));
   }
 
   private fsVolume(volumeId: string): VolumeRec {

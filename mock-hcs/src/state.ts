@@ -77,6 +77,14 @@ export class Store {
    * the stale ones (detached, attach failed, volume deleted or replaced).
    */
   private readonly volumesByServer = new Map<string, Set<VolumeRec>>();
+  /**
+   * "key\u0000value" -> volumes that carried that metadata pair (EVS
+   * `metadata` filter). A superset, as volumesByServer: indexVolume and every
+   * metadata assignment (noteVolumeMetadata) add, nothing removes there;
+   * volumesWithMetadata checks each entry against the record and drops the
+   * stale ones (the key removed or changed, the volume deleted or replaced).
+   */
+  private readonly volumesByMeta = new Map<string, Set<VolumeRec>>();
   /** Volume record -> its rank in volumesByProject's order (creation order), to list an indexed subset in that order. */
   private readonly volumeRank = new WeakMap<VolumeRec, number>();
   private nextVolumeRank = 0;
@@ -140,6 +148,7 @@ export class Store {
     this.serverRank.clear();
     this.volumesByProject.clear();
     this.volumesByServer.clear();
+    this.volumesByMeta.clear();
     this.usedIps.clear();
     this.freeFrom.clear();
     for (const s of Object.values(this.data.servers)) this.indexServer(s);
@@ -198,6 +207,42 @@ export class Store {
     this.volumeRank.set(v, this.nextVolumeRank++);
     if (v.attachment) this.noteVolumeServer(v, v.attachment.serverId);
     if (v.pendingServerId) this.noteVolumeServer(v, v.pendingServerId);
+    for (const k in v.metadata) this.noteVolumeMetadata(v, k, v.metadata[k]!);
+  }
+
+  /** Record that `v` carries metadata `key`=`value`; call on every assignment of a metadata key. */
+  noteVolumeMetadata(v: VolumeRec, key: string, value: string): void {
+    setOf(this.volumesByMeta, `${key}\u0000${value}`).add(v);
+  }
+
+  /**
+   * The project's volumes whose metadata has `key`=`value` for the pair of
+   * `pairs` that the fewest volumes carry, in the order of volumesByProject:
+   * a superset of the volumes matching every pair (the caller tests them
+   * all), exactly the volumes of that list with that one pair. Undefined
+   * without pairs.
+   */
+  volumesWithMetadata(projectId: string, pairs: readonly (readonly [string, string])[]): VolumeRec[] | undefined {
+    if (pairs.length === 0) return undefined;
+    let best: { key: string; value: string; set: Set<VolumeRec> } | undefined;
+    for (const [key, value] of pairs) {
+      const set = this.volumesByMeta.get(`${key}\u0000${value}`);
+      if (!set) return [];
+      if (!best || set.size < best.set.size) best = { key, value, set };
+    }
+    const { key, value, set } = best!;
+    const live = this.volumesByProject.get(projectId);
+    const out: VolumeRec[] = [];
+    for (const v of set) {
+      if (this.data.volumes[v.id] !== v || !Object.hasOwn(v.metadata, key) || v.metadata[key] !== value) {
+        set.delete(v);
+        continue;
+      }
+      if (live?.get(v.id) === v) out.push(v);
+    }
+    if (set.size === 0) this.volumesByMeta.delete(`${key}\u0000${value}`);
+    if (out.length > 1) out.sort((a, b) => this.volumeRank.get(a)! - this.volumeRank.get(b)!);
+    return out;
   }
 
   unindexVolume(v: VolumeRec): void {

@@ -44,8 +44,9 @@ export function evsRoutes(engine: CloudEngine) {
       });
       // One pass over the project's volumes, cheap and selective tests first (same result and order as filtering in turn).
       const matches: VolumeRec[] = [];
-      // server_id: only the volumes indexed under that server (same volumes, same order as scanning the project's).
-      const candidates = serverId ? engine.volumesOfServer(req.hcs.projectId, serverId) : engine.volumesOf(req.hcs.projectId);
+      // server_id: only the volumes indexed under that server; metadata: only those indexed under its rarest pair
+      // (same volumes, same order as scanning the project's).
+      const candidates = serverId ? engine.volumesOfServer(req.hcs.projectId, serverId) : (engine.volumesWithMetadata(req.hcs.projectId, metaPairs) ?? engine.volumesOf(req.hcs.projectId));
       scan: for (const v of candidates) {
         if (serverId && v.attachment?.serverId !== serverId && v.pendingServerId !== serverId) continue;
         if ((status && v.status !== status) || (az && v.az !== az)) continue;

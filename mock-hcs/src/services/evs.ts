@@ -98,7 +98,10 @@ export class EvsService implements VolumeOps {
     if (typeof description === 'string') v.description = description;
     for (const [k, val] of Object.entries((metadata ?? {}) as Record<string, string | null>)) {
       if (val === null) delete v.metadata[k];
-      else setOwn(v.metadata, k, val);
+      else {
+        setOwn(v.metadata, k, val);
+        this.c.store.noteVolumeMetadata(v, k, val);
+      }
     }
     v.updatedAt = this.c.clock.now();
     this.c.record('volume.updated', `volume ${v.name} (${v.id}) updated`, { volumeId: v.id });
