@@ -36,17 +36,23 @@ class NodeLifecycle implements Controller {
   ) {}
 
   async reconcile(): Promise<Result | void> {
-    const live = new Set<string>();
-    for (const s of this.hv.listServers()) {
-      const md = this.hv.server(s.id)?.metadata ?? {};
-      if (md[META_CLUSTER] && md[META_MACHINE]) live.add(`${md[META_NAMESPACE] ?? ''}|${providerIDFor(md[META_CLUSTER], md[META_MACHINE])}`);
-    }
+    // The servers are read only when some Node is not Ready (most periods none is): the cloud's servers, as
+    // "namespace|providerID" of the Machine each was made for.
+    let live: Set<string> | undefined;
+    const liveServers = (): Set<string> => {
+      if (live) return live;
+      live = new Set<string>();
+      for (const { metadata: md } of this.hv.listServerMetadata()) {
+        if (md[META_CLUSTER] && md[META_MACHINE]) live.add(`${md[META_NAMESPACE] ?? ''}|${providerIDFor(md[META_CLUSTER], md[META_MACHINE])}`);
+      }
+      return live;
+    };
     for (const key of this.workloadKeys()) {
       const { namespace, name } = splitKey(key);
       const wl = this.ctx.workloads.client(namespace, name);
       for (const n of await listShared<Node>(wl, 'Node')) {
         const pid = n.spec?.providerID;
-        if (!pid || nodeReady(n) || live.has(`${namespace}|${pid}`)) continue;
+        if (!pid || nodeReady(n) || liveServers().has(`${namespace}|${pid}`)) continue;
         await wl.delete({ kind: 'Node', name: n.metadata.name }, { ignoreNotFound: true });
         this.ctx.events.record({ source: 'workload', type: 'node.deleted-by-cloud', message: `Node ${n.metadata.name} of ${key}: server of ${pid} no longer exists, deleted (cloud node lifecycle)`, data: { cluster: name, node: n.metadata.name } });
       }
