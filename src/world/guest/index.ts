@@ -108,6 +108,12 @@ export class GuestFleet implements Controller {
   private readonly userData = new WeakMap<GuestState, { text: string; cc: GuestCloudConfig }>();
   /** hostname -> server id of the newest server with that hostname. */
   private readonly byHost = new Map<string, string>();
+  /**
+   * Server ids whose state was set Stopped (a superset of the Stopped states: forget() drops the ones that are not
+   * Stopped any more), so that forget() looks at these instead of every state (a rollout deletes one server per
+   * replaced machine: a walk over all states each time grew as the square of the fleet).
+   */
+  private readonly stopped = new Set<string>();
   private readonly hv: Hypervisor;
   private readonly log: Logger;
 
@@ -190,6 +196,7 @@ export class GuestFleet implements Controller {
       }
       if (was === 'Stopped') return;
       st.phase = 'Stopped';
+      this.stopped.add(serverId);
       st.reason = s ? `server is ${s.status}` : 'server deleted';
       st.activeSince = undefined;
       this.record('guest.stopped', `${st.hostname} (${serverId}) stopped: ${st.reason}`, st);
@@ -239,7 +246,14 @@ export class GuestFleet implements Controller {
 
   private forget(st: GuestState): void {
     // Keep the state (status() shows Stopped) until another server takes the hostname; drop older ones.
-    for (const [id, x] of this.states) if (x !== st && x.phase === 'Stopped' && this.byHost.get(x.hostname) !== id) this.states.delete(id);
+    for (const id of this.stopped) {
+      const x = this.states.get(id);
+      if (!x || x.phase !== 'Stopped') this.stopped.delete(id);
+      else if (x !== st && this.byHost.get(x.hostname) !== id) {
+        this.states.delete(id);
+        this.stopped.delete(id);
+      }
+    }
   }
 
   private async boot(st: GuestState, s: NonNullable<ReturnType<Hypervisor['server']>>): Promise<Result | void> {
@@ -376,7 +390,10 @@ export class GuestFleet implements Controller {
     st.joined = true;
     st.activeSince = this.ctx.clock.now();
     st.phase = s.status === 'ACTIVE' ? 'Joined' : 'Stopped';
-    if (st.phase === 'Stopped') st.reason = `server is ${s.status}`;
+    if (st.phase === 'Stopped') {
+      st.reason = `server is ${s.status}`;
+      this.stopped.add(serverId);
+    }
     this.states.set(serverId, st);
     this.record('guest.adopted', `${st.hostname} (${serverId}): running before the testbed started; Node ${nodeName} taken over (${st.phase})`, st);
     return undefined;
