@@ -86,6 +86,8 @@ export interface KubeClient {
    */
   getSharedSync?<T extends KubeObject>(ref: ObjectRef): Readonly<T> | undefined;
   listSharedSync?<T extends KubeObject>(kind: string, opts?: ListOptions): readonly Readonly<T>[];
+  /** Optional (the embedded store): the namespace's objects of `kind` with an ownerReference to `ownerUid`, shared, in list order. */
+  listOwnedSharedSync?<T extends KubeObject>(kind: string, namespace: string, ownerUid: string): readonly Readonly<T>[];
 }
 
 /** Read-only get: a shared frozen object where the backend supports it, else a private copy. */
@@ -101,4 +103,15 @@ export function listShared<T extends KubeObject>(client: KubeClient, kind: strin
 /** updateStatus for callers that only read the result: the stored object where the backend supports it, else a private copy. */
 export function updateStatusShared<T extends KubeObject>(client: KubeClient, obj: T, opts?: WriteOptions): Promise<Readonly<T>> {
   return client.updateStatusShared ? client.updateStatusShared<T>(obj, opts) : client.updateStatus<T>(obj, opts);
+}
+
+/**
+ * Read-only list of the namespace's objects of `kind` that have an
+ * ownerReference to `ownerUid`, in list order: through the backend's owner
+ * index where it has one (the embedded store), else the namespace's list
+ * filtered (what a controller does over its informer cache).
+ */
+export async function listOwned<T extends KubeObject>(client: KubeClient, kind: string, namespace: string, ownerUid: string): Promise<readonly Readonly<T>[]> {
+  if (client.listOwnedSharedSync) return client.listOwnedSharedSync<T>(kind, namespace, ownerUid);
+  return (await listShared<T>(client, kind, { namespace })).filter((o) => o.metadata.ownerReferences?.some((r) => r.uid === ownerUid));
 }

@@ -247,6 +247,28 @@ export class EmbeddedStore implements KubeClient {
     return out;
   }
 
+  /**
+   * The objects of `kind` in `namespace` that name `ownerUid` among their
+   * ownerReferences, shared, in list order: from the store's owner index (the
+   * one garbage collection keeps), not a walk over the namespace
+   * (KubeClient.listOwnedSharedSync).
+   */
+  listOwnedSharedSync<T extends KubeObject>(kind: string, namespace: string, ownerUid: string): Readonly<T>[] {
+    const deps = this.dependents.get(ownerUid);
+    if (!deps) return [];
+    const prefix = `${kind}\u0000`;
+    const keys: string[] = [];
+    for (const id of deps) if (id.startsWith(prefix)) keys.push(id.slice(prefix.length));
+    keys.sort(compareKeys);
+    const bucket = this.bucket(kind);
+    const out: T[] = [];
+    for (const k of keys) {
+      const o = bucket.get(k);
+      if (o && (o.metadata.namespace ?? '') === namespace && o.metadata.ownerReferences?.some((r) => r.uid === ownerUid)) out.push(o as T);
+    }
+    return out;
+  }
+
   private keysInOrder(kind: string): string[] {
     let keys = this.sortedKeys.get(kind);
     if (!keys) {
