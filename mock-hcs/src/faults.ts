@@ -322,6 +322,11 @@ export class FaultRegistry {
     return this.rules.map((r) => structuredClone(r));
   }
 
+  /** The first rule, in the order added, that `test` accepts: read in place, not copied (list() copies every rule). */
+  find(test: (r: Readonly<FaultRule>) => boolean): Readonly<FaultRule> | undefined {
+    return this.rules.find(test);
+  }
+
   remove(id: string): boolean {
     const n = this.rules.length;
     this.rules = this.rules.filter((r) => r.id !== id);
@@ -344,15 +349,18 @@ export class FaultRegistry {
   }
 
   /** Rules that fire for this call, in the order they were added (counters updated). */
-  evaluate(service: FaultService, operation: string, resource: ResourceInfo, now: number): FiredFault[] {
+  evaluate(service: FaultService, operation: string, resource: ResourceInfo | (() => ResourceInfo), now: number): FiredFault[] {
     if (this.rules.length === 0) return [];
     const out: FiredFault[] = [];
+    // What the call touches, worked out once and only for a rule that reads it (a resource match, a capacity rule).
+    let info: ResourceInfo | undefined;
+    const touched = (): ResourceInfo => (info ??= typeof resource === 'function' ? resource() : resource);
     for (const rule of this.rules) {
       if (rule.service !== service || (rule.operation !== '*' && rule.operation !== operation)) continue;
       if (rule.atMs !== undefined && now < rule.atMs) continue;
-      if (!matches(rule.match, resource)) continue;
+      if (rule.match && !matches(rule.match, touched())) continue;
       const e = rule.effect;
-      if (e.type === 'capacity' && (operation !== 'createServers' || (e.flavor !== undefined && e.flavor !== resource.flavor) || (e.az !== undefined && e.az !== resource.az))) continue;
+      if (e.type === 'capacity' && (operation !== 'createServers' || (e.flavor !== undefined && e.flavor !== touched().flavor) || (e.az !== undefined && e.az !== touched().az))) continue;
       if ((e.type === 'jobFail' || e.type === 'stuck' || e.type === 'timeout') && !JOB_OPERATIONS.has(operation)) continue;
       if (e.type === 'quota' && operation !== 'createServers' && operation !== 'createVolume') continue;
       if (e.type === 'listLag' && !LIST_LAG_OPERATIONS.has(operation)) continue;

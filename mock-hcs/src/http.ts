@@ -320,7 +320,7 @@ export function q(req: FastifyRequest, name: string): string | undefined {
 async function applyFaults(req: FastifyRequest, picked: { name: string; operation?: HcsOperation }, o: HttpLayerOptions): Promise<void> {
   const op = picked.name;
   const service: FaultService = picked.operation?.service ?? req.routeOptions.config.operations![0]!.service;
-  const fired = o.faults.evaluate(service, op, resourceOf(req.routeOptions.config, req, o.engine, picked.operation), o.clock.now());
+  const fired = o.faults.evaluate(service, op, () => resourceOf(req.routeOptions.config, req, o.engine, picked.operation), o.clock.now());
   if (fired.length === 0) return;
   let reject: CloudError | undefined;
   let responseDelay = 0;

@@ -174,17 +174,15 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
   const iam = new IamService(store, config, opts.clock, opts.rng);
   // Capacity fault rules without a resource match and not used up: the flavor is sold out there (ListFlavors, catalog).
   const injectedSellout = (flavorId: string, az: string): string | undefined => {
-    const rule = faults
-      .list()
-      .find(
-        (f) =>
-          f.effect.type === 'capacity' &&
-          !f.match &&
-          (f.count === undefined || f.fired < f.count) &&
-          (f.probability ?? 1) >= 1 &&
-          (f.effect.flavor === undefined || f.effect.flavor === flavorId) &&
-          (f.effect.az === undefined || f.effect.az === az),
-      );
+    const rule = faults.find(
+      (f) =>
+        f.effect.type === 'capacity' &&
+        !f.match &&
+        (f.count === undefined || f.fired < f.count) &&
+        (f.probability ?? 1) >= 1 &&
+        (f.effect.flavor === undefined || f.effect.flavor === flavorId) &&
+        (f.effect.az === undefined || f.effect.az === az),
+    );
     return rule ? `injected fault ${rule.id}` : undefined;
   };
   engine.injectedSellout = injectedSellout;
