@@ -56,8 +56,8 @@ export interface Hypervisor {
   ): { id: string; name: string; size: number; volumeType: string; status: string; metadata: Record<string, string>; attachedTo?: string; fs: VolumeFs } | undefined;
   listVolumes(): { id: string; name: string; size: number; volumeType: string; status: string; metadata: Record<string, string>; attachedTo?: string }[];
   listServers(): { id: string; name: string; status: string }[];
-  /** Every server's metadata (copies), in listServers order: what a cloud controller reads of each instance. */
-  listServerMetadata(): { id: string; metadata: Record<string, string> }[];
+  /** Every server's status and metadata (a copy), in listServers order: what a cloud controller reads of each instance. */
+  listServerMetadata(): { id: string; status: string; metadata: Record<string, string> }[];
   format(volumeId: string, fsType: string, label: string): void;
   writeFile(volumeId: string, path: string, content: string): void;
   readFile(volumeId: string, path: string): string | undefined;
@@ -388,7 +388,7 @@ export class CloudEngine implements Hypervisor {
   }
 
   listServerMetadata() {
-    return Object.values(this.data.servers).map((s) => ({ id: s.id, metadata: { ...s.metadata } }));
+    return Object.values(this.data.servers).map((s) => ({ id: s.id, status: s.status, metadata: { ...s.metadata } }));
   }
 
   private fsVolume(volumeId: string): VolumeRec {

@@ -22,7 +22,17 @@ vi.mock('../../src/world/workload/node-lifecycle.js', async (importOriginal) => 
       const [ctx, hv, keys] = a;
       if (planted.lifecycle === 'never-deletes') return;
       // The bug: only ACTIVE servers count as existing, so a stopped server's NotReady Node is deleted.
-      const view = planted.lifecycle === 'active-only' ? new Proxy(hv, { get: (t, p) => (p === 'listServers' ? () => t.listServers().filter((s) => s.status === 'ACTIVE') : (t as unknown as Record<string | symbol, unknown>)[p]) }) : hv;
+      const view =
+        planted.lifecycle === 'active-only'
+          ? new Proxy(hv, {
+              get: (t, p) =>
+                p === 'listServers'
+                  ? () => t.listServers().filter((s) => s.status === 'ACTIVE')
+                  : p === 'listServerMetadata'
+                    ? () => t.listServerMetadata().filter((s) => s.status === 'ACTIVE')
+                    : (t as unknown as Record<string | symbol, unknown>)[p],
+            })
+          : hv;
       real.setupNodeLifecycle(ctx, view, keys);
     },
   };
