@@ -11,7 +11,8 @@
  *
  *   npm run bench -- fleet                     # BENCH_FLEET=100x100 (clusters x machines per cluster), 2 deployments each
  *   BENCH_FLEET=20x50 npm run bench -- fleet
- *   npx tsx bench/fleet.ts 20 50 [D]           # alone; BENCH_PROFILE=out.cpuprofile profiles the rollout
+ *   npx tsx bench/fleet.ts 20 50 [D]           # alone; BENCH_PROFILE=out.cpuprofile profiles the rollout, BENCH_PROFILE_PROVISION the provisioning,
+ *                                              # BENCH_HEAP_SNAPSHOT=F.heapsnapshot writes the heap once provisioned
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -193,13 +194,26 @@ export async function benchFleet(s: FleetShape): Promise<BenchResult[]> {
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   const load0 = load();
+  // BENCH_PROFILE_PROVISION=F.cpuprofile: a CPU profile of the provisioning phase (BENCH_PROFILE: of the rollout).
+  const upProfiler = process.env.BENCH_PROFILE_PROVISION ? new Session() : undefined;
+  if (upProfiler) {
+    upProfiler.connect();
+    await upProfiler.post('Profiler.enable');
+    await upProfiler.post('Profiler.start');
+  }
   for (let c = 0; c < s.clusters; c++) for (const o of clusterManifests(s, c)) await applyObject(tb.env.mgmt, o);
   const up = await tb.sim.runUntil(settled, 12 * 3_600_000);
+  if (upProfiler) {
+    const { profile } = await upProfiler.post('Profiler.stop');
+    writeFileSync(process.env.BENCH_PROFILE_PROVISION!, JSON.stringify(profile));
+    upProfiler.disconnect();
+  }
   const t1 = performance.now();
   const cpuUp = cpuSince(cpu0);
   const reconcilesUp = tb.env.manager.reconcileCount();
   if (!up.ok) throw new Error(`provisioning ${s.clusters} x ${s.machines} did not settle: ${behind()}`);
   const rssUp = process.resourceUsage().maxRSS / 1024;
+  if (process.env.BENCH_HEAP_SNAPSHOT) (await import('node:v8')).writeHeapSnapshot(process.env.BENCH_HEAP_SNAPSHOT);
 
   const virtual0 = tb.clock.now();
   for (const { name } of mds) {
