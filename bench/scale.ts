@@ -3,8 +3,8 @@
  * persistent disks, provisioned, then rolled to a new HCSMachineTemplate with
  * maxSurge 0 and maxUnavailable 10% (the documented worker infrastructure
  * upgrade, at scale). Prints wall time and peak memory; asserts nothing about
- * speed (targets are read by people: the rollout under 30 s and 1 GiB for
- * N = 1,000 on the project machine).
+ * speed (targets are read by people: issue 36's, for N = 1,000 on the
+ * project machine: provisioned under 3 s, rolled under 5 s, under 1 GiB).
  *
  * Run alone: `npx tsx bench/scale.ts [N]`. BENCH_VERBOSE=1 prints reconciles
  * and wall time per controller; BENCH_PROFILE=out.cpuprofile writes a CPU
@@ -188,12 +188,12 @@ export async function benchScale(n = 1000): Promise<BenchResult[]> {
   await tb.close();
   if (servers !== n || volumes !== n) throw new Error(`after the rollout: ${servers} servers and ${volumes} persistent volumes, expected ${n} of each`);
   return [
-    { name: `scale: provision ${n} workers with persistent disks`, value: (t1 - t0) / 1000, unit: 's wall', note: `${cpuUp.toFixed(2)} s CPU, ${reconcilesUp} reconciles, ${((cpuUp * 1e6) / reconcilesUp).toFixed(0)} µs CPU each; ${load0}` },
+    { name: `scale: provision ${n} workers with persistent disks`, value: (t1 - t0) / 1000, unit: 's wall', note: `target < 3 s for 1,000 (issue 36); ${cpuUp.toFixed(2)} s CPU, ${reconcilesUp} reconciles, ${((cpuUp * 1e6) / reconcilesUp).toFixed(0)} µs CPU each; ${load0}` },
     {
       name: `scale: roll ${n} workers to a new template (maxSurge 0, maxUnavailable 10%)`,
       value: (t2 - t1) / 1000,
       unit: 's wall',
-      note: `target < 30 s; ${cpuRoll.toFixed(2)} s CPU; ${((tb.clock.now() - virtual0) / 3_600_000).toFixed(1)} h virtual, ${tb.env.manager.reconcileCount() - reconcilesBefore} reconciles, ${((cpuRoll * 1e6) / (tb.env.manager.reconcileCount() - reconcilesBefore)).toFixed(0)} µs CPU each; ${load1}`,
+      note: `target < 5 s for 1,000 (issue 36); ${cpuRoll.toFixed(2)} s CPU; ${((tb.clock.now() - virtual0) / 3_600_000).toFixed(1)} h virtual, ${tb.env.manager.reconcileCount() - reconcilesBefore} reconciles, ${((cpuRoll * 1e6) / (tb.env.manager.reconcileCount() - reconcilesBefore)).toFixed(0)} µs CPU each; ${load1}`,
     },
     { name: 'scale: peak memory (max RSS of the process)', value: Math.round(peakRssMiB()), unit: 'MiB', note: 'target < 1024 MiB' },
     { name: 'scale: events recorded', value: tb.events.size(), unit: 'events' },
