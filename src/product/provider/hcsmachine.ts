@@ -25,8 +25,8 @@ import { META_CLUSTER, META_MACHINE_UID, META_PERSISTENT, META_PERSISTENT_VOLUME
 import { COND_DISKS, COND_INSTANCE, COND_POOL, COND_READY, POLL, POLL_FAST, POLL_SLOW, STUCK_AFTER_MS, WaitSignal, azOf, wait, type Run, type Wait } from './machine-wait.js';
 import { createServer, validateTemplate } from './server-build.js';
 import { COND_DISK_REUSE, surgeContext, surgeMessage } from './surge.js';
-import { bindEntry, enqueuePoolRefresh, diskPhaseOf, effectiveDisks, poolRef, releaseEntry, sameJsonText, updateDiskStatus } from './pool.js';
-import { Reporter, getCondition, setCondition } from './util.js';
+import { bindEntry, enqueuePoolRefresh, diskPhaseOf, effectiveDisks, poolRef, releaseEntry, updateDiskStatus } from './pool.js';
+import { Reporter, getCondition, sameJsonText, setCondition } from './util.js';
 
 export const MACHINE_CONTROLLER = 'hcsmachine';
 

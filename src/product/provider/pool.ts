@@ -27,7 +27,7 @@ import type { ControllerContext } from '../../core/runtime/context.js';
 import type { CloudApi, CloudVolume } from './cloud-api.js';
 import { attachedServers } from './cloud-api.js';
 import { META_CLUSTER, META_HOSTNAME, META_PERSISTENT, META_SLOT } from '../api/metadata.js';
-import { Reporter, setCondition } from './util.js';
+import { Reporter, sameJsonText, setCondition } from './util.js';
 
 export const POOL_CONTROLLER = 'hcsmachineconfigpool';
 
@@ -419,41 +419,6 @@ async function mutatePoolStatus(
       if (!isConflict(e) || i >= attempts - 1) throw e;
     }
   }
-}
-
-/**
- * Exactly `JSON.stringify(a) === JSON.stringify(b)` (key order included) for
- * JSON data, without building the strings; shared subtrees compare by
- * reference. The callbacks of mutatePoolStatus take a shallow snapshot of the
- * status before they change it: they replace what they change (entries,
- * conditions, counts) instead of editing it, so the snapshot is the old status.
- */
-export function sameJsonText(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
-    return typeof a === 'number' && typeof b === 'number' ? JSON.stringify(a) === JSON.stringify(b) : false;
-  }
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const bb = b as unknown[];
-    if (a.length !== bb.length) return false;
-    const el = (v: unknown): unknown => (v === undefined || typeof v === 'function' || typeof v === 'symbol' ? null : v);
-    for (let i = 0; i < a.length; i++) if (!sameJsonText(el(a[i]), el(bb[i]))) return false;
-    return true;
-  }
-  if ('toJSON' in a || 'toJSON' in b) return JSON.stringify(a) === JSON.stringify(b);
-  const keys = (o: object): string[] => Object.keys(o).filter((k) => {
-    const v = (o as Record<string, unknown>)[k];
-    return v !== undefined && typeof v !== 'function' && typeof v !== 'symbol';
-  });
-  const ka = keys(a);
-  const kb = keys(b);
-  if (ka.length !== kb.length) return false;
-  for (let i = 0; i < ka.length; i++) {
-    if (ka[i] !== kb[i]) return false;
-    if (!sameJsonText((a as Record<string, unknown>)[ka[i]!], (b as Record<string, unknown>)[kb[i]!])) return false;
-  }
-  return true;
 }
 
 /** Release every entry bound to `machine`. */

@@ -23,23 +23,46 @@ export function setCondition(conds: Condition[], c: Omit<Condition, 'lastTransit
     ...(c.message !== undefined ? { message: c.message } : {}),
     lastTransitionTime: prev && prev.status === c.status && prev.lastTransitionTime ? prev.lastTransitionTime : rfc3339(nowMs),
   };
-  if (prev && sameStrings(prev, next)) return false;
+  if (prev && sameJsonText(prev, next)) return false;
   if (i >= 0) conds[i] = next;
   else conds.push(next);
   return true;
 }
 
-/** JSON.stringify(a) === JSON.stringify(b) for flat records of strings: the same keys in the same order, the same values. */
-function sameStrings(a: object, b: object): boolean {
-  const x = a as Record<string, unknown>;
-  const y = b as Record<string, unknown>;
-  const keys = Object.keys(y);
-  let i = 0;
-  for (const k in x) {
-    if (keys[i] !== k || x[k] !== y[k] || typeof x[k] === 'object') return false;
-    i++;
+/**
+ * Exactly `JSON.stringify(a) === JSON.stringify(b)` (key order included) for
+ * JSON data, without building the strings; shared subtrees compare by
+ * reference (setCondition's old and new condition; a status before and after
+ * a reconcile). The callbacks of mutatePoolStatus (pool.ts) take a shallow snapshot of the
+ * status before they change it: they replace what they change (entries,
+ * conditions, counts) instead of editing it, so the snapshot is the old status.
+ */
+export function sameJsonText(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
+    return typeof a === 'number' && typeof b === 'number' ? JSON.stringify(a) === JSON.stringify(b) : false;
   }
-  return i === keys.length;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    if (a.length !== bb.length) return false;
+    const el = (v: unknown): unknown => (v === undefined || typeof v === 'function' || typeof v === 'symbol' ? null : v);
+    for (let i = 0; i < a.length; i++) if (!sameJsonText(el(a[i]), el(bb[i]))) return false;
+    return true;
+  }
+  if ('toJSON' in a || 'toJSON' in b) return JSON.stringify(a) === JSON.stringify(b);
+  const keys = (o: object): string[] => Object.keys(o).filter((k) => {
+    const v = (o as Record<string, unknown>)[k];
+    return v !== undefined && typeof v !== 'function' && typeof v !== 'symbol';
+  });
+  const ka = keys(a);
+  const kb = keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    if (ka[i] !== kb[i]) return false;
+    if (!sameJsonText((a as Record<string, unknown>)[ka[i]!], (b as Record<string, unknown>)[kb[i]!])) return false;
+  }
+  return true;
 }
 
 export function getCondition(conds: Condition[] | undefined, type: string): Condition | undefined {
