@@ -84,6 +84,22 @@ function headerOf(headers: VerifyInput['headers'], name: string): string | undef
   return Array.isArray(v) ? v.join(',') : v;
 }
 
+/**
+ * What a signature and in-process keys are checked for alike, in this order:
+ * the access key exists (its secret key), and X-Sdk-Date parses and is within
+ * the skew of the cloud's clock.
+ */
+function keyAndDate(ak: string, dateText: string | undefined, lookupSk: (ak: string) => string | undefined, nowMs: number, skewMs: number): { ok: false; reason: string } | { ok: true; sk: string } {
+  const sk = lookupSk(ak);
+  if (sk === undefined) return { ok: false, reason: `access key ${ak} does not exist` };
+  const date = parseSdkDate(dateText);
+  if (date === undefined) return { ok: false, reason: 'missing or malformed X-Sdk-Date header (expected YYYYMMDDTHHmmssZ)' };
+  if (Math.abs(nowMs - date) > skewMs) {
+    return { ok: false, reason: `X-Sdk-Date ${dateText} is outside the allowed clock skew of ${Math.round(skewMs / 1000)}s` };
+  }
+  return { ok: true, sk };
+}
+
 export function verifySignature(req: VerifyInput, lookupSk: (ak: string) => string | undefined, nowMs: number, skewMs: number): VerifyResult {
   const header = headerOf(req.headers, 'authorization');
   const auth = parseAuthorization(header);
@@ -94,14 +110,10 @@ export function verifySignature(req: VerifyInput, lookupSk: (ak: string) => stri
     }
     return { ok: false, reason: `missing or malformed Authorization header (expected <${SIGNING_ALGORITHMS.join('|')}> Access=..., SignedHeaders=..., Signature=...)` };
   }
-  const sk = lookupSk(auth.ak);
-  if (sk === undefined) return { ok: false, reason: `access key ${auth.ak} does not exist` };
   const dateText = headerOf(req.headers, 'x-sdk-date');
-  const date = parseSdkDate(dateText);
-  if (date === undefined) return { ok: false, reason: 'missing or malformed X-Sdk-Date header (expected YYYYMMDDTHHmmssZ)' };
-  if (Math.abs(nowMs - date) > skewMs) {
-    return { ok: false, reason: `X-Sdk-Date ${dateText} is outside the allowed clock skew of ${Math.round(skewMs / 1000)}s` };
-  }
+  const known = keyAndDate(auth.ak, dateText, lookupSk, nowMs, skewMs);
+  if (!known.ok) return known;
+  const { sk } = known;
   const signed = auth.signedHeaders.map((h) => h.toLowerCase());
   if (!signed.includes('x-sdk-date')) return { ok: false, reason: 'SignedHeaders must include x-sdk-date' };
   let canonicalHeaders = '';
@@ -153,15 +165,10 @@ export interface InProcessCredentials {
  * proven over the wire (test/cloud, the SDK suites).
  */
 export function verifyCredentials(creds: InProcessCredentials, dateText: string | undefined, lookupSk: (ak: string) => string | undefined, nowMs: number, skewMs: number): VerifyResult {
-  const sk = lookupSk(creds.ak);
-  if (sk === undefined) return { ok: false, reason: `access key ${creds.ak} does not exist` };
-  const date = parseSdkDate(dateText);
-  if (date === undefined) return { ok: false, reason: 'missing or malformed X-Sdk-Date header (expected YYYYMMDDTHHmmssZ)' };
-  if (Math.abs(nowMs - date) > skewMs) {
-    return { ok: false, reason: `X-Sdk-Date ${dateText} is outside the allowed clock skew of ${Math.round(skewMs / 1000)}s` };
-  }
+  const known = keyAndDate(creds.ak, dateText, lookupSk, nowMs, skewMs);
+  if (!known.ok) return known;
   const a = Buffer.from(creds.sk);
-  const b = Buffer.from(sk);
+  const b = Buffer.from(known.sk);
   if (a.length !== b.length || !crypto.timingSafeEqual(a, b)) return { ok: false, reason: 'verify aksk signature fail' };
   return { ok: true, ak: creds.ak };
 }
