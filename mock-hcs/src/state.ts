@@ -230,17 +230,29 @@ export class Store {
       if (!set) return [];
       if (!best || set.size < best.set.size) best = { key, value, set };
     }
-    const { key, value, set } = best!;
+    const { key, value } = best!;
+    return this.liveInOrder(this.volumesByMeta, `${key}\u0000${value}`, projectId, (v) => Object.hasOwn(v.metadata, key) && v.metadata[key] === value);
+  }
+
+  /**
+   * What a superset index (volumesByServer, volumesByMeta) holds under `key`
+   * that is still true: the volumes that are still the store's records and
+   * still `hold`, those of `projectId` in volumesByProject's order. The stale
+   * ones leave the index.
+   */
+  private liveInOrder(index: Map<string, Set<VolumeRec>>, key: string, projectId: string, holds: (v: VolumeRec) => boolean): VolumeRec[] {
+    const set = index.get(key);
+    if (!set) return [];
     const live = this.volumesByProject.get(projectId);
     const out: VolumeRec[] = [];
     for (const v of set) {
-      if (this.data.volumes[v.id] !== v || !Object.hasOwn(v.metadata, key) || v.metadata[key] !== value) {
+      if (this.data.volumes[v.id] !== v || !holds(v)) {
         set.delete(v);
         continue;
       }
       if (live?.get(v.id) === v) out.push(v);
     }
-    if (set.size === 0) this.volumesByMeta.delete(`${key}\u0000${value}`);
+    if (set.size === 0) index.delete(key);
     if (out.length > 1) out.sort((a, b) => this.volumeRank.get(a)! - this.volumeRank.get(b)!);
     return out;
   }
@@ -260,20 +272,7 @@ export class Store {
    * `attachment.serverId === serverId || pendingServerId === serverId`.
    */
   volumesOfServer(projectId: string, serverId: string): VolumeRec[] {
-    const set = this.volumesByServer.get(serverId);
-    if (!set) return [];
-    const live = this.volumesByProject.get(projectId);
-    const out: VolumeRec[] = [];
-    for (const v of set) {
-      if (this.data.volumes[v.id] !== v || (v.attachment?.serverId !== serverId && v.pendingServerId !== serverId)) {
-        set.delete(v);
-        continue;
-      }
-      if (live?.get(v.id) === v) out.push(v);
-    }
-    if (set.size === 0) this.volumesByServer.delete(serverId);
-    if (out.length > 1) out.sort((a, b) => this.volumeRank.get(a)! - this.volumeRank.get(b)!);
-    return out;
+    return this.liveInOrder(this.volumesByServer, serverId, projectId, (v) => v.attachment?.serverId === serverId || v.pendingServerId === serverId);
   }
 
   indexPort(p: PortRec): void {
