@@ -3,7 +3,7 @@
 declare -F say >/dev/null || say() { echo "ci: $*"; }
 
 # timed NAME CMD...: run CMD, print its time and result; return its exit code. A script that remembers
-# failures defines on_timed_failure(), which is called after a failed command.
+# failures defines on_timed_failure(), which is called after a failed command with NAME and the exit code.
 timed() {
   local what="$1" t0 rc
   shift
@@ -12,7 +12,7 @@ timed() {
   "$@"
   rc=$?
   say "== $what: $([ $rc = 0 ] && echo ok || echo "FAILED (exit $rc)") in $(( $(date +%s) - t0 )) s"
-  if [ $rc != 0 ] && declare -F on_timed_failure >/dev/null; then on_timed_failure; fi
+  if [ $rc != 0 ] && declare -F on_timed_failure >/dev/null; then on_timed_failure "$what" "$rc"; fi
   return $rc
 }
 

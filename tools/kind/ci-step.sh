@@ -42,8 +42,9 @@ fits() {
     return 1
   fi
 }
-# timed (.ci/lib.sh) remembers a failure here
-on_timed_failure() { failed=1; }
+# timed (.ci/lib.sh) remembers a failure here, by name: the step's last line lists them (CI shows a log's tail)
+failed_steps=()
+on_timed_failure() { failed=1; failed_steps+=("$1 (exit $2)"); }
 # shellcheck source=.ci/lib.sh
 . .ci/lib.sh
 cleanup() {
@@ -172,11 +173,12 @@ if fits 420 "Dockerfile + docker-compose"; then
         sleep 2
       done
       say "mock-hcs health: $health"
-      [ "$health" = healthy ] || { failed=1; docker-compose -p hcs-testbed-ci logs mock-hcs | tail -n 20; }
+      [ "$health" = healthy ] || { on_timed_failure "mock-hcs health ($health)" 1; docker-compose -p hcs-testbed-ci logs mock-hcs | tail -n 20; }
       timed "docker-compose run --rm scenarios" docker-compose -p hcs-testbed-ci run --rm scenarios
     fi
   fi
 fi
 
 say "done in $(( $(date +%s) - t_start )) s"
+for f in "${failed_steps[@]}"; do say "FAILED: $f"; done
 exit $failed
