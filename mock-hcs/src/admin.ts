@@ -62,26 +62,33 @@ const errorSchema = {
   properties: { error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } }, required: ['code', 'message'] } },
 } as const;
 
-export function adminRoutes(ops: AdminOps) {
+/** The /_admin routes; each request reads the operations of the mock the app serves now (binding.ts). */
+export function adminRoutes(binding: { adminOps: AdminOps | undefined }) {
   return async (app: FastifyInstance): Promise<void> => {
+    const ops = {
+      get current(): AdminOps {
+        if (!binding.adminOps) throw new CloudError(404, Codes.adminNotFound, 'This mock-hcs has no admin API');
+        return binding.adminOps;
+      },
+    };
     const config = { admin: true };
     const badRequest = (m: string): never => {
       throw new CloudError(400, Codes.adminBadRequest, m);
     };
 
-    app.get('/_admin/catalog', { config, schema: { response: { '4xx': errorSchema } } }, async () => ops.catalog());
+    app.get('/_admin/catalog', { config, schema: { response: { '4xx': errorSchema } } }, async () => ops.current.catalog());
     app.get('/_admin/seed', { config, schema: { response: { 200: { type: 'object', properties: { seed: { type: ['integer', 'null'] } }, required: ['seed'] } } } }, async () => ({
-      seed: ops.seed(),
+      seed: ops.current.seed(),
     }));
-    app.get('/_admin/state', { config }, async () => ops.dumpState());
+    app.get('/_admin/state', { config }, async () => ops.current.dumpState());
     app.put('/_admin/state', { config, schema: { body: { type: 'object' } } }, async (req) => {
-      await ops.restoreState(req.hcs.json);
+      await ops.current.restoreState(req.hcs.json);
       return { restored: true };
     });
     app.post('/_admin/reset', { config, schema: { body: { type: ['object', 'null'], additionalProperties: false, properties: { keepFaults: { type: 'boolean' } } } } }, async (req) => {
       const b = (req.hcs.json ?? {}) as { keepFaults?: unknown };
       if (b.keepFaults !== undefined && typeof b.keepFaults !== 'boolean') badRequest('keepFaults must be a boolean');
-      await ops.reset({ keepFaults: b.keepFaults === true });
+      await ops.current.reset({ keepFaults: b.keepFaults === true });
       return { reset: true };
     });
     app.post(
@@ -91,8 +98,8 @@ export function adminRoutes(ops: AdminOps) {
         const ms = (req.hcs.json as { ms?: unknown }).ms;
         // The schema coerces "100" to 100 on req.body only; read the raw JSON and insist on a number.
         if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 0) badRequest('ms must be a non-negative integer');
-        if (!ops.advanceClock) throw new CloudError(409, Codes.adminConflict, 'The clock of this mock-hcs is not a virtual clock (no advanceBy); it cannot be advanced');
-        return ops.advanceClock(ms as number);
+        if (!ops.current.advanceClock) throw new CloudError(409, Codes.adminConflict, 'The clock of this mock-hcs is not a virtual clock (no advanceBy); it cannot be advanced');
+        return ops.current.advanceClock(ms as number);
       },
     );
 
@@ -103,27 +110,27 @@ export function adminRoutes(ops: AdminOps) {
       async (req) => {
         const { project_id } = req.params as { project_id: string };
         const quotas = req.body as QuotaConfig;
-        if (!ops.setQuotas(project_id, quotas)) throw new CloudError(404, Codes.adminNotFound, `Project ${project_id} is not a project of this cloud`);
+        if (!ops.current.setQuotas(project_id, quotas)) throw new CloudError(404, Codes.adminNotFound, `Project ${project_id} is not a project of this cloud`);
         return { project_id, quotas };
       },
     );
-    app.get('/_admin/faults', { config }, async () => ({ faults: ops.faults.list() }));
+    app.get('/_admin/faults', { config }, async () => ({ faults: ops.current.faults.list() }));
     app.post(
       '/_admin/faults',
       { config, schema: { body: { type: 'object', required: ['service', 'operation', 'effect'], properties: { service: { type: 'string' }, operation: { type: 'string' }, effect: { type: 'object' } } } } },
       async (req, reply) => {
-        const id = ops.faults.add(req.hcs.json);
+        const id = ops.current.faults.add(req.hcs.json);
         void reply.code(201);
-        return { id, fault: ops.faults.list().find((f) => f.id === id) };
+        return { id, fault: ops.current.faults.list().find((f) => f.id === id) };
       },
     );
-    app.delete('/_admin/faults', { config }, async () => ({ removed: ops.faults.clear() }));
+    app.delete('/_admin/faults', { config }, async () => ({ removed: ops.current.faults.clear() }));
     app.delete(
       '/_admin/faults/:id',
       { config, schema: { params: { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } } } },
       async (req) => {
         const { id } = req.params as { id: string };
-        if (!ops.faults.remove(id)) throw new CloudError(404, Codes.adminNotFound, `Fault rule ${id} does not exist`);
+        if (!ops.current.faults.remove(id)) throw new CloudError(404, Codes.adminNotFound, `Fault rule ${id} does not exist`);
         return { removed: 1 };
       },
     );
@@ -133,7 +140,7 @@ export function adminRoutes(ops: AdminOps) {
       async (req) => {
         const t = (req.hcs.json ?? {}) as { target?: unknown };
         if (t.target !== undefined && typeof t.target !== 'string') badRequest('target must be a string');
-        return { released: ops.faults.releaseStuck(t.target as string | undefined) };
+        return { released: ops.current.faults.releaseStuck(t.target as string | undefined) };
       },
     );
   };

@@ -6,13 +6,12 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Clock, Rng } from '../../src/core/index.js';
 import { holdOn } from '../../src/core/clock.js';
 import { verifyCredentials, verifySignature, type InProcessCredentials } from './auth.js';
+import type { CloudBinding } from './binding.js';
 import type { CallEffects, CloudEngine } from './cloud.js';
 import { CloudError, Codes, errorBody, quotaCode } from './errors.js';
-import { JOB_OPERATIONS, TIMEOUT_DEFAULTS, type FaultRegistry, type FaultService } from './faults.js';
-import type { IamService } from './iam.js';
+import { JOB_OPERATIONS, TIMEOUT_DEFAULTS, type FaultService } from './faults.js';
 import { operationOf, resourceOf } from './routes/operation.js';
 import type { HcsOperation, HcsService } from '../../src/core/hcs/index.js';
 
@@ -79,24 +78,12 @@ export function serviceOf(url: string): Service {
 
 const BAD_REQUEST: Record<Service, string> = { ecs: Codes.ecsBadRequest, evs: Codes.evsBadRequest, vpc: Codes.vpcBadRequest, ims: Codes.imsBadRequest, iam: Codes.iamBadBody };
 
-export interface HttpLayerOptions {
-  engine: CloudEngine;
-  clock: Clock;
-  rng: Rng;
-  signatureSkewMs: number;
-  faults: FaultRegistry;
-  /** Admin routes are registered (their URLs skip authentication). */
-  admin: boolean;
-  /** Token every /_admin request must carry (X-Admin-Token or Authorization: Bearer). */
-  adminToken?: string;
-  /** Clock for the X-Sdk-Date skew check (default o.clock.now). */
-  authNow?: () => number;
-  /** Tokens (X-Auth-Token) and the account's domain. */
-  iam: IamService;
-}
-
-export function installHttpLayer(app: FastifyInstance, o: HttpLayerOptions): void {
-  const requestIds = o.rng.fork('mock-hcs/request-id');
+/**
+ * The hooks, parsers and handlers every route shares. They read the mock they
+ * serve from `o` at each request (binding.ts: a pooled app serves one mock
+ * after another); `admin`: the app has the /_admin routes.
+ */
+export function installHttpLayer(app: FastifyInstance, o: CloudBinding, admin: boolean): void {
   app.decorateRequest('hcs', null as unknown as HcsRequestContext);
 
   app.removeAllContentTypeParsers();
@@ -114,16 +101,16 @@ export function installHttpLayer(app: FastifyInstance, o: HttpLayerOptions): voi
   });
 
   app.addHook('onRequest', async (req, reply) => {
-    const requestId = requestIds.hex(32);
+    const requestId = o.requestIds.hex(32);
     req.hcs = { requestId, rawBody: '', json: undefined, projectId: '', domainId: '', authMode: 'none' };
     void reply.header('x-request-id', requestId);
-    if (o.admin && isAdminUrl(req.url) && !adminAuthorized(req.headers, o.adminToken)) {
+    if (admin && isAdminUrl(req.url) && !adminAuthorized(req.headers, o.adminToken)) {
       throw new CloudError(401, Codes.adminUnauthorized, 'The admin API needs the admin token of this mock-hcs: send X-Admin-Token: <token> (printed at start; set with --admin-token or MOCK_HCS_ADMIN_TOKEN)');
     }
   });
 
   app.addHook('preHandler', async (req) => {
-    if (o.admin && isAdminUrl(req.url)) {
+    if (admin && isAdminUrl(req.url)) {
       if (req.hcs.parseError !== undefined) throw new CloudError(400, Codes.adminBadRequest, `Malformed JSON request body: ${req.hcs.parseError}`);
       return;
     }
@@ -168,7 +155,7 @@ export function installHttpLayer(app: FastifyInstance, o: HttpLayerOptions): voi
     if (status === 500) {
       return reply.status(500).send(errorBody(Codes.internal, `A system exception occurred: ${e.message ?? String(err)}`));
     }
-    const code = o.admin && isAdminUrl(req.url) ? Codes.adminBadRequest : BAD_REQUEST[serviceOf(req.url)];
+    const code = admin && isAdminUrl(req.url) ? Codes.adminBadRequest : BAD_REQUEST[serviceOf(req.url)];
     const validation = (err as { validation?: unknown }).validation !== undefined;
     return reply.status(status).send(errorBody(code, validation ? `Invalid request parameter: ${e.message ?? 'bad request'}` : (e.message ?? 'bad request')));
   });
@@ -179,7 +166,7 @@ export function installHttpLayer(app: FastifyInstance, o: HttpLayerOptions): voi
  * (X-Auth-Token); then the project of the path / X-Project-Id header (and the
  * X-Domain-Id header) must be the credentials' own (HCS-5).
  */
-function authenticate(req: FastifyRequest, o: HttpLayerOptions): void {
+function authenticate(req: FastifyRequest, o: CloudBinding): void {
   function reject(reason: string): never {
     o.engine.record('auth.rejected', `${req.method} ${req.url}: 401 ${reason}`, { method: req.method, path: req.url.split('?')[0], reason }, ['HCS-5']);
     throw new CloudError(401, Codes.authFailed, `Incorrect IAM authentication information: ${reason}`, ['HCS-5']);
@@ -317,7 +304,7 @@ export function q(req: FastifyRequest, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-async function applyFaults(req: FastifyRequest, picked: { name: string; operation?: HcsOperation }, o: HttpLayerOptions): Promise<void> {
+async function applyFaults(req: FastifyRequest, picked: { name: string; operation?: HcsOperation }, o: CloudBinding): Promise<void> {
   const op = picked.name;
   const service: FaultService = picked.operation?.service ?? req.routeOptions.config.operations![0]!.service;
   const fired = o.faults.evaluate(service, op, () => resourceOf(req.routeOptions.config, req, o.engine, picked.operation), o.clock.now());

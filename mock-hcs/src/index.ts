@@ -9,6 +9,7 @@ import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node
 import { createServer as createHttpsServer } from 'node:https';
 import type { Clock, EventLog, Rng } from '../../src/core/index.js';
 import { adminRoutes, type AdminOps, type Catalog, type StateDump } from './admin.js';
+import type { CloudBinding, MockHcsAppPool } from './binding.js';
 import { CloudEngine, type Hypervisor, type ServerChange, type VolumeChange } from './cloud.js';
 import { DEFAULT_VOLUME_TYPES, defaultCloudConfig, type CloudConfig } from './config.js';
 import { dispatch, DispatchError, type DispatchRequest, type DispatchResponse } from './dispatch.js';
@@ -48,6 +49,7 @@ export type { VolumeFs } from './state.js';
 export { DataFileError } from './state.js';
 export { CloudError } from './errors.js';
 export { DispatchError, type DispatchRequest, type DispatchResponse } from './dispatch.js';
+export { MockHcsAppPool } from './binding.js';
 export { FAULT_OPERATIONS, type FaultEffect, type FaultMatch, type FaultRule, type FaultRuleInput, type FaultService } from './faults.js';
 export type { Catalog, StateDump } from './admin.js';
 export { configFromListing, stateFromListing, ListingError, type CloudListing, type ListedDisk } from './load.js';
@@ -92,6 +94,13 @@ export interface MockHcsOptions {
   maxConnectionsPerClient?: number;
   /** Serve HTTPS with this certificate and key (PEM); see tls.ts for making them. */
   https?: { cert: string; key: string };
+  /**
+   * Take the fastify app from this pool when it holds an idle one (built for
+   * an earlier mock with the same admin, bodyLimit, timeouts and connection limits), and give it
+   * back on close() (binding.ts): for runs that make one mock after another
+   * in process. Not with `https`; an app that listened is closed, not pooled.
+   */
+  appPool?: MockHcsAppPool;
 }
 
 /** In-process fault injection (HCS-6); the same rules as /_admin/faults. */
@@ -125,6 +134,7 @@ export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 512;
 export const DEFAULT_HTTP_TIMEOUTS: Required<HttpTimeouts> = { requestMs: 60_000, headersMs: 30_000, keepAliveMs: 30_000, checkIntervalMs: 10_000, silentMs: 5_000 };
 
 export interface MockHcs {
+  /** The fastify app. With `appPool` it is lent: after close() it serves the pool's next mock. */
   app: FastifyInstance;
   /**
    * One HTTP request in process, through fastify's request handler
@@ -186,67 +196,7 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
     return rule ? `injected fault ${rule.id}` : undefined;
   };
   engine.injectedSellout = injectedSellout;
-  // Route schemas reject (never silently strip or coerce) unexpected input.
-  const app = Fastify({
-    logger: false,
-    bodyLimit: opts.bodyLimit ?? 1024 * 1024,
-    // A path parameter may be a metadata key of up to 255 characters (DeleteServerMetadata; ecs_02_0702): fastify's
-    // default (100) would refuse it before the route could name the field.
-    routerOptions: { maxParamLength: 512 },
-    requestTimeout: timeouts.requestMs,
-    keepAliveTimeout: timeouts.keepAliveMs,
-    http: { headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs), connectionsCheckingInterval: timeouts.checkIntervalMs },
-    clientErrorHandler,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
-    // Compiled route schemas are shared by every app of the process (mock-hcs/src/schema-cache.ts).
-    schemaController: { compilersFactory: { buildValidator: processValidators.buildValidator } },
-    frameworkErrors: frameworkErrors(admin),
-    // HTTPS on request: the same app behind an https.Server (fastify's handler is the request listener).
-    // Fastify applies its timeout options only to a server it creates itself: the https server gets them here, or an
-    // idle TLS keep-alive connection would stay open for ever (issue 24: 1,000 sockets, none closed after 130 s).
-    ...(opts.https
-      ? {
-          serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
-            const s = createHttpsServer(
-              {
-                cert: opts.https!.cert,
-                key: opts.https!.key,
-                requestTimeout: timeouts.requestMs,
-                headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
-                connectionsCheckingInterval: timeouts.checkIntervalMs,
-                // Node's default is 120 s: a TCP connection that never starts the handshake held a slot that long (issue 32).
-                handshakeTimeout: timeouts.silentMs,
-              },
-              handler,
-            );
-            s.keepAliveTimeout = timeouts.keepAliveMs;
-            return s as unknown as HttpServer;
-          },
-        }
-      : {}),
-  });
-  guardConnections(app.server, {
-    max: opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
-    perClient: opts.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
-    silentMs: timeouts.silentMs,
-  });
-  installHttpLayer(app, {
-    engine,
-    clock: opts.clock,
-    rng: opts.rng,
-    signatureSkewMs: opts.signatureSkewMs ?? DEFAULT_SIGNATURE_SKEW_MS,
-    faults,
-    admin,
-    ...(adminToken !== undefined ? { adminToken } : {}),
-    iam,
-    ...(opts.authNow ? { authNow: opts.authNow } : {}),
-  });
-  await app.register(ecsRoutes(engine, opts.clock));
-  await app.register(ecsServerExtraRoutes(engine));
-  await app.register(evsRoutes(engine));
-  await app.register(vpcRoutes(engine, net, createdMs));
-  await app.register(imsRoutes(engine, createdMs));
-  await app.register(iamRoutes(engine, iam));
+  const requestIds = opts.rng.fork('mock-hcs/request-id');
 
   const seed = (): number | null => {
     const s = (opts.rng as { seed?: unknown }).seed;
@@ -365,8 +315,8 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
   };
 
   const clock = opts.clock as Clock & { advanceBy?: (ms: number) => number };
-  if (admin) {
-    const ops: AdminOps = {
+  const adminOps: AdminOps | undefined = admin
+    ? {
       catalog,
       dumpState,
       restoreState,
@@ -392,15 +342,41 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
         },
         releaseStuck: (t) => faultApi.releaseStuck(t),
       },
-    };
-    await app.register(adminRoutes(ops));
-  }
-  await app.ready();
+      }
+    : undefined;
+  const binding: CloudBinding = {
+    engine,
+    clock: opts.clock,
+    net,
+    iam,
+    faults,
+    requestIds,
+    createdMs,
+    signatureSkewMs: opts.signatureSkewMs ?? DEFAULT_SIGNATURE_SKEW_MS,
+    adminToken,
+    authNow: opts.authNow,
+    adminOps,
+  };
+  // An idle app of the pool, now serving this mock (binding.ts), or a new one.
+  // The key: every option the build reads (buildApp), so a pooled app is the one this mock would have built.
+  const poolKey =
+    opts.appPool && !opts.https
+      ? JSON.stringify({ admin, bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT, timeouts, max: opts.maxConnections, perClient: opts.maxConnectionsPerClient })
+      : undefined;
+  const pooled = poolKey !== undefined ? opts.appPool!.take(poolKey) : undefined;
+  if (pooled) Object.assign(pooled.binding, binding);
+  const bound = pooled ?? { app: await buildApp(opts, binding, admin, timeouts), binding };
+  const app = bound.app;
   engine.start();
   let closed = false;
+  let inFlight = 0;
+  const settle = <T>(p: Promise<T>): Promise<T> => {
+    inFlight++;
+    return p.finally(() => inFlight--);
+  };
   return {
     app,
-    dispatch: (req) => (closed ? Promise.reject(new DispatchError('mock-hcs is closed', 'MOCK_HCS_CLOSED')) : dispatch(app, req)),
+    dispatch: (req) => (closed ? Promise.reject(new DispatchError('mock-hcs is closed', 'MOCK_HCS_CLOSED')) : settle(dispatch(app, req))),
     config,
     adminToken,
     hypervisor: engine,
@@ -412,6 +388,12 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
       if (closed) return;
       closed = true;
       engine.stop();
+      // Back to the pool only with nothing of this mock in flight (no handler resumes on the next mock's state) and never listened.
+      if (poolKey !== undefined && inFlight === 0 && !app.server.listening) {
+        await store.flush();
+        await opts.appPool!.give(poolKey, bound);
+        return;
+      }
       await app.close();
       await store.flush();
     },
@@ -421,4 +403,65 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
     restoreState,
     catalog,
   };
+}
+
+/** Request body limit of an app (MockHcsOptions.bodyLimit). */
+const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/** The fastify app: the HTTP layer, the services' routes and (with `admin`) /_admin, all reading `b` at each request. */
+async function buildApp(opts: MockHcsOptions, b: CloudBinding, admin: boolean, timeouts: Required<HttpTimeouts>): Promise<FastifyInstance> {
+  // Route schemas reject (never silently strip or coerce) unexpected input.
+  const app = Fastify({
+    logger: false,
+    bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    // A path parameter may be a metadata key of up to 255 characters (DeleteServerMetadata; ecs_02_0702): fastify's
+    // default (100) would refuse it before the route could name the field.
+    routerOptions: { maxParamLength: 512 },
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    http: { headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs), connectionsCheckingInterval: timeouts.checkIntervalMs },
+    clientErrorHandler,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    // Compiled route schemas are shared by every app of the process (mock-hcs/src/schema-cache.ts).
+    schemaController: { compilersFactory: { buildValidator: processValidators.buildValidator } },
+    frameworkErrors: frameworkErrors(admin),
+    // HTTPS on request: the same app behind an https.Server (fastify's handler is the request listener).
+    // Fastify applies its timeout options only to a server it creates itself: the https server gets them here, or an
+    // idle TLS keep-alive connection would stay open for ever (issue 24: 1,000 sockets, none closed after 130 s).
+    ...(opts.https
+      ? {
+          serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
+            const s = createHttpsServer(
+              {
+                cert: opts.https!.cert,
+                key: opts.https!.key,
+                requestTimeout: timeouts.requestMs,
+                headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
+                connectionsCheckingInterval: timeouts.checkIntervalMs,
+                // Node's default is 120 s: a TCP connection that never starts the handshake held a slot that long (issue 32).
+                handshakeTimeout: timeouts.silentMs,
+              },
+              handler,
+            );
+            s.keepAliveTimeout = timeouts.keepAliveMs;
+            return s as unknown as HttpServer;
+          },
+        }
+      : {}),
+  });
+  guardConnections(app.server, {
+    max: opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+    perClient: opts.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+    silentMs: timeouts.silentMs,
+  });
+  installHttpLayer(app, b, admin);
+  await app.register(ecsRoutes(b));
+  await app.register(ecsServerExtraRoutes(b));
+  await app.register(evsRoutes(b));
+  await app.register(vpcRoutes(b));
+  await app.register(imsRoutes(b));
+  await app.register(iamRoutes(b));
+  if (admin) await app.register(adminRoutes(b));
+  await app.ready();
+  return app;
 }

@@ -9,6 +9,7 @@
  * (huaweicloud-sdk-go-v3 services/ecs/v2).
  */
 import type { FastifyInstance } from 'fastify';
+import type { CloudBinding } from '../binding.js';
 import type { CloudEngine } from '../cloud.js';
 import { CloudError, Codes } from '../errors.js';
 import type { ServerRec } from '../state.js';
@@ -52,19 +53,19 @@ function parseTags(body: unknown, withValues: boolean): { key: string; value: st
 /** The server of the path (fault matching, HCS-6): its id, name, tags and metadata. */
 const pathServer: ResourceOf = (r) => void r.server(r.param('server_id'));
 
-export function ecsServerExtraRoutes(engine: CloudEngine) {
+export function ecsServerExtraRoutes(b: CloudBinding) {
   return async (app: FastifyInstance): Promise<void> => {
     // ShowServerTags: GET /v1/{project_id}/cloudservers/{server_id}/tags -> {tags:[{key,value}]}
     route(app, ECS.showServerTags, {}, async (req) => {
       const { server_id } = req.params as P;
-      const s = server(engine, req.hcs.projectId, server_id!);
+      const s = server(b.engine, req.hcs.projectId, server_id!);
       return { tags: s.tags.map((t) => ({ key: t.key, value: t.value })) };
     });
 
     // BatchCreateServerTags / BatchDeleteServerTags: POST .../tags/action {action:"create"|"delete", tags} -> 204.
     route(app, ECS.serverTagsAction, {}, async (req, reply) => {
       const { server_id } = req.params as P;
-      const s = server(engine, req.hcs.projectId, server_id!);
+      const s = server(b.engine, req.hcs.projectId, server_id!);
       const root = ecsV.obj(req.hcs.json, 'body');
       const action = root.action;
       if (action !== 'create' && action !== 'delete') ecsV.fail('action', 'must be "create" or "delete"');
@@ -83,16 +84,16 @@ export function ecsServerExtraRoutes(engine: CloudEngine) {
         // Delete: by key, and by value when one is given; keys not present are ignored.
         s.tags = s.tags.filter((x) => !tags.some((t) => t.key === x.key && (t.value === '' || t.value === x.value)));
       }
-      s.updated = engine.now();
-      engine.storeRef.markDirty();
-      engine.record(`server.tags-${action === 'create' ? 'created' : 'deleted'}`, `server ${s.name} (${s.id}) tags ${action}: ${tags.map((t) => t.key).join(', ')}`, { serverId: s.id, keys: tags.map((t) => t.key) });
+      s.updated = b.engine.now();
+      b.engine.storeRef.markDirty();
+      b.engine.record(`server.tags-${action === 'create' ? 'created' : 'deleted'}`, `server ${s.name} (${s.id}) tags ${action}: ${tags.map((t) => t.key).join(', ')}`, { serverId: s.id, keys: tags.map((t) => t.key) });
       return reply.code(204).send();
     });
 
     // UpdateServerMetadata: POST /v1/{project_id}/cloudservers/{server_id}/metadata {metadata:{k:v}} -> {metadata} (all of it).
     route(app, ECS.updateServerMetadata, {}, async (req) => {
       const { server_id } = req.params as P;
-      const s = server(engine, req.hcs.projectId, server_id!);
+      const s = server(b.engine, req.hcs.projectId, server_id!);
       const root = ecsV.obj(req.hcs.json, 'body');
       const meta = ecsV.stringMap(root.metadata, 'metadata');
       if (root.metadata === undefined) ecsV.fail('metadata', 'is required');
@@ -102,9 +103,9 @@ export function ecsServerExtraRoutes(engine: CloudEngine) {
         if (v.length > 255) ecsV.fail(`metadata.${k}`, 'values must be at most 255 characters');
       }
       for (const [k, v] of Object.entries(meta)) setOwn(s.metadata, k, v);
-      s.updated = engine.now();
-      engine.storeRef.markDirty();
-      engine.record('server.metadata-updated', `server ${s.name} (${s.id}) metadata: ${Object.keys(meta).join(', ')}`, { serverId: s.id, keys: Object.keys(meta) });
+      s.updated = b.engine.now();
+      b.engine.storeRef.markDirty();
+      b.engine.record('server.metadata-updated', `server ${s.name} (${s.id}) metadata: ${Object.keys(meta).join(', ')}`, { serverId: s.id, keys: Object.keys(meta) });
       const out: Record<string, string> = {};
       for (const k of Object.keys(s.metadata)) setOwn(out, k, own(s.metadata, k)!);
       return { metadata: out };
@@ -115,7 +116,7 @@ export function ecsServerExtraRoutes(engine: CloudEngine) {
     // does not have) is EcsService.deleteServerMetadata's; fault rules see the server of the path.
     route(app, ECS.deleteServerMetadata, { resource: pathServer }, async (req, reply) => {
       const { server_id, key } = req.params as P & { key?: string };
-      engine.ecs.deleteServerMetadata(req.hcs.projectId, server_id!, key ?? '');
+      b.engine.ecs.deleteServerMetadata(req.hcs.projectId, server_id!, key ?? '');
       return reply.code(204).send();
     });
 
@@ -126,7 +127,7 @@ export function ecsServerExtraRoutes(engine: CloudEngine) {
     // It decides whether DeleteServers removes the disk (DISK-9: a persistent disk must survive its server).
     route(app, ECS.updateServerBlockDevice, { resource: serverAndVolume }, async (req, reply) => {
       const { server_id, volume_id } = req.params as P & { volume_id?: string };
-      const s = server(engine, req.hcs.projectId, server_id!);
+      const s = server(b.engine, req.hcs.projectId, server_id!);
       const root = ecsV.obj(req.hcs.json, 'body');
       if (root.block_device === undefined) ecsV.fail('block_device', 'is required');
       const bd = ecsV.obj(root.block_device, 'block_device');
@@ -138,9 +139,9 @@ export function ecsServerExtraRoutes(engine: CloudEngine) {
       if (sv.bootIndex === 0) ecsV.fail('volume_id', `${volume_id} is the system disk of server ${s.id}; system disks cannot be modified (ecs_02_0607)`);
       const was = sv.deleteOnTermination;
       sv.deleteOnTermination = value;
-      s.updated = engine.now();
-      engine.storeRef.markDirty();
-      engine.record('server.block-device-updated', `server ${s.name} (${s.id}) volume ${volume_id}: delete_on_termination ${String(was)} -> ${String(value)}`, {
+      s.updated = b.engine.now();
+      b.engine.storeRef.markDirty();
+      b.engine.record('server.block-device-updated', `server ${s.name} (${s.id}) volume ${volume_id}: delete_on_termination ${String(was)} -> ${String(value)}`, {
         serverId: s.id,
         volumeId: volume_id,
         deleteOnTermination: value,
@@ -151,10 +152,10 @@ export function ecsServerExtraRoutes(engine: CloudEngine) {
     // ListServerInterfaces: GET /v1/{project_id}/cloudservers/{server_id}/os-interface -> {interfaceAttachments}
     route(app, ECS.listServerInterfaces, {}, async (req) => {
       const { server_id } = req.params as P;
-      const s = server(engine, req.hcs.projectId, server_id!);
+      const s = server(b.engine, req.hcs.projectId, server_id!);
       return {
         interfaceAttachments: s.nics.map((n) => {
-          const sub = engine.subnetInfo(n.subnetId);
+          const sub = b.engine.subnetInfo(n.subnetId);
           return {
             port_state: s.status === 'ACTIVE' ? 'ACTIVE' : 'DOWN',
             fixed_ips: [{ subnet_id: sub?.cfg.neutron_subnet_id ?? n.subnetId, ip_address: n.ip }],
@@ -168,7 +169,7 @@ export function ecsServerExtraRoutes(engine: CloudEngine) {
 
     // NovaListAvailabilityZones: GET /v2.1/{project_id}/os-availability-zone -> {availabilityZoneInfo}
     route(app, ECS.listAvailabilityZones, {}, async () => ({
-      availabilityZoneInfo: engine.config.availabilityZones.map((zoneName) => ({ zoneName, zoneState: { available: true }, hosts: null })),
+      availabilityZoneInfo: b.engine.config.availabilityZones.map((zoneName) => ({ zoneName, zoneState: { available: true }, hosts: null })),
     }));
   };
 }

@@ -1,11 +1,11 @@
 /** ECS: servers, jobs, flavors, actions, block devices, volume attach/detach (paths as in @huaweicloud/huaweicloud-sdk-ecs EcsClient). */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { CloudBinding } from '../binding.js';
 import type { CloudEngine } from '../cloud.js';
 import { CloudError, Codes } from '../errors.js';
 import { q, sendJsonText } from '../http.js';
 import { renderBlockDevice, renderCloudServer, renderFlavor, renderJob, serverJson } from '../render.js';
 import type { ServerRec } from '../state.js';
-import type { Clock } from '../../../src/core/index.js';
 import { ECS } from '../../../src/core/hcs/index.js';
 import { obj, route, serverIdsIn, strMap, strs, type ResourceOf } from './operation.js';
 
@@ -18,29 +18,29 @@ function serversText(engine: CloudEngine, count: number, servers: readonly Serve
   return `${text}]}`;
 }
 
-export function ecsRoutes(engine: CloudEngine, clock: Clock) {
+export function ecsRoutes(b: CloudBinding) {
   return async (app: FastifyInstance): Promise<void> => {
     const create = async (req: FastifyRequest) => {
       const token = req.headers['x-client-token'];
-      return engine.withEffects(req.hcs.effects, () =>
-        engine.createServers(req.hcs.projectId, req.hcs.json, typeof token === 'string' && token.length > 0 ? token : undefined),
+      return b.engine.withEffects(req.hcs.effects, () =>
+        b.engine.createServers(req.hcs.projectId, req.hcs.json, typeof token === 'string' && token.length > 0 ? token : undefined),
       );
     };
     route(app, ECS.createServers, { resource: serverToCreate }, create);
 
     route(app, ECS.showJob, { resource: jobResources }, async (req) => {
       const { job_id } = req.params as P;
-      const job = engine.job(req.hcs.projectId, job_id!);
+      const job = b.engine.job(req.hcs.projectId, job_id!);
       // ecs_07_0002 and evs_04_0038 both list Common.0011 (400) "Invalid job ID" / "query job fail" for a job that cannot be obtained.
       if (!job) throw new CloudError(400, Codes.jobNotFound, `Failed to obtain the job: job ${job_id} could not be found.`);
-      return renderJob(job, clock.now());
+      return renderJob(job, b.clock.now());
     });
 
     /** Fault `listLag` (issue 37): a server created less than that long ago is not listed yet. */
     const listed = <T extends { created: number }>(req: { hcs: { listLagMs?: number } }, xs: T[]): T[] => {
       const lag = req.hcs.listLagMs;
       if (!lag) return xs;
-      const since = clock.now() - lag;
+      const since = b.clock.now() - lag;
       return xs.filter((s) => s.created <= since);
     };
     route(app, ECS.listServers, { resource: serverQuery }, async (req, reply) => {
@@ -62,21 +62,21 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       // client paging by marker moves on and ends (issue 24); it takes the place of offset.
       const marker = q(req, 'marker');
       if (marker !== undefined && marker !== '') {
-        const all = listed(req, filterServers(engine.serversOf(req.hcs.projectId), filter));
+        const all = listed(req, filterServers(b.engine.serversOf(req.hcs.projectId), filter));
         const i = all.findIndex((s) => s.id === marker);
         if (i < 0) throw new CloudError(400, Codes.ecsBadRequest, `Invalid request parameter marker: server ${marker} is not in the list`);
-        return sendJsonText(req, reply, engine, serversText(engine, all.length, all.slice(i + 1, i + 1 + limit)));
+        return sendJsonText(req, reply, b.engine, serversText(b.engine, all.length, all.slice(i + 1, i + 1 + limit)));
       }
       if (!req.hcs.listLagMs && Object.values(filter).every((v) => v === undefined || v === '')) {
         // No filter: the page straight from the project's ordered index, O(offset + limit) (issue 13, scale).
-        const { total, servers } = engine.serversPage(req.hcs.projectId, (page - 1) * limit, limit);
-        return sendJsonText(req, reply, engine, serversText(engine, total, servers));
+        const { total, servers } = b.engine.serversPage(req.hcs.projectId, (page - 1) * limit, limit);
+        return sendJsonText(req, reply, b.engine, serversText(b.engine, total, servers));
       }
       // A name pattern narrows the servers to look at through the store's index (same servers, same order as the scan).
-      const candidates = (name ? engine.serverNameCandidates(req.hcs.projectId, name) : undefined) ?? engine.serversOf(req.hcs.projectId);
+      const candidates = (name ? b.engine.serverNameCandidates(req.hcs.projectId, name) : undefined) ?? b.engine.serversOf(req.hcs.projectId);
       const matches = listed(req, filterServers(candidates, filter));
       const slice = matches.slice((page - 1) * limit, page * limit);
-      return sendJsonText(req, reply, engine, serversText(engine, matches.length, slice));
+      return sendJsonText(req, reply, b.engine, serversText(b.engine, matches.length, slice));
     });
 
     // ListCloudServers (the newer list API, huaweicloud-sdk-go-v3 ecs/v2 ListCloudServers): marker
@@ -84,7 +84,7 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
     route(app, ECS.listCloudServers, { resource: serverQuery }, async (req) => {
       const limit = intParam(q(req, 'limit'), 'limit', 50, 1, 1000);
       const name = q(req, 'name');
-      const candidates = (name ? engine.serverNameCandidates(req.hcs.projectId, name) : undefined) ?? engine.serversOf(req.hcs.projectId);
+      const candidates = (name ? b.engine.serverNameCandidates(req.hcs.projectId, name) : undefined) ?? b.engine.serversOf(req.hcs.projectId);
       const ids = q(req, 'id')?.split(',').filter(Boolean);
       const flavorName = q(req, 'flavor_name');
       const imageId = q(req, 'image_id');
@@ -93,7 +93,7 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       const matches = filterServers(candidates, { name, status: q(req, 'status'), tags: q(req, 'tags'), notTags: q(req, 'not-tags') }).filter(
         (s) =>
           (!ids || ids.includes(s.id)) &&
-          (!flavorName || (engine.flavors.get(s.flavorId)?.name ?? s.flavorId) === flavorName) &&
+          (!flavorName || (b.engine.flavors.get(s.flavorId)?.name ?? s.flavorId) === flavorName) &&
           (!imageId || s.imageId === imageId) &&
           (!az || s.az.includes(az)) &&
           (!azEq || s.az === azEq),
@@ -108,12 +108,12 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       const slice = matches.slice(from, from + limit);
       const more = from + limit < matches.length;
       const next = more ? [{ rel: 'next', href: `/v1.1/${req.hcs.projectId}/cloudservers/detail?limit=${limit}&marker=${slice[slice.length - 1]!.id}` }] : [];
-      return { servers: slice.map((s) => renderCloudServer(engine, s)), servers_links: next };
+      return { servers: slice.map((s) => renderCloudServer(b.engine, s)), servers_links: next };
     });
 
     route(app, ECS.listFlavors, { resource: (r, req) => void (r.info.az = q(req, 'availability_zone')) }, async (req) => {
       const az = q(req, 'availability_zone');
-      const azs = engine.config.availabilityZones;
+      const azs = b.engine.config.availabilityZones;
       if (az !== undefined && !azs.includes(az)) {
         throw new CloudError(400, Codes.ecsBadRequest, `Invalid request parameter availability_zone: "${az}" is not an availability zone (valid: ${azs.join(', ')})`, ['TPL-2']);
       }
@@ -121,8 +121,8 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       const limit = intParam(q(req, 'limit'), 'limit', 1000, 1, 1000);
       const marker = q(req, 'marker');
       // Sell status per AZ: configuration, capacity in use and capacity fault rules (TPL-2, OPS-2).
-      let rows = engine.config.flavors
-        .map((f) => ({ f, statuses: azs.map((a) => ({ az: a, status: engine.flavorAzStatus(f, a).status })) }))
+      let rows = b.engine.config.flavors
+        .map((f) => ({ f, statuses: azs.map((a) => ({ az: a, status: b.engine.flavorAzStatus(f, a).status })) }))
         .filter((r) => (flavorId === undefined || r.f.id === flavorId) && (az === undefined || r.statuses.find((x) => x.az === az)?.status !== 'abandon'));
       if (marker !== undefined) {
         const i = rows.findIndex((r) => r.f.id === marker);
@@ -135,12 +135,12 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
     // One path, three operations: the body's key picks one (ECS.batchStopServers.bodyKey "os-stop", ...).
     const actions = [ECS.batchStopServers, ECS.batchStartServers, ECS.batchRebootServers];
     route(app, actions, { name: 'serverAction', resource: (r) => r.operation?.bodyKey && serverIdsIn(obj(r.body?.[r.operation.bodyKey])?.servers).forEach((id) => r.server(id)) }, async (req) =>
-      engine.withEffects(req.hcs.effects, () => engine.serverAction(req.hcs.projectId, req.hcs.json)),
+      b.engine.withEffects(req.hcs.effects, () => b.engine.serverAction(req.hcs.projectId, req.hcs.json)),
     );
 
     const serverOr404 = (req: FastifyRequest): ServerRec => {
       const { server_id } = req.params as P;
-      const s = engine.serverRec(req.hcs.projectId, server_id!);
+      const s = b.engine.serverRec(req.hcs.projectId, server_id!);
       if (!s) throw new CloudError(404, Codes.ecsServerNotFound, `Instance[${server_id}] could not be found.`);
       return s;
     };
@@ -150,7 +150,7 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       const n = s.volumes.length + s.attaching.length;
       return {
         attachableQuantity: { free_scsi: Math.max(0, 60 - n), free_blk: Math.max(0, 24 - n), free_disk: Math.max(0, 24 - n) },
-        volumeAttachments: s.volumes.map((v, i) => renderBlockDevice(engine, s, v, i)),
+        volumeAttachments: s.volumes.map((v, i) => renderBlockDevice(b.engine, s, v, i)),
       };
     });
 
@@ -159,29 +159,29 @@ export function ecsRoutes(engine: CloudEngine, clock: Clock) {
       const { volume_id } = req.params as P;
       const i = s.volumes.findIndex((v) => v.volumeId === volume_id);
       if (i < 0) throw new CloudError(404, Codes.ecsVolumeNotAttached, `Volume ${volume_id} is not attached to server ${s.id}`);
-      return { volumeAttachment: renderBlockDevice(engine, s, s.volumes[i]!, i) };
+      return { volumeAttachment: renderBlockDevice(b.engine, s, s.volumes[i]!, i) };
     });
 
     route(app, ECS.showServer, { resource: serverAndVolume }, async (req, reply) => {
       const { server_id } = req.params as P;
-      const s = engine.serverRec(req.hcs.projectId, server_id!);
+      const s = b.engine.serverRec(req.hcs.projectId, server_id!);
       if (!s) throw new CloudError(404, Codes.ecsServerNotFound, `Instance[${server_id}] could not be found.`);
       // JSON.stringify({ server: renderServer(engine, s) }), the server's text remembered while it is unchanged.
-      return sendJsonText(req, reply, engine, `{"server":${serverJson(engine, s)}}`);
+      return sendJsonText(req, reply, b.engine, `{"server":${serverJson(b.engine, s)}}`);
     });
 
     route(app, ECS.deleteServers, { resource: (r) => serverIdsIn(r.body?.servers).forEach((id) => r.server(id)) }, async (req) =>
-      engine.withEffects(req.hcs.effects, () => engine.deleteServers(req.hcs.projectId, req.hcs.json)),
+      b.engine.withEffects(req.hcs.effects, () => b.engine.deleteServers(req.hcs.projectId, req.hcs.json)),
     );
 
     route(app, ECS.attachVolume, { resource: serverAndVolume }, async (req) => {
       const { server_id } = req.params as P;
-      return engine.withEffects(req.hcs.effects, () => engine.attachVolume(req.hcs.projectId, server_id!, req.hcs.json));
+      return b.engine.withEffects(req.hcs.effects, () => b.engine.attachVolume(req.hcs.projectId, server_id!, req.hcs.json));
     });
 
     route(app, ECS.detachVolume, { resource: serverAndVolume }, async (req) => {
       const { server_id, volume_id } = req.params as P;
-      return engine.withEffects(req.hcs.effects, () => engine.detachVolume(req.hcs.projectId, server_id!, volume_id!));
+      return b.engine.withEffects(req.hcs.effects, () => b.engine.detachVolume(req.hcs.projectId, server_id!, volume_id!));
     });
   };
 }

@@ -1,6 +1,6 @@
 /** EVS: cloud volumes (POST /v2.1/{project_id}/cloudvolumes, GET/PUT/DELETE /v2/{project_id}/cloudvolumes/..., POST /v2.1/{project_id}/cloudvolumes/{volume_id}/action). */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { CloudEngine } from '../cloud.js';
+import type { CloudBinding } from '../binding.js';
 import { CloudError, Codes } from '../errors.js';
 import { q, sendJsonText } from '../http.js';
 import { renderVolume, volumeJson } from '../render.js';
@@ -12,9 +12,9 @@ import { obj, route, strMap, type ResourceOf } from './operation.js';
 
 type P = { project_id: string; volume_id?: string };
 
-export function evsRoutes(engine: CloudEngine) {
+export function evsRoutes(b: CloudBinding) {
   return async (app: FastifyInstance): Promise<void> => {
-    const create = async (req: FastifyRequest) => engine.withEffects(req.hcs.effects, () => engine.createVolume(req.hcs.projectId, req.hcs.json));
+    const create = async (req: FastifyRequest) => b.engine.withEffects(req.hcs.effects, () => b.engine.createVolume(req.hcs.projectId, req.hcs.json));
     route(app, EVS.createVolume, { resource: volumeToCreate }, create);
 
     route(app, EVS.listVolumes, { resource: (r, req) => void r.names(q(req, 'name')) }, async (req, reply) => {
@@ -46,7 +46,7 @@ export function evsRoutes(engine: CloudEngine) {
       const matches: VolumeRec[] = [];
       // server_id: only the volumes indexed under that server; metadata: only those indexed under its rarest pair
       // (same volumes, same order as scanning the project's).
-      const candidates = serverId ? engine.volumesOfServer(req.hcs.projectId, serverId) : (engine.volumesWithMetadata(req.hcs.projectId, metaPairs) ?? engine.volumesOf(req.hcs.projectId));
+      const candidates = serverId ? b.engine.volumesOfServer(req.hcs.projectId, serverId) : (b.engine.volumesWithMetadata(req.hcs.projectId, metaPairs) ?? b.engine.volumesOf(req.hcs.projectId));
       scan: for (const v of candidates) {
         if (serverId && v.attachment?.serverId !== serverId && v.pendingServerId !== serverId) continue;
         if ((status && v.status !== status) || (az && v.az !== az)) continue;
@@ -73,31 +73,31 @@ export function evsRoutes(engine: CloudEngine) {
         const next = `/v2/${req.hcs.projectId}/cloudvolumes/detail?limit=${limit}&marker=${page[page.length - 1]!.id}`;
         text += `,"volumes_links":[{"href":${JSON.stringify(next)},"rel":"next"}]`;
       }
-      return sendJsonText(req, reply, engine, `${text}}`);
+      return sendJsonText(req, reply, b.engine, `${text}}`);
     });
 
     route(app, EVS.showVolume, { resource: pathVolume }, async (req, reply) => {
       const { volume_id } = req.params as P;
-      const v = engine.volumeRec(req.hcs.projectId, volume_id!);
+      const v = b.engine.volumeRec(req.hcs.projectId, volume_id!);
       if (!v) throw new CloudError(404, Codes.evsNotFound, `Volume ${volume_id} could not be found.`);
-      return sendJsonText(req, reply, engine, `{"volume":${volumeJson(v)}}`);
+      return sendJsonText(req, reply, b.engine, `{"volume":${volumeJson(v)}}`);
     });
 
     route(app, EVS.updateVolume, {}, async (req) => {
       const { volume_id } = req.params as P;
       // The volume's fields at the top level, not under "volume": the EVS API reference (UpdateVolume response)
       // and both SDKs' UpdateVolumeResponse (huaweicloud-sdk-go-v3 evs/v2, huaweicloudsdkevs 3.1.219).
-      return engine.withEffects(req.hcs.effects, () => renderVolume(engine.updateVolume(req.hcs.projectId, volume_id!, req.hcs.json)));
+      return b.engine.withEffects(req.hcs.effects, () => renderVolume(b.engine.updateVolume(req.hcs.projectId, volume_id!, req.hcs.json)));
     });
 
     route(app, EVS.deleteVolume, { resource: pathVolume }, async (req) => {
       const { volume_id } = req.params as P;
-      return engine.withEffects(req.hcs.effects, () => engine.deleteVolume(req.hcs.projectId, volume_id!));
+      return b.engine.withEffects(req.hcs.effects, () => b.engine.deleteVolume(req.hcs.projectId, volume_id!));
     });
 
     route(app, EVS.resizeVolume, { resource: pathVolume }, async (req) => {
       const { volume_id } = req.params as P;
-      return engine.withEffects(req.hcs.effects, () => engine.evs.resizeVolume(req.hcs.projectId, volume_id!, req.hcs.json));
+      return b.engine.withEffects(req.hcs.effects, () => b.engine.evs.resizeVolume(req.hcs.projectId, volume_id!, req.hcs.json));
     });
   };
 }

@@ -4,11 +4,10 @@
  * GET /v3/projects, GET /v3/auth/projects, GET /v3/auth/domains.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { CloudEngine } from '../cloud.js';
+import type { CloudBinding } from '../binding.js';
 import type { ProjectConfig } from '../config.js';
 import { CloudError, Codes } from '../errors.js';
 import { q } from '../http.js';
-import type { IamService } from '../iam.js';
 import { IAM } from '../../../src/core/hcs/index.js';
 import { obj, route } from './operation.js';
 
@@ -29,7 +28,7 @@ function intParam(v: string | undefined, name: string, min: number, max: number)
   return Number(v);
 }
 
-export function iamRoutes(engine: CloudEngine, iam: IamService) {
+export function iamRoutes(b: CloudBinding) {
   return async (app: FastifyInstance): Promise<void> => {
     // The user the body names (fault matching, HCS-6).
     const user = (r: { body: Record<string, unknown> | undefined; names(...v: unknown[]): unknown }) => void r.names(obj(obj(obj(obj(r.body?.auth)?.identity)?.password)?.user)?.name);
@@ -37,14 +36,14 @@ export function iamRoutes(engine: CloudEngine, iam: IamService) {
       const header = req.headers['x-auth-token'];
       try {
         const nocatalog = q(req, 'nocatalog');
-        const { token, body } = iam.issue(req.hcs.json, typeof header === 'string' ? header : undefined, { nocatalog: nocatalog !== undefined && nocatalog !== '', endpoint: endpointOf(req) });
+        const { token, body } = b.iam.issue(req.hcs.json, typeof header === 'string' ? header : undefined, { nocatalog: nocatalog !== undefined && nocatalog !== '', endpoint: endpointOf(req) });
         const t = body.token as { user: { name: string }; project?: { id: string }; expires_at: string };
-        engine.record('iam.token-issued', `token issued to ${t.user.name}${t.project ? ` for project ${t.project.id}` : ' (domain scope)'}, expires ${t.expires_at}`, { user: t.user.name, projectId: t.project?.id, expiresAt: t.expires_at }, ['HCS-5']);
+        b.engine.record('iam.token-issued', `token issued to ${t.user.name}${t.project ? ` for project ${t.project.id}` : ' (domain scope)'}, expires ${t.expires_at}`, { user: t.user.name, projectId: t.project?.id, expiresAt: t.expires_at }, ['HCS-5']);
         void reply.code(201).header('X-Subject-Token', token);
         return body;
       } catch (e) {
         if (e instanceof CloudError && e.status === 401) {
-          engine.record('auth.rejected', `POST /v3/auth/tokens: 401 ${e.message}`, { method: 'POST', path: '/v3/auth/tokens', reason: e.message }, ['HCS-5']);
+          b.engine.record('auth.rejected', `POST /v3/auth/tokens: 401 ${e.message}`, { method: 'POST', path: '/v3/auth/tokens', reason: e.message }, ['HCS-5']);
         }
         throw e;
       }
@@ -54,7 +53,7 @@ export function iamRoutes(engine: CloudEngine, iam: IamService) {
       const pageNo = intParam(q(req, 'page'), 'page', 1, 1_000_000);
       const perPage = intParam(q(req, 'per_page'), 'per_page', 1, 5000);
       if ((pageNo === undefined) !== (perPage === undefined)) throw new CloudError(400, Codes.iamBadParam, 'Request parameter page is invalid: page and per_page must be given together');
-      let list: ProjectConfig[] = iam.projects(req.hcs.domainId, {
+      let list: ProjectConfig[] = b.iam.projects(req.hcs.domainId, {
         name: q(req, 'name'),
         domainId: q(req, 'domain_id'),
         enabled: boolParam(q(req, 'enabled'), 'enabled'),
@@ -63,19 +62,19 @@ export function iamRoutes(engine: CloudEngine, iam: IamService) {
       }, req.hcs.projectId);
       if (pageNo !== undefined && perPage !== undefined) list = list.slice((pageNo - 1) * perPage, pageNo * perPage);
       const ep = endpointOf(req);
-      return { links: { self: `${ep}/v3/projects`, previous: null, next: null }, projects: list.map((p) => iam.renderProject(p, ep)) };
+      return { links: { self: `${ep}/v3/projects`, previous: null, next: null }, projects: list.map((p) => b.iam.renderProject(p, ep)) };
     });
 
     route(app, IAM.listAuthProjects, {}, async (req) => {
       const ep = endpointOf(req);
-      const all = iam.projects(req.hcs.domainId, {});
+      const all = b.iam.projects(req.hcs.domainId, {});
       const list = req.hcs.projectId ? all.filter((p) => p.id === req.hcs.projectId) : all;
-      return { links: { self: `${ep}/v3/auth/projects`, previous: null, next: null }, projects: list.map((p) => iam.renderProject(p, ep)) };
+      return { links: { self: `${ep}/v3/auth/projects`, previous: null, next: null }, projects: list.map((p) => b.iam.renderProject(p, ep)) };
     });
 
     route(app, IAM.listAuthDomains, {}, async (req) => {
       const ep = endpointOf(req);
-      const d = iam.domainById(req.hcs.domainId);
+      const d = b.iam.domainById(req.hcs.domainId);
       return {
         links: { self: `${ep}/v3/auth/domains`, previous: null, next: null },
         domains: d ? [{ id: d.id, name: d.name, enabled: true, description: '', links: { self: `${ep}/v3/domains/${d.id}` } }] : [],

@@ -4,7 +4,7 @@
  * of the previous page, as the IMS ListImages API describes them).
  */
 import type { FastifyInstance } from 'fastify';
-import type { CloudEngine } from '../cloud.js';
+import type { CloudBinding } from '../binding.js';
 import { CloudError, Codes } from '../errors.js';
 import { q } from '../http.js';
 import { renderImage } from '../render.js';
@@ -12,7 +12,7 @@ import { IMS } from '../../../src/core/hcs/index.js';
 import { intParam } from './ecs.js';
 import { route } from './operation.js';
 
-export function imsRoutes(engine: CloudEngine, createdMs: number) {
+export function imsRoutes(b: CloudBinding) {
   return async (app: FastifyInstance): Promise<void> => {
     route(app, IMS.listImages, { resource: (r, req) => void r.names(q(req, 'name')).ids(q(req, 'id')) }, async (req) => {
       const name = q(req, 'name');
@@ -20,7 +20,7 @@ export function imsRoutes(engine: CloudEngine, createdMs: number) {
       const id = q(req, 'id');
       const limit = intParam(q(req, 'limit'), 'limit', 25, 1, 1000, Codes.imsBadRequest);
       const marker = q(req, 'marker');
-      const images = engine.config.images.filter(
+      const images = b.engine.config.images.filter(
         (i) => (!name || i.name === name) && (!status || (i.status ?? 'active') === status) && (!id || i.id === id),
       );
       let from = 0;
@@ -29,7 +29,7 @@ export function imsRoutes(engine: CloudEngine, createdMs: number) {
         if (i < 0) throw new CloudError(400, Codes.imsBadRequest, `Invalid request parameter marker: image ${marker} is not in the list`);
         from = i + 1;
       }
-      return { images: images.slice(from, from + limit).map((i) => renderImage(i, createdMs)) };
+      return { images: images.slice(from, from + limit).map((i) => renderImage(i, b.createdMs)) };
     });
   };
 }

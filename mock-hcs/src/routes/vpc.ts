@@ -6,10 +6,10 @@
  * GET|DELETE /v1/{project_id}/privateips/{privateip_id}.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { CloudEngine } from '../cloud.js';
+import type { CloudBinding } from '../binding.js';
 import { CloudError, Codes } from '../errors.js';
 import { noContent, q, qAll } from '../http.js';
-import type { NetworkService, PortView } from '../network.js';
+import type { PortView } from '../network.js';
 import { renderPort, renderPortV3, renderPrivateIp, renderSubnet } from '../render.js';
 import { VPC } from '../../../src/core/hcs/index.js';
 import { intParam } from './ecs.js';
@@ -37,23 +37,23 @@ function boolParam(v: string | undefined, name: string): boolean | undefined {
   throw new CloudError(400, Codes.vpcBadRequest, `Invalid request parameter ${name}: must be true or false`);
 }
 
-export function vpcRoutes(engine: CloudEngine, net: NetworkService, createdMs: number) {
+export function vpcRoutes(b: CloudBinding) {
   return async (app: FastifyInstance): Promise<void> => {
     route(app, VPC.listSubnets, {}, async (req) => {
       const vpcId = q(req, 'vpc_id');
-      const subnets = engine.config.subnets.filter((s) => !vpcId || s.vpc_id === vpcId);
-      return { subnets: page(subnets, req, 2000).map((s) => renderSubnet(s, req.hcs.projectId, createdMs)) };
+      const subnets = b.engine.config.subnets.filter((s) => !vpcId || s.vpc_id === vpcId);
+      return { subnets: page(subnets, req, 2000).map((s) => renderSubnet(s, req.hcs.projectId, b.createdMs)) };
     });
     route(app, VPC.showSubnet, { resource: pathSubnet }, async (req) => {
       const { subnet_id } = req.params as P;
-      const s = engine.config.subnets.find((x) => x.id === subnet_id);
+      const s = b.engine.config.subnets.find((x) => x.id === subnet_id);
       if (!s) throw new CloudError(404, Codes.vpcNotFound, `Subnet ${subnet_id} could not be found.`);
-      return { subnet: renderSubnet(s, req.hcs.projectId, createdMs) };
+      return { subnet: renderSubnet(s, req.hcs.projectId, b.createdMs) };
     });
 
     // ------------------------------------------------------------ ports
     route(app, VPC.listPorts, { resource: portQuery }, async (req) => {
-      const list = net.filter(net.ports(req.hcs.projectId), {
+      const list = b.net.filter(b.net.ports(req.hcs.projectId), {
         name: q(req, 'name'),
         ids: qAll(req, 'id'),
         networkId: q(req, 'network_id'),
@@ -69,17 +69,17 @@ export function vpcRoutes(engine: CloudEngine, net: NetworkService, createdMs: n
     });
     route(app, VPC.showPort, { resource: pathPort }, async (req) => {
       const { port_id } = req.params as P;
-      const p = net.port(req.hcs.projectId, port_id!);
+      const p = b.net.port(req.hcs.projectId, port_id!);
       if (!p) throw new CloudError(404, Codes.vpcPortNotFound, `Port ${port_id} could not be found.`);
       return { port: renderPort(p) };
     });
     route(app, VPC.createPort, { resource: (r) => void r.names(obj(r.body?.port)?.name).ids(obj(r.body?.port)?.network_id) }, async (req) => ({
-      port: renderPort(net.createPort(req.hcs.projectId, req.hcs.json)),
+      port: renderPort(b.net.createPort(req.hcs.projectId, req.hcs.json)),
     }));
     route(app, VPC.deletePort, { resource: pathPort }, async (req, reply) => {
       const { port_id } = req.params as P;
-      net.remove(req.hcs.projectId, port_id!, 'port');
-      return noContent(req, reply, engine);
+      b.net.remove(req.hcs.projectId, port_id!, 'port');
+      return noContent(req, reply, b.engine);
     });
 
     // ------------------------------------------------------------ ports, VPC v3 (huaweicloud-sdk-go-v3 vpc/v3 ListPorts, ShowPort)
@@ -103,7 +103,7 @@ export function vpcRoutes(engine: CloudEngine, net: NetworkService, createdMs: n
       const status = q(req, 'status');
       const adminStateUp = boolParam(q(req, 'admin_state_up'), 'admin_state_up');
       const prefix = q(req, 'device_owner_prefixlike');
-      const list = net
+      const list = b.net
         .ports(req.hcs.projectId)
         .filter((p) => tests.every((t) => t(p)) && (!status || p.status === status) && (adminStateUp === undefined || p.adminStateUp === adminStateUp) && (!prefix || p.deviceOwner.startsWith(prefix)));
       const ports = page(list, req, 2000);
@@ -116,32 +116,32 @@ export function vpcRoutes(engine: CloudEngine, net: NetworkService, createdMs: n
     });
     route(app, VPC.showPortV3, { resource: pathPort }, async (req) => {
       const { port_id } = req.params as P;
-      const p = net.port(req.hcs.projectId, port_id!);
+      const p = b.net.port(req.hcs.projectId, port_id!);
       if (!p) throw new CloudError(404, Codes.vpcPortNotFound, `Port ${port_id} could not be found.`);
       return { port: renderPortV3(p), request_id: req.hcs.requestId };
     });
 
     // ------------------------------------------------------------ private IPs
     route(app, VPC.createPrivateip, { resource: (r) => (Array.isArray(r.body?.privateips) ? r.body.privateips : []).forEach((e) => r.ids(obj(e)?.subnet_id)) }, async (req) => ({
-      privateips: net.createPrivateIps(req.hcs.projectId, req.hcs.json).map(renderPrivateIp),
+      privateips: b.net.createPrivateIps(req.hcs.projectId, req.hcs.json).map(renderPrivateIp),
     }));
     route(app, VPC.listPrivateips, { resource: (r) => void r.ids(r.param('subnet_id')) }, async (req) => {
       const { subnet_id } = req.params as P;
-      const subnet = engine.subnetInfo(subnet_id!);
+      const subnet = b.engine.subnetInfo(subnet_id!);
       if (!subnet) throw new CloudError(404, Codes.vpcNotFound, `Subnet ${subnet_id} could not be found.`);
-      const list: PortView[] = net.ports(req.hcs.projectId).filter((p) => p.subnet.id === subnet.cfg.id);
+      const list: PortView[] = b.net.ports(req.hcs.projectId).filter((p) => p.subnet.id === subnet.cfg.id);
       return { privateips: page(list, req, 2000).map(renderPrivateIp) };
     });
     route(app, VPC.showPrivateip, { resource: pathPrivateIp }, async (req) => {
       const { privateip_id } = req.params as P;
-      const p = net.port(req.hcs.projectId, privateip_id!);
+      const p = b.net.port(req.hcs.projectId, privateip_id!);
       if (!p) throw new CloudError(404, Codes.vpcPrivateIpNotFound, `Private IP ${privateip_id} could not be found.`);
       return { privateip: renderPrivateIp(p) };
     });
     route(app, VPC.deletePrivateip, { resource: pathPrivateIp }, async (req, reply) => {
       const { privateip_id } = req.params as P;
-      net.remove(req.hcs.projectId, privateip_id!, 'privateip');
-      return noContent(req, reply, engine);
+      b.net.remove(req.hcs.projectId, privateip_id!, 'privateip');
+      return noContent(req, reply, b.engine);
     });
   };
 }

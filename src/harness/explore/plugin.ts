@@ -13,6 +13,7 @@ import { InputError } from '../../core/errors.js';
 import type { TestbedFactory } from '../scenario/runner.js';
 import { createTestbed, type Testbed, type TestbedOptions } from '../testbed/testbed.js';
 import { createReplayTestbed, readBundleFile } from '../capture/replay.js';
+import type { MockHcsAppPool } from '../../../mock-hcs/src/index.js';
 
 export interface TestbedPlugin {
   options?(): Omit<TestbedOptions, 'seed'>;
@@ -31,11 +32,15 @@ export async function loadPlugin(path: string): Promise<TestbedPlugin> {
   return p;
 }
 
-/** Embedded testbeds with the plugin applied; `onTestbed` sees each one (profiles, snapshots). */
-export function embeddedFactory(plugin?: TestbedPlugin, onTestbed?: (tb: Testbed) => void): TestbedFactory {
+/**
+ * Embedded testbeds with the plugin applied; `onTestbed` sees each one (profiles, snapshots). `appPool`: their
+ * mock-hcs apps come from it and go back to it (a worker keeps one pool for all its runs; TestbedOptions.appPool).
+ */
+export function embeddedFactory(plugin?: TestbedPlugin, onTestbed?: (tb: Testbed) => void, appPool?: MockHcsAppPool): TestbedFactory {
   return async (seed, scenario) => {
+    const options = { ...(plugin?.options?.() ?? {}), ...(appPool ? { appPool } : {}), seed };
     // A scenario with `from:` starts from its captured bundle (issue 35), with the plugin's options too.
-    const tb = scenario?.from ? await createReplayTestbed(readBundleFile(scenario.from), { ...(plugin?.options?.() ?? {}), seed }) : await createTestbed({ ...(plugin?.options?.() ?? {}), seed });
+    const tb = scenario?.from ? await createReplayTestbed(readBundleFile(scenario.from), options) : await createTestbed(options);
     plugin?.prepare?.(tb);
     onTestbed?.(tb);
     return tb;

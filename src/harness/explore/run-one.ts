@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { errorMessage } from '../../core/errors.js';
 import type { LogEvent } from '../../core/events.js';
 import { FAULT_OPERATIONS, type FaultService } from '../../../mock-hcs/src/faults.js';
+import type { MockHcsAppPool } from '../../../mock-hcs/src/index.js';
 import { runScenario, type ScenarioResult } from '../scenario/runner.js';
 import type { Scenario } from '../scenario/types.js';
 import type { HCSMachineConfigPool } from '../../product/api/hcs.js';
@@ -111,6 +112,8 @@ export interface RunOneOptions {
   onTestbed?: (tb: Testbed) => void;
   /** Keep the full result (bundles). */
   keep?: (r: ScenarioResult, tb: Testbed) => Promise<void>;
+  /** The mock-hcs apps of the run's testbed come from this pool and go back to it (a worker keeps one; TestbedOptions.appPool). */
+  appPool?: MockHcsAppPool;
 }
 
 /** Run `scenario` with `seed` and `schedule`; summarise. Catches everything. */
@@ -121,7 +124,7 @@ export async function runOne(scenario: Scenario, seed: number, schedule: readonl
     testbed = tb;
     if (o.profile) addProbes(tb);
     o.onTestbed?.(tb);
-  });
+  }, o.appPool);
   const s: Scenario = { ...scenario, schedule: [...schedule] };
   if (schedule.length === 0) delete s.schedule;
   try {

@@ -5,7 +5,7 @@
  * provider and the guests. One seed fixes the whole run.
  */
 import { NODE_LIFECYCLE_CONTROLLER, setupNodeLifecycle } from '../../world/workload/node-lifecycle.js';
-import { createMockHcs, DEFAULT_DOMAIN, usersOf, type CloudConfig, type MockHcs } from '../../../mock-hcs/src/index.js';
+import { createMockHcs, DEFAULT_DOMAIN, MockHcsAppPool, usersOf, type CloudConfig, type MockHcs } from '../../../mock-hcs/src/index.js';
 import { installAdmission } from '../../world/admission.js';
 import { secretValue, type Secret } from '../../product/api/core.js';
 import { installCrdSchemas } from '../../product/api/crds/install.js';
@@ -107,6 +107,13 @@ export interface TestbedOptions {
    * test/testbed/in-process-credentials.test.ts runs the library both ways.
    */
   signedCloudCalls?: boolean;
+  /**
+   * mock-hcs takes its fastify app from this pool when it holds an idle one,
+   * and gives it back on close (mock-hcs/src/binding.ts): ~6 ms of CPU saved per
+   * testbed for runs that make one after another (embeddedTestbedFactory,
+   * explore's workers). test/testbed/app-pool.test.ts runs the library both ways.
+   */
+  appPool?: MockHcsAppPool;
   /** Events of a run this one continues (a replay from a captured bundle, src/harness/capture/replay.ts): the log starts with them. */
   history?: readonly LogEvent[];
 }
@@ -195,7 +202,7 @@ function tokenClient(transport: HcsTransport, config: CloudConfig, project: Clou
  * scenario's view of the world.
  */
 export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: Backend): Promise<TestbedParts> {
-  const cloud = await createMockHcs({ clock: env.clock, rng: env.rng.fork('cloud'), events: env.events, ...(opts.cloudConfig ? { config: opts.cloudConfig } : {}), ...(opts.cloudAuthNow ? { authNow: opts.cloudAuthNow } : {}) });
+  const cloud = await createMockHcs({ clock: env.clock, rng: env.rng.fork('cloud'), events: env.events, ...(opts.cloudConfig ? { config: opts.cloudConfig } : {}), ...(opts.cloudAuthNow ? { authNow: opts.cloudAuthNow } : {}), ...(opts.appPool ? { appPool: opts.appPool } : {}) });
   const project = cloud.config.projects[0];
   if (!project) throw new Error('cloud config has no project');
   // HTTP requests into mock-hcs's request handler, in process (MockHcs.dispatch: what app.inject() answers, without
@@ -319,7 +326,11 @@ export async function assembleTestbed(env: Env, opts: TestbedOptions, backend: B
   };
 }
 
-/** The default backend of `hcs-testbed run`: a fresh embedded testbed per scenario. */
+/**
+ * The default backend of `hcs-testbed run`: a fresh embedded testbed per
+ * scenario, their mock-hcs apps from one pool (TestbedOptions.appPool).
+ */
 export function embeddedTestbedFactory(opts: Omit<TestbedOptions, 'seed'> = {}): TestbedFactory {
-  return (seed) => createTestbed({ ...opts, seed });
+  const appPool = opts.appPool ?? new MockHcsAppPool();
+  return (seed) => createTestbed({ ...opts, appPool, seed });
 }
