@@ -2,7 +2,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../../core/errors.js';
 import type { KubeClient } from '../../core/kube/client.js';
-import { canonicalMessage, KubeApiError } from '../../core/kube/errors.js';
+import { canonicalMessage, isConflict, KubeApiError } from '../../core/kube/errors.js';
 import { resourceForKind, RESOURCES, apiVersionOf } from '../../core/kube/resources.js';
 import type { KubeObject } from '../../core/kube/types.js';
 import { parseYamlDocuments, type SourceDoc } from './source.js';
@@ -94,9 +94,19 @@ export interface ApplyResult {
 }
 
 /**
+ * Conflicts an apply retries before it gives up, as kubectl does: its client-side apply
+ * re-reads the live object and patches again up to `maxPatchRetry` (5) times when the
+ * patch meets a 409 Conflict (k8s.io/kubectl/pkg/cmd/apply/patcher.go). Here the write
+ * is an update with the live resourceVersion, so another client's write between the read
+ * and it (a provider process writing the same object's status) is such a conflict.
+ */
+export const APPLY_CONFLICT_RETRIES = 5;
+
+/**
  * `kubectl apply` for one object: create it, or update the live object from
  * the manifest (spec and labels/annotations replaced, status kept), recording
- * the last-applied-configuration annotation as client-side apply does.
+ * the last-applied-configuration annotation as client-side apply does. A write
+ * that conflicts with another client's is read and made again (APPLY_CONFLICT_RETRIES).
  */
 export async function applyObject(client: KubeClient, input: KubeObject, defaultNamespace?: string): Promise<ApplyResult> {
   const info = resourceForKind(input.kind);
@@ -105,6 +115,16 @@ export async function applyObject(client: KubeClient, input: KubeObject, default
   const applied = structuredClone(obj) as KubeObject;
   delete (applied as { status?: unknown }).status;
   obj.metadata.annotations = { ...(obj.metadata.annotations ?? {}), [LAST_APPLIED]: JSON.stringify(applied) };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await applyOnce(client, obj);
+    } catch (e) {
+      if (!isConflict(e) || attempt >= APPLY_CONFLICT_RETRIES) throw e;
+    }
+  }
+}
+
+async function applyOnce(client: KubeClient, obj: KubeObject): Promise<ApplyResult> {
   const live = await client.get({ kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name });
   if (!live) {
     const created = await client.create(obj);
