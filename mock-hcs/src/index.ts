@@ -317,31 +317,31 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
   const clock = opts.clock as Clock & { advanceBy?: (ms: number) => number };
   const adminOps: AdminOps | undefined = admin
     ? {
-      catalog,
-      dumpState,
-      restoreState,
-      reset,
-      seed,
-      setQuotas: (projectId, quotas) => engine.setQuotas(projectId, quotas),
-      ...(typeof clock.advanceBy === 'function'
-        ? {
-            advanceClock: (ms: number) => {
-              const fired = clock.advanceBy!(ms);
-              return { nowMs: clock.now(), fired };
-            },
-          }
-        : {}),
-      faults: {
-        add: (rule) => faultApi.add(parseFaultRule(rule)),
-        list: () => faults.list(),
-        remove: (id) => faultApi.remove(id),
-        clear: () => {
-          const n = faults.size;
-          faultApi.clear();
-          return n;
+        catalog,
+        dumpState,
+        restoreState,
+        reset,
+        seed,
+        setQuotas: (projectId, quotas) => engine.setQuotas(projectId, quotas),
+        ...(typeof clock.advanceBy === 'function'
+          ? {
+              advanceClock: (ms: number) => {
+                const fired = clock.advanceBy!(ms);
+                return { nowMs: clock.now(), fired };
+              },
+            }
+          : {}),
+        faults: {
+          add: (rule) => faultApi.add(parseFaultRule(rule)),
+          list: () => faults.list(),
+          remove: (id) => faultApi.remove(id),
+          clear: () => {
+            const n = faults.size;
+            faultApi.clear();
+            return n;
+          },
+          releaseStuck: (t) => faultApi.releaseStuck(t),
         },
-        releaseStuck: (t) => faultApi.releaseStuck(t),
-      },
       }
     : undefined;
   const binding: CloudBinding = {
@@ -369,14 +369,15 @@ export async function createMockHcs(opts: MockHcsOptions): Promise<MockHcs> {
   const app = bound.app;
   engine.start();
   let closed = false;
+  // Requests of this mock in flight, counted only where close() may pool the app.
   let inFlight = 0;
-  const settle = <T>(p: Promise<T>): Promise<T> => {
+  const counted = <T>(p: Promise<T>): Promise<T> => {
     inFlight++;
     return p.finally(() => inFlight--);
   };
   return {
     app,
-    dispatch: (req) => (closed ? Promise.reject(new DispatchError('mock-hcs is closed', 'MOCK_HCS_CLOSED')) : settle(dispatch(app, req))),
+    dispatch: (req) => (closed ? Promise.reject(new DispatchError('mock-hcs is closed', 'MOCK_HCS_CLOSED')) : poolKey === undefined ? dispatch(app, req) : counted(dispatch(app, req))),
     config,
     adminToken,
     hypervisor: engine,
