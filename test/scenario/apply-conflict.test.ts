@@ -4,7 +4,8 @@
  * the apply's update meets a 409 Conflict when that client wrote the object
  * between the apply's read and its write. kubectl re-reads and patches again up
  * to 5 times (maxPatchRetry, k8s.io/kubectl/pkg/cmd/apply/patcher.go); so does
- * applyObject. Seen in CI: scale-out-workers step 9 (worker-pool-4.yaml) failed
+ * applyObject. Seen in CI: scale-out-workers step 9 (worker-pool-4.yaml, the POOL-3
+ * step that grows the pool before scaling out) failed
  * with Conflict while the Python provider wrote the pool's status.
  */
 import { afterEach, describe, expect, it } from 'vitest';
